@@ -1,0 +1,13 @@
+# Runtime SIMD dispatch with xsimd 8.1: each architecture's kernels live in their own
+# translation unit compiled with that architecture's flags; everything else is built for
+# the baseline x86-64, so the binary runs on any x86-64 and picks the best ISA at run time.
+set(LOWP_FLAGS_AVX2 -mavx2 -mfma -mbmi2 -mf16c)
+set(LOWP_FLAGS_AVX512 -mavx512f -mavx512bw -mavx512dq -mavx512cd -mavx512vl -mavx2 -mfma -mbmi2 -mf16c)
+
+# lowp_isa_sources(<ISA> file...): compile the files with ISA's flags (AVX2 or AVX512).
+function(lowp_isa_sources isa)
+  if(LOWP_NATIVE)
+    return()
+  endif()
+  set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "${LOWP_FLAGS_${isa}}")
+endfunction()

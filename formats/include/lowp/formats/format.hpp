@@ -1,0 +1,62 @@
+// A number format is a value: a small descriptor that drives one generic codec.
+//
+// Floating formats: value = (-1)^s * 2^(E - bias) * (1 + M / 2^man_bits) for a biased exponent
+// field E >= 1 (or E >= 0 when there are no subnormals), and 2^(1 - bias) * M / 2^man_bits for
+// E = 0 (subnormals and zero). `specials` says which top codes are not finite numbers.
+// Integer formats: the code is a two's-complement (or unsigned) integer in [int_min, int_max].
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace lowp {
+
+enum class Specials : std::uint8_t {
+  ieee,    // exponent field all ones: M == 0 is +-Inf, M != 0 is NaN
+  fn,      // no Inf; only the all-ones magnitude (S.1111.111) is NaN   (OCP E4M3, E8M0, UE4M3)
+  fnuz,    // no Inf, no -0; the code with only the sign bit set is the single NaN (AMD FNUZ)
+  p3109,   // IEEE P3109: single zero, NaN at the sign-only code, +-Inf at the all-ones magnitudes
+  finite,  // every code is a finite number (OCP FP6, FP4)
+};
+
+enum class Kind : std::uint8_t { floating, integer };
+
+struct Format {
+  Kind kind = Kind::floating;
+  bool is_signed = true;
+  int exp_bits = 0;   // 1..8 (floating)
+  int man_bits = 0;   // 0..23 (floating); the total width for integer formats
+  int bias = 0;
+  Specials specials = Specials::ieee;
+  bool subnormals = true;  // false: E = 0 is an ordinary binade and there is no zero (E8M0)
+  std::int32_t int_min = 0, int_max = 0;  // integer formats only
+
+  int bits() const noexcept;            // width of a code
+  std::uint32_t code_mask() const noexcept { return bits() >= 32 ? ~0u : (1u << bits()) - 1; }
+  bool has_inf() const noexcept { return kind == Kind::floating && (specials == Specials::ieee || specials == Specials::p3109); }
+  bool has_nan() const noexcept { return kind == Kind::floating && specials != Specials::finite; }
+  bool has_negative_zero() const noexcept;
+  bool has_zero() const noexcept { return kind == Kind::integer || subnormals; }
+
+  // Largest magnitude code (sign bit clear) that encodes a finite number.
+  std::uint32_t max_finite_code() const noexcept;
+  std::optional<std::uint32_t> nan_code() const noexcept;          // the canonical NaN
+  std::optional<std::uint32_t> inf_code(bool negative) const noexcept;
+  std::uint32_t sign_bit() const noexcept { return is_signed && kind == Kind::floating ? 1u << (bits() - 1) : 0u; }
+
+  double max_finite() const noexcept;
+  double min_normal() const noexcept;     // smallest positive normal (integers: 1)
+  double min_subnormal() const noexcept;  // smallest positive value
+
+  friend bool operator==(const Format&, const Format&) = default;
+};
+
+// Generic constructors. Default bias is 2^(e-1) - 1.
+Format minifloat(int exp_bits, int man_bits, Specials specials, bool is_signed = true,
+                 std::optional<int> bias = std::nullopt, bool subnormals = true);
+Format integer_format(int bits, bool is_signed, bool symmetric);
+
+// Throws lowp::Error when the descriptor is out of range (bits, exponent, mantissa, bias).
+void validate(const Format& f);
+
+}  // namespace lowp

@@ -1,0 +1,138 @@
+#include "lowp/formats/registry.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "lowp/numerics/error.hpp"
+
+namespace lowp {
+namespace {
+
+Format p3109(int precision) {
+  const int w = 8 - precision;
+  // P3109: bias 2^(w-1); binary8p1 has no subnormals to make room for, so its bias is one less.
+  const int bias = precision == 1 ? (1 << (w - 1)) - 1 : 1 << (w - 1);
+  return minifloat(w, precision - 1, Specials::p3109, true, bias);
+}
+
+std::vector<NamedFormat> make_presets() {
+  using S = Specials;
+  std::vector<NamedFormat> v = {
+      {"float8_e4m3fn", {"e4m3", "fp8_e4m3"}, minifloat(4, 3, S::fn), "OCP FP8 E4M3: no Inf, NaN = S.1111.111, max 448"},
+      {"float8_e5m2", {"e5m2", "fp8_e5m2"}, minifloat(5, 2, S::ieee), "OCP FP8 E5M2: IEEE-style Inf/NaN, max 57344"},
+      {"float8_e4m3fnuz", {"e4m3fnuz"}, minifloat(4, 3, S::fnuz, true, 8), "AMD/Graphcore FP8: NaN = 0x80, no -0, max 240"},
+      {"float8_e5m2fnuz", {"e5m2fnuz"}, minifloat(5, 2, S::fnuz, true, 16), "AMD/Graphcore FP8: NaN = 0x80, no -0, max 57344"},
+      {"float8_e8m0fnu", {"e8m0", "ue8m0"}, minifloat(8, 0, S::fn, false, 127, false), "OCP MX scale: powers of two 2^-127..2^127, NaN = 0xFF, no zero"},
+      {"float8_ue4m3", {"ue4m3"}, minifloat(4, 3, S::fn, false), "NVFP4 block scale: E4M3FN without sign, max 448"},
+      {"float6_e2m3fn", {"e2m3", "fp6_e2m3"}, minifloat(2, 3, S::finite), "OCP MX FP6 E2M3: all finite, max 7.5"},
+      {"float6_e3m2fn", {"e3m2", "fp6_e3m2"}, minifloat(3, 2, S::finite), "OCP MX FP6 E3M2: all finite, max 28"},
+      {"float4_e2m1fn", {"e2m1", "fp4", "fp4_e2m1"}, minifloat(2, 1, S::finite), "OCP MX FP4 E2M1: all finite, max 6"},
+      {"bfloat16", {"bf16"}, minifloat(8, 7, S::ieee), "bfloat16"},
+      {"float16", {"fp16", "half"}, minifloat(5, 10, S::ieee), "IEEE binary16"},
+      {"tfloat32", {"tf32"}, minifloat(8, 10, S::ieee), "NVIDIA TF32: 19 bits, float32 range"},
+      {"float32", {"fp32", "e8m23"}, minifloat(8, 23, S::ieee), "IEEE binary32 (identity cast)"},
+      {"float8_e4m3", {}, minifloat(4, 3, S::ieee), "ml_dtypes IEEE-style E4M3: Inf/NaN, max 240"},
+      {"float8_e3m4", {}, minifloat(3, 4, S::ieee), "ml_dtypes IEEE-style E3M4: Inf/NaN, max 15.5"},
+  };
+  for (int p = 1; p <= 7; ++p) {
+    static const char* names[] = {"binary8p1", "binary8p2", "binary8p3", "binary8p4", "binary8p5", "binary8p6", "binary8p7"};
+    v.push_back({names[p - 1], {}, p3109(p), "IEEE P3109 8-bit: single zero, NaN = 0x80, Inf = 0x7F/0xFF"});
+  }
+  v.push_back({"int8", {"i8"}, integer_format(8, true, false), "two's complement [-128, 127]"});
+  v.push_back({"int8_sym", {"i8s"}, integer_format(8, true, true), "symmetric [-127, 127] (0x80 unused)"});
+  v.push_back({"int4", {"i4"}, integer_format(4, true, false), "two's complement [-8, 7]"});
+  v.push_back({"int4_sym", {"i4s"}, integer_format(4, true, true), "symmetric [-7, 7] (0x8 unused)"});
+  v.push_back({"uint8", {"u8"}, integer_format(8, false, false), "[0, 255]"});
+  v.push_back({"uint4", {"u4"}, integer_format(4, false, false), "[0, 15]"});
+  return v;
+}
+
+bool parse_int(std::string_view s, int& out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc{} && p == s.data() + s.size();
+}
+
+// eXmY[fn|fnuz|fin][_bBIAS], with an optional leading 'u' for unsigned.
+std::optional<Format> parse_generic(std::string_view s) {
+  bool is_signed = true;
+  if (s.starts_with("u")) { is_signed = false; s.remove_prefix(1); }
+  if (!s.starts_with("e")) return std::nullopt;
+  s.remove_prefix(1);
+  const auto mpos = s.find('m');
+  if (mpos == std::string_view::npos) return std::nullopt;
+  int e = 0, m = 0;
+  if (!parse_int(s.substr(0, mpos), e)) return std::nullopt;
+  s.remove_prefix(mpos + 1);
+  size_t digits = 0;
+  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
+  if (!parse_int(s.substr(0, digits), m)) return std::nullopt;
+  s.remove_prefix(digits);
+  std::optional<int> bias;
+  if (const auto b = s.find("_b"); b != std::string_view::npos) {
+    int v = 0;
+    if (!parse_int(s.substr(b + 2), v)) return std::nullopt;
+    bias = v;
+    s = s.substr(0, b);
+  }
+  Specials sp = e >= 2 ? Specials::ieee : Specials::finite;
+  bool subnormals = true;
+  if (s == "fn") sp = Specials::fn;
+  else if (s == "fnuz") sp = Specials::fnuz;
+  else if (s == "fin") sp = Specials::finite;
+  else if (s == "fnu") { sp = Specials::fn; is_signed = false; subnormals = false; }
+  else if (!s.empty()) return std::nullopt;
+  if (e < 1 || e > 8 || m < 0 || m > 23) return std::nullopt;
+  return minifloat(e, m, sp, is_signed, bias, subnormals);
+}
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  std::transform(r.begin(), r.end(), r.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return r;
+}
+
+}  // namespace
+
+std::span<const NamedFormat> presets() {
+  static const std::vector<NamedFormat> all = make_presets();
+  return all;
+}
+
+Format parse_format(std::string_view text) {
+  const std::string name = lower(text);
+  for (const auto& p : presets()) {
+    if (p.name == name) return p.format;
+    for (auto a : p.aliases)
+      if (a == name) return p.format;
+  }
+  try {
+    if (auto f = parse_generic(name)) return *f;
+  } catch (const Error& e) {
+    throw Error("format '" + std::string(text) + "': " + e.what());
+  }
+  std::string valid;
+  for (const auto& p : presets()) {
+    valid += valid.empty() ? "" : ", ";
+    valid += p.name;
+  }
+  throw Error("unknown format '" + std::string(text) + "'; valid names: " + valid +
+              ", or eXmY[fn|fnuz|fin][_bBIAS] (X in 1..8, Y in 0..23; prefix u for unsigned)");
+}
+
+std::string format_name(const Format& f) {
+  for (const auto& p : presets())
+    if (p.format == f) return std::string(p.name);
+  if (f.kind == Kind::integer) return (f.is_signed ? "int" : "uint") + std::to_string(f.bits());
+  std::string s = (f.is_signed ? "e" : "ue") + std::to_string(f.exp_bits) + "m" + std::to_string(f.man_bits);
+  const Specials def = f.exp_bits >= 2 ? Specials::ieee : Specials::finite;
+  if (!f.subnormals && f.specials == Specials::fn && !f.is_signed) s = s.substr(1) + "fnu";
+  else if (f.specials == Specials::fn) s += "fn";
+  else if (f.specials == Specials::fnuz) s += "fnuz";
+  else if (f.specials != def) s += "fin";
+  if (f.bias != (1 << (f.exp_bits - 1)) - 1) s += "_b" + std::to_string(f.bias);
+  return s;
+}
+
+}  // namespace lowp

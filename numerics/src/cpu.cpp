@@ -1,0 +1,57 @@
+#include "lowp/numerics/cpu.hpp"
+
+#include <cstdlib>
+#include <string_view>
+
+namespace lowp {
+namespace {
+
+bool cpu_has(Isa isa) noexcept {
+  __builtin_cpu_init();
+  switch (isa) {
+    case Isa::scalar: return true;
+    case Isa::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c");
+    case Isa::avx512:
+      return cpu_has(Isa::avx2) && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vl");
+  }
+  return false;
+}
+
+// LOWP_ISA=scalar|avx2|avx512 caps the ISA used (to test or compare the fallbacks).
+Isa cap_from_env() noexcept {
+  const char* e = std::getenv("LOWP_ISA");
+  if (!e) return Isa::avx512;
+  const std::string_view v{e};
+  if (v == "scalar") return Isa::scalar;
+  if (v == "avx2") return Isa::avx2;
+  return Isa::avx512;
+}
+
+}  // namespace
+
+bool isa_available(Isa isa) noexcept { return cpu_has(isa); }
+
+Isa best_isa() noexcept {
+  static const Isa best = [] {
+    const Isa cap = cap_from_env();
+    for (Isa i : {Isa::avx512, Isa::avx2})
+      if (static_cast<int>(i) <= static_cast<int>(cap) && cpu_has(i)) return i;
+    return Isa::scalar;
+  }();
+  return best;
+}
+
+std::string_view isa_name(Isa isa) noexcept {
+  switch (isa) {
+    case Isa::scalar: return "scalar";
+    case Isa::avx2: return "avx2";
+    case Isa::avx512: return "avx512";
+  }
+  return "?";
+}
+
+}  // namespace lowp
