@@ -1,10 +1,65 @@
+// run_cli: the `lowp` program. Each subcommand lives in its own cli_<name>.cpp.
 #include "lowp/accuracy/cli.hpp"
 
+#include <istream>
 #include <ostream>
+#include <vector>
+
+#include "cli_command.hpp"
+#include "lowp/numerics/error.hpp"
 
 namespace lowp {
-int run_cli(int, const char* const*, std::istream&, std::ostream&, std::ostream& err) {
-  err << "lowp: not built yet\n";
-  return 2;
+
+int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& out, std::ostream& err) {
+  using namespace cli;
+  CLI::App app{"lowp: exact emulation of low-precision number formats (FP8, FP6, FP4, BF16, int8, ...)", "lowp"};
+  app.require_subcommand(1);
+  app.footer(
+      "Run `lowp <command> --help` for a command's options.\n"
+      "Exit status: 0 success; 1 bad input data (stderr names the line); 2 usage error (bad\n"
+      "option, unknown format or rounding mode). Every error is one line on stderr.");
+  // The subcommands, in the order --help lists them.
+  const std::vector<Command> commands = {
+      add_formats_command(app),
+      add_cast_command(app),
+      add_decode_command(app),
+  };
+
+  std::string prefix = "lowp";  // "lowp <command>" once a command is known
+  try {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help
+      for (const auto* sub : app.get_subcommands()) prefix += " " + sub->get_name();
+      if (app.get_subcommands().empty()) {
+        std::string names;
+        for (const auto& c : commands) names += (names.empty() ? "" : ", ") + c.app->get_name();
+        // CLI11 reports a missing command before an unknown word, so name the word here.
+        if (argc > 1 && argv[1][0] != '-')
+          throw Failure{exit_usage, "unknown command " + quote_input(argv[1]) + "; valid commands: " + names};
+        if (argc > 1)  // the program itself has no options but --help
+          throw Failure{exit_usage, "unknown option " + quote_input(argv[1]) + "; run `lowp --help`"};
+        throw Failure{exit_usage, "a command is required (" + names + "); run `lowp --help`"};
+      }
+      throw Failure{exit_usage, e.what()};
+    }
+    for (const auto& c : commands) {
+      if (!c.app->parsed()) continue;
+      prefix += " " + c.app->get_name();
+      Io io{in, out, err};
+      return c.run(io);
+    }
+    throw Failure{exit_usage, "no command given; run `lowp --help`"};
+  } catch (const Failure& f) {
+    out.flush();
+    err << prefix << ": " << f.message << '\n';
+    return f.exit_code;
+  } catch (const Error& e) {
+    out.flush();
+    err << prefix << ": " << e.what() << '\n';
+    return exit_bad_data;
+  }
 }
+
 }  // namespace lowp

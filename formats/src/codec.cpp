@@ -59,7 +59,8 @@ std::uint32_t encode_impl(const Format& f, T x, const CastOptions& opt, std::uin
     return overflow_code(f, neg, keep);
   }
   if (x == 0) {
-    if (!f.has_zero()) return 0u;  // no zero (E8M0): the smallest value, for either sign
+    // No zero (E8M0): the smallest value, keeping the sign where the format has one.
+    if (!f.has_zero()) return finish(f, neg && f.is_signed, 0u);
     return finish(f, neg, 0u);
   }
 

@@ -73,7 +73,8 @@ Format minifloat(int exp_bits, int man_bits, Specials specials, bool is_signed,
   f.is_signed = is_signed;
   f.exp_bits = exp_bits;
   f.man_bits = man_bits;
-  f.bias = bias ? *bias : (1 << (exp_bits - 1)) - 1;
+  // The default bias only for an exponent width validate() accepts (no out-of-range shift).
+  f.bias = bias ? *bias : (exp_bits >= 1 && exp_bits <= 8 ? (1 << (exp_bits - 1)) - 1 : 0);
   f.specials = specials;
   f.subnormals = subnormals;
   validate(f);
@@ -86,6 +87,7 @@ Format integer_format(int bits, bool is_signed, bool symmetric) {
   f.is_signed = is_signed;
   f.man_bits = bits;
   f.specials = Specials::finite;
+  if (bits < 2 || bits > 16) validate(f);  // throws before any out-of-range shift
   if (is_signed) {
     f.int_max = (1 << (bits - 1)) - 1;
     f.int_min = symmetric ? -f.int_max : -f.int_max - 1;

@@ -54,7 +54,8 @@ bool parse_int(std::string_view s, int& out) {
   return ec == std::errc{} && p == s.data() + s.size();
 }
 
-// eXmY[fn|fnuz|fin][_bBIAS], with an optional leading 'u' for unsigned.
+// eXmY[fn|fnuz|fin|fnu|p3109][_nz][_bBIAS], with an optional leading 'u' for unsigned;
+// _nz: no subnormals and no zero (E = 0 is an ordinary binade), as fnu implies.
 std::optional<Format> parse_generic(std::string_view s) {
   bool is_signed = true;
   if (s.starts_with("u")) { is_signed = false; s.remove_prefix(1); }
@@ -78,13 +79,27 @@ std::optional<Format> parse_generic(std::string_view s) {
   }
   Specials sp = e >= 2 ? Specials::ieee : Specials::finite;
   bool subnormals = true;
+  if (s.ends_with("_nz")) { subnormals = false; s.remove_suffix(3); }
   if (s == "fn") sp = Specials::fn;
   else if (s == "fnuz") sp = Specials::fnuz;
   else if (s == "fin") sp = Specials::finite;
-  else if (s == "fnu") { sp = Specials::fn; is_signed = false; subnormals = false; }
+  else if (s == "p3109") sp = Specials::p3109;
+  else if (s == "fnu" && subnormals) { sp = Specials::fn; is_signed = false; subnormals = false; }
   else if (!s.empty()) return std::nullopt;
   if (e < 1 || e > 8 || m < 0 || m > 23) return std::nullopt;
   return minifloat(e, m, sp, is_signed, bias, subnormals);
+}
+
+// intN, intN_sym, uintN (N in 2..16).
+std::optional<Format> parse_integer(std::string_view s) {
+  bool is_signed = true, symmetric = false;
+  if (s.starts_with("u")) { is_signed = false; s.remove_prefix(1); }
+  if (!s.starts_with("int")) return std::nullopt;
+  s.remove_prefix(3);
+  if (is_signed && s.ends_with("_sym")) { symmetric = true; s.remove_suffix(4); }
+  int bits = 0;
+  if (!parse_int(s, bits)) return std::nullopt;
+  return integer_format(bits, is_signed, symmetric);
 }
 
 std::string lower(std::string_view s) {
@@ -109,6 +124,7 @@ Format parse_format(std::string_view text) {
   }
   try {
     if (auto f = parse_generic(name)) return *f;
+    if (auto f = parse_integer(name)) return *f;
   } catch (const Error& e) {
     throw Error("format '" + std::string(text) + "': " + e.what());
   }
@@ -118,20 +134,37 @@ Format parse_format(std::string_view text) {
     valid += p.name;
   }
   throw Error("unknown format '" + std::string(text) + "'; valid names: " + valid +
-              ", or eXmY[fn|fnuz|fin][_bBIAS] (X in 1..8, Y in 0..23; prefix u for unsigned)");
+              ", or eXmY[fn|fnuz|fin|fnu|p3109][_nz][_bBIAS] (X in 1..8, Y in 0..23; prefix u for unsigned)" +
+              ", or intN, intN_sym, uintN (N in 2..16)");
 }
 
 std::string format_name(const Format& f) {
   for (const auto& p : presets())
     if (p.format == f) return std::string(p.name);
-  if (f.kind == Kind::integer) return (f.is_signed ? "int" : "uint") + std::to_string(f.bits());
+  if (f.kind == Kind::integer)
+    return (f.is_signed ? "int" : "uint") + std::to_string(f.bits()) + (f.is_signed && f.int_min == -f.int_max ? "_sym" : "");
   std::string s = (f.is_signed ? "e" : "ue") + std::to_string(f.exp_bits) + "m" + std::to_string(f.man_bits);
   const Specials def = f.exp_bits >= 2 ? Specials::ieee : Specials::finite;
-  if (!f.subnormals && f.specials == Specials::fn && !f.is_signed) s = s.substr(1) + "fnu";
-  else if (f.specials == Specials::fn) s += "fn";
-  else if (f.specials == Specials::fnuz) s += "fnuz";
-  else if (f.specials != def) s += "fin";
-  if (f.bias != (1 << (f.exp_bits - 1)) - 1) s += "_b" + std::to_string(f.bias);
+  bool nz = !f.subnormals;
+  if (nz && f.specials == Specials::fn && !f.is_signed) {
+    s = s.substr(1) + "fnu";
+    nz = false;
+  } else if (f.specials == Specials::fn) {
+    s += "fn";
+  } else if (f.specials == Specials::fnuz) {
+    s += "fnuz";
+  } else if (f.specials == Specials::p3109) {
+    s += "p3109";
+  } else if (f.specials != def) {
+    s += "fin";
+  }
+  if (nz) s += "_nz";
+  // An explicit bias also keeps the spelling off the aliases (e2m1 is the OCP FP4 preset,
+  // while an IEEE-style e2m1 is e2m1_b1).
+  bool alias = false;
+  for (const auto& p : presets())
+    for (auto a : p.aliases) alias = alias || a == s;
+  if (alias || f.bias != (1 << (f.exp_bits - 1)) - 1) s += "_b" + std::to_string(f.bias);
   return s;
 }
 

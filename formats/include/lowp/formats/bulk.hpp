@@ -7,7 +7,8 @@
 //
 // Stochastic rounding draws the bits for element i from random_bits(rng_key(seed), offset + i),
 // so a large array cast in pieces (offset = index of the piece's first element) gives the
-// same codes as one call, whatever the thread count or SIMD width.
+// same codes as one call, whatever the thread count or SIMD width. (Pieces of packed codes must
+// start on a byte or group boundary: element indices that are multiples of 2 (4-bit) or 4 (6-bit).)
 //
 // Every call picks the best kernel for this CPU (see lowp/numerics/cpu.hpp); passing `isa`
 // forces one, and Isa::scalar is the reference every SIMD kernel is tested bitwise against.

@@ -1,0 +1,94 @@
+// Text helpers shared by the `lowp` subcommands: line loop, error quoting, output columns.
+#include <charconv>
+#include <cmath>
+#include <istream>
+#include <ostream>
+
+#include "cli_command.hpp"
+#include "lowp/formats/codec.hpp"
+#include "lowp/formats/registry.hpp"
+#include "lowp/numerics/error.hpp"
+
+namespace lowp::cli {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view space = " \t\r\n\v\f";
+  const auto first = s.find_first_not_of(space);
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(space) - first + 1);
+}
+
+}  // namespace
+
+Format format_option(const std::string& name) {
+  try {
+    return parse_format(name);
+  } catch (const Error& e) {
+    throw Failure{exit_usage, e.what()};
+  }
+}
+
+void for_each_line(Io& io, const std::function<std::string(std::string_view, std::size_t)>& convert) {
+  std::string line;
+  for (std::size_t k = 0; std::getline(io.in, line); ++k) {
+    const std::string_view text = trim(line);
+    std::string result;
+    try {
+      if (text.empty()) throw Failure{exit_bad_data, "empty line (every line must hold one value)"};
+      result = convert(text, k);
+    } catch (const Failure& f) {
+      io.out.flush();
+      throw Failure{f.exit_code, "line " + std::to_string(k + 1) + ": " + f.message};
+    } catch (const Error& e) {
+      io.out.flush();
+      throw Failure{exit_bad_data, "line " + std::to_string(k + 1) + ": " + e.what()};
+    }
+    io.out << result << '\n';
+    // Flush before a read that may block (interactive use); piped input stays buffered.
+    if (io.in.rdbuf()->in_avail() <= 0) io.out.flush();
+  }
+  io.out.flush();
+}
+
+std::string quote_input(std::string_view text) {
+  constexpr std::size_t max_shown = 80;
+  std::string r = "'";
+  for (std::size_t i = 0; i < text.size() && i < max_shown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      constexpr char digits[] = "0123456789abcdef";
+      r += "\\x";
+      r += digits[c >> 4];
+      r += digits[c & 15];
+    } else {
+      r += static_cast<char>(c);
+    }
+  }
+  r += text.size() > max_shown ? "...'" : "'";
+  return r;
+}
+
+std::string hex_code(const Format& f, std::uint32_t code) {
+  const int digits = (f.bits() + 3) / 4;
+  char buf[16];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, code, 16);
+  const auto n = static_cast<int>(end - buf);
+  std::string r = "0x";
+  r.append(static_cast<std::size_t>(digits > n ? digits - n : 0), '0');
+  r.append(buf, end);
+  return r;
+}
+
+std::string exact_decimal(double v) {
+  if (std::isnan(v)) return "nan";  // the sign of a NaN carries no value
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip
+  return std::string(buf, end);
+}
+
+std::string code_and_value(const Format& f, std::uint32_t code) {
+  return hex_code(f, code) + " " + exact_decimal(decode(f, code));
+}
+
+}  // namespace lowp::cli

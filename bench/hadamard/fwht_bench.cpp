@@ -1,0 +1,158 @@
+// FWHT throughput next to memcpy of the same bytes, in cache and streaming from memory.
+// bytes_per_second counts 4n bytes per float32 vector transformed or copied (2n per bf16
+// vector). Single thread unless the name says otherwise.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <random>
+
+#include "lowp/hadamard/fwht.hpp"
+
+namespace {
+
+namespace hd = lowp::hadamard;
+
+constexpr std::size_t kCacheBytes = std::size_t{128} << 10;
+constexpr std::size_t kStreamBytes = std::size_t{256} << 20;
+
+struct PageDelete {
+  void operator()(float* p) const { ::operator delete[](p, std::align_val_t{4096}); }
+};
+
+struct Buffer {
+  std::unique_ptr<float[], PageDelete> p;
+  std::size_t floats;
+  explicit Buffer(std::size_t bytes)
+      : p(new (std::align_val_t{4096}) float[bytes / sizeof(float)]), floats(bytes / sizeof(float)) {
+    std::mt19937 g(1);
+    std::normal_distribution<float> d;
+    for (std::size_t i = 0; i < floats; ++i) p[i] = d(g);  // also faults every page in
+  }
+  float* data() { return p.get(); }
+};
+
+// Allocated once, on first use, and reused by every benchmark of the family.
+Buffer& stream_src() { static Buffer b(kStreamBytes); return b; }
+Buffer& stream_dst() { static Buffer b(kStreamBytes); return b; }
+Buffer& cache_buf(std::size_t bytes) {  // bytes >= 128 KiB only for n = 2^16, 2^20
+  static Buffer small(kCacheBytes), mid(std::size_t{4} << 20);
+  return bytes <= kCacheBytes ? small : mid;
+}
+Buffer& cache_dst(std::size_t bytes) {
+  static Buffer small(kCacheBytes), mid(std::size_t{4} << 20);
+  return bytes <= kCacheBytes ? small : mid;
+}
+
+// In cache: a batch of vectors totalling 128 KiB, or one vector when that is larger.
+struct CacheShape {
+  std::size_t n, rows, bytes;
+  explicit CacheShape(const benchmark::State& s)
+      : n(std::size_t{1} << s.range(0)),
+        rows(n * sizeof(float) >= kCacheBytes ? 1 : kCacheBytes / (n * sizeof(float))),
+        bytes(rows * n * sizeof(float)) {}
+};
+
+void BM_fwht_f32_cache(benchmark::State& state) {
+  omp_set_num_threads(1);
+  const CacheShape c(state);
+  float* x = cache_buf(c.bytes).data();
+  const float s = hd::orthonormal_scale(c.n);  // keeps the data bounded over repeats
+  for (auto _ : state) {
+    hd::fwht_rows(x, c.rows, c.n, c.n, s);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * c.bytes));
+}
+
+void BM_fwht_f32_scalar_cache(benchmark::State& state) {
+  const CacheShape c(state);
+  float* x = cache_buf(c.bytes).data();
+  const float s = hd::orthonormal_scale(c.n);
+  for (auto _ : state) {
+    for (std::size_t r = 0; r < c.rows; ++r) hd::reference::fwht(x + r * c.n, c.n, s);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * c.bytes));
+}
+
+void BM_memcpy_cache(benchmark::State& state) {
+  const CacheShape c(state);
+  float* src = cache_buf(c.bytes).data();
+  float* dst = cache_dst(c.bytes).data();
+  for (auto _ : state) {
+    std::memcpy(dst, src, c.bytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * c.bytes));
+}
+
+// Streaming: every row of a 256 MiB matrix transformed once per pass.
+// bytes_per_second is per CPU second of the benchmark thread, like every figure here;
+// wall_bytes_per_second divides by elapsed time instead, which shows what a second thread adds.
+void fwht_stream(benchmark::State& state, int threads) {
+  omp_set_num_threads(threads);
+  const std::size_t n = std::size_t{1} << state.range(0);
+  const std::size_t rows = kStreamBytes / (n * sizeof(float));
+  float* x = stream_src().data();
+  const float s = hd::orthonormal_scale(n);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    hd::fwht_rows(x, rows, n, n, s);
+    benchmark::ClobberMemory();
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double bytes = static_cast<double>(state.iterations()) * kStreamBytes;
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
+  state.counters["wall_bytes_per_second"] = bytes / wall;
+  omp_set_num_threads(omp_get_num_procs());
+}
+void BM_fwht_f32_stream(benchmark::State& state) { fwht_stream(state, 1); }
+void BM_fwht_rows_1thread(benchmark::State& state) { fwht_stream(state, 1); }
+void BM_fwht_rows_2threads(benchmark::State& state) { fwht_stream(state, 2); }
+
+void BM_memcpy_stream(benchmark::State& state) {
+  float* src = stream_src().data();
+  float* dst = stream_dst().data();
+  for (auto _ : state) {
+    std::memcpy(dst, src, kStreamBytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kStreamBytes));
+}
+
+// bfloat16 storage: the same 256 MiB holds twice as many elements.
+void BM_fwht_bf16_stream(benchmark::State& state) {
+  omp_set_num_threads(1);
+  const std::size_t n = std::size_t{1} << state.range(0);
+  auto* x = reinterpret_cast<std::uint16_t*>(stream_dst().data());
+  const std::size_t rows = kStreamBytes / (n * sizeof(std::uint16_t));
+  for (std::size_t i = 0; i < rows * n; ++i) x[i] = static_cast<std::uint16_t>(0x3f80 | (i & 0x7f));
+  const float s = hd::orthonormal_scale(n);
+  for (auto _ : state) {
+    hd::fwht_rows_bf16(x, rows, n, n, s);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kStreamBytes));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * n));
+  omp_set_num_threads(omp_get_num_procs());
+}
+
+void Sizes(benchmark::internal::Benchmark* b) {
+  for (int k : {7, 10, 12, 14, 16, 20}) b->Arg(k);
+}
+
+BENCHMARK(BM_fwht_f32_cache)->Apply(Sizes);
+BENCHMARK(BM_memcpy_cache)->Apply(Sizes);
+BENCHMARK(BM_fwht_f32_scalar_cache)->Apply(Sizes);
+BENCHMARK(BM_fwht_f32_stream)->Apply(Sizes);
+BENCHMARK(BM_memcpy_stream)->Apply(Sizes);
+BENCHMARK(BM_fwht_bf16_stream)->Arg(12);
+BENCHMARK(BM_fwht_rows_1thread)->Arg(12);
+BENCHMARK(BM_fwht_rows_2threads)->Arg(12);
+
+}  // namespace

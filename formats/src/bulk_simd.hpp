@@ -1,0 +1,347 @@
+// Internal: the bulk cast algorithm for one SIMD width, shared by the AVX2 and AVX-512 kernels.
+//
+// Everything is integer arithmetic on the float32 bit pattern, one element per 32-bit lane,
+// following the scalar codec step by step (see bulk_kernels.hpp for the constants), so the
+// results are bitwise the scalar reference's. `Isa` supplies the xsimd batch types and the few
+// operations xsimd 8 lacks or gets wrong for these widths (variable shifts on AVX-512, unsigned
+// compares, mask counts, gathers, and the code packing), as intrinsics.
+#pragma once
+#include <xsimd/xsimd.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "bulk_kernels.hpp"
+
+namespace lowp::bulk_detail {
+
+template <class Isa>
+struct Kernels {
+  using I = typename Isa::I;
+  using F = typename Isa::F;
+  using M = typename Isa::M;
+  static constexpr std::size_t N = I::size;
+
+  static I u32(std::uint32_t v) { return I(static_cast<std::int32_t>(v)); }
+  static I iota() {
+    alignas(64) std::int32_t a[N];
+    for (std::size_t l = 0; l < N; ++l) a[l] = static_cast<std::int32_t>(l);
+    return I::load_aligned(a);
+  }
+
+  // ---- counter-based random bits (lowp::random_bits, N consecutive indices) ----
+  static I mix32(I x) {
+    x ^= Isa::template srl<16>(x);
+    x *= u32(0x7feb352dU);
+    x ^= Isa::template srl<15>(x);
+    x *= u32(0x846ca68bU);
+    x ^= Isa::template srl<16>(x);
+    return x;
+  }
+  static I random_vec(RngKey key, std::uint64_t index, I lanes) {
+    const auto lo = static_cast<std::uint32_t>(index);
+    if (lo > UINT32_MAX - (N - 1)) {  // the low word wraps inside this vector: rare, scalar
+      alignas(64) std::uint32_t r[N];
+      for (std::size_t l = 0; l < N; ++l) r[l] = random_bits(key, index + l);
+      return I::load_aligned(reinterpret_cast<const std::int32_t*>(r));
+    }
+    const auto hi = static_cast<std::uint32_t>(index >> 32);
+    I x = mix32((u32(lo) + lanes) ^ u32(key.k0));
+    return mix32(x ^ u32(hi ^ key.k1));
+  }
+
+  // ---- float32 -> code ----
+  struct Enc {
+    I shift, shift_sub, bias_adj, bias_off, e_cap, sub_below, tiny_below, max_code, flush_below, keep_mag,
+        neg_or, neg_zero, ovf_pos, ovf_neg, inf_pos, inf_neg, zero_pos, zero_neg, nan;
+    bool renorm, tiny, flush, simple_sign;
+    explicit Enc(const EncodeParams& p)
+        : shift(p.shift), shift_sub(p.shift_sub), bias_adj(p.bias_adj),
+          bias_off(static_cast<std::int32_t>(static_cast<std::uint32_t>(p.bias_adj) << 23)), e_cap(p.e_cap),
+          sub_below(p.sub_below), tiny_below(p.tiny_below), max_code(u32(p.max_code)),
+          flush_below(u32(p.flush_below)), keep_mag(u32(p.keep_mag)), neg_or(u32(p.neg_or)),
+          neg_zero(u32(p.neg_zero)), ovf_pos(u32(p.ovf_pos)), ovf_neg(u32(p.ovf_neg)),
+          inf_pos(u32(p.inf_pos)), inf_neg(u32(p.inf_neg)), zero_pos(u32(p.zero_pos)),
+          zero_neg(u32(p.zero_neg)), nan(u32(p.nan)), renorm(p.renorm),
+          tiny(p.tiny_below != INT_MIN), flush(p.flush_below != 0),
+          // Negative results are just the magnitude with the sign bit (signed formats with -0).
+          simple_sign(p.keep_mag == ~0u && p.neg_zero == p.neg_or) {}
+  };
+
+  // The rounded magnitude code of N float32 values (before the overflow, sign and special-value
+  // rules): `a` is |x|'s bit pattern, `rnd` the random bits (stochastic rounding only).
+  template <Round R>
+  static I round_mag(const Enc& c, I a, M neg, I rnd) {
+    I bexp = Isa::template srl<23>(a);
+    I frac = a & I(0x7fffff);
+    I V, sh;
+    if (c.renorm) {
+      // bias >= 128 or no zero: renormalise float32 subnormals through an exact int -> float
+      // conversion, and clamp E so that V stays below 2^32.
+      const M s = bexp == I(0);
+      const I t = xsimd::bitwise_cast<I>(xsimd::to_float(frac));
+      bexp = xsimd::select(s, Isa::template srl<23>(t) - I(149), bexp);
+      frac = xsimd::select(s, t & I(0x7fffff), frac);
+      const I E = bexp + c.bias_adj;
+      const M sub = E < c.sub_below;
+      V = xsimd::select(sub, frac | I(1 << 23), (xsimd::min(E, c.e_cap) << 23) | frac);
+      sh = xsimd::select(sub, c.shift_sub - E, c.shift);
+      if (c.tiny) V = xsimd::select(E < c.tiny_below, I(0), V);
+    } else {
+      // bias <= 127: re-biasing the pattern gives V directly (float32 subnormals included
+      // when bias = 127). A subnormal result rounds the significand (no implicit bit for a
+      // float32 subnormal, whose exponent is that of b = 1) at a larger shift.
+      const I E = xsimd::max(bexp, I(1)) + c.bias_adj;
+      const M sub = E < c.sub_below;
+      V = xsimd::select(sub, xsimd::select(bexp == I(0), frac, frac | I(1 << 23)), a + c.bias_off);
+      sh = xsimd::select(sub, c.shift_sub - E, c.shift);
+    }
+
+    // Round V to a multiple of 2^sh; V < 2^32 and any sh >= 0 (shifts of 32+ give 0).
+    const I q = Isa::srlv(V, sh);
+    const I low = ~Isa::sllv(I(-1), sh);  // 2^sh - 1
+    if constexpr (R == Round::nearest_even) {
+      const I hm1 = Isa::template srl<1>(low);  // half - 1
+      return Isa::srlv(V + hm1 + (q & low & I(1)), sh);
+    } else if constexpr (R == Round::nearest_away) {
+      const I half = low ^ Isa::template srl<1>(low);
+      return Isa::srlv(V + half, sh);
+    } else if constexpr (R == Round::toward_zero) {
+      return q;
+    } else if constexpr (R == Round::toward_pos || R == Round::toward_neg) {
+      const M inexact = (V & low) != I(0);
+      const M up = R == Round::toward_pos ? (inexact & ~neg) : (inexact & neg);
+      return xsimd::select(up, q + I(1), q);
+    } else if constexpr (R == Round::odd) {
+      return q | xsimd::select((V & low) != I(0), I(1), I(0));
+    } else {  // stochastic: up iff fraction32 + rnd carries out of 32 bits, i.e. rnd >u ~fraction32
+      const I rem = V & low;
+      const I f32 = Isa::sllv(rem, I(32) - sh) | Isa::srlv(rem, sh - I(32));
+      return xsimd::select(Isa::gt_u(rnd, ~f32), q + I(1), q);
+    }
+  }
+
+  static void count_specials(M inf, M nan, CastReport& rep) {
+    rep.inf_inputs += Isa::count(inf);
+    rep.nan_inputs += Isa::count(nan);
+  }
+
+  // Codes of N float32 values `x`.
+  template <Round R>
+  static I encode_vec(const Enc& c, F x, I rnd, CastReport& rep) {
+    const I u = xsimd::bitwise_cast<I>(x);
+    const I a = u & u32(0x7fffffff);
+    const M neg = u < I(0);
+    I mag = round_mag<R>(c, a, neg, rnd);
+    const M ovf = Isa::gt_u(mag, c.max_code);
+    if (c.flush) mag = xsimd::select(mag < c.flush_below, I(0), mag);
+    I code;
+    if (c.simple_sign) {
+      code = xsimd::select(neg, mag | c.neg_or, mag);
+    } else {
+      const I negc = xsimd::select(mag == I(0), c.neg_zero, (mag & c.keep_mag) | c.neg_or);
+      code = xsimd::select(neg, negc, mag);
+    }
+    code = xsimd::select(ovf, xsimd::select(neg, c.ovf_neg, c.ovf_pos), code);
+    if (c.renorm) code = xsimd::select(a == I(0), xsimd::select(neg, c.zero_neg, c.zero_pos), code);
+    const M special = a > I(0x7f7fffff);
+    if (xsimd::any(special)) {
+      const M inf = a == I(0x7f800000), nan = a > I(0x7f800000);
+      count_specials(inf, nan, rep);
+      code = xsimd::select(inf, xsimd::select(neg, c.inf_neg, c.inf_pos), code);
+      code = xsimd::select(nan, c.nan, code);
+    }
+    return code;
+  }
+
+  // ---- code -> float32 ----
+  struct Dec {
+    const float* table;
+    I code_mask, mag_mask, sign_bit, norm_add, sub_below, nan_mag_from, nan_code, inf_mag;
+    F sub_scale;
+    int shift, sign_shift;
+    bool sub;
+    explicit Dec(const DecodeParams& p)
+        : table(p.table), code_mask(u32(p.code_mask)), mag_mask(u32(p.mag_mask)),
+          sign_bit(u32(p.sign_bit)), norm_add(u32(p.norm_add)), sub_below(u32(p.sub_below)),
+          nan_mag_from(I(p.nan_mag_from)), nan_code(u32(p.nan_code)), inf_mag(u32(p.inf_mag)),
+          sub_scale(p.sub_scale), shift(p.shift), sign_shift(p.sign_shift), sub(p.sub_below != 0) {}
+  };
+
+  static F decode_vec(const Dec& d, I c) {
+    c &= d.code_mask;
+    if (d.table) return Isa::gather(d.table, c);
+    const I mag = c & d.mag_mask;
+    I f = (mag << d.shift) + d.norm_add;
+    // Subnormal codes: an exact int -> float conversion and a power-of-two scale whose result
+    // is a float32 normal (so DAZ/FTZ settings cannot change it).
+    if (d.sub) f = xsimd::select(mag < d.sub_below, xsimd::bitwise_cast<I>(xsimd::to_float(mag) * d.sub_scale), f);
+    f = xsimd::select(mag == d.inf_mag, I(0x7f800000), f);
+    f |= (c & d.sign_bit) << d.sign_shift;
+    f = xsimd::select((mag >= d.nan_mag_from) | (c == d.nan_code), I(0x7fc00000), f);
+    return xsimd::bitwise_cast<F>(f);
+  }
+
+  // ---- loops ----
+  template <Round R, int SB>
+  static void encode_loop(const EncodeParams& p, const float* in, std::size_t n, std::uint8_t* out, CastReport& rep) {
+    const Enc c(p);
+    const I lanes = iota();
+    I rnd(0);
+    std::size_t i = 0;
+    for (; i + N <= n; i += N) {
+      if constexpr (R == Round::stochastic) rnd = random_vec(p.key, p.offset + i, lanes);
+      Isa::template store<SB>(out + i * SB / 8, encode_vec<R>(c, F::load_unaligned(in + i), rnd, rep));
+    }
+    if (i < n) {  // the tail through a zero-padded vector; padding lanes give code 0
+      const std::size_t r = n - i;
+      alignas(64) float buf[N] = {};
+      std::memcpy(buf, in + i, r * sizeof(float));
+      if constexpr (R == Round::stochastic) rnd = random_vec(p.key, p.offset + i, lanes);
+      I code = encode_vec<R>(c, F::load_aligned(buf), rnd, rep);
+      code = xsimd::select(lanes < I(static_cast<int>(r)), code, I(0));
+      alignas(64) std::uint8_t tmp[N * 4];
+      Isa::template store<SB>(tmp, code);
+      std::memcpy(out + i * SB / 8, tmp, encoded_bytes_of(SB, r));
+    }
+  }
+
+  template <int SB>
+  static void decode_loop(const DecodeParams& p, const std::uint8_t* in, std::size_t n, float* out) {
+    const Dec d(p);
+    std::size_t i = 0;
+    for (; i + N <= n; i += N) decode_vec(d, Isa::template load<SB>(in + i * SB / 8)).store_unaligned(out + i);
+    if (i < n) {
+      const std::size_t r = n - i;
+      alignas(64) std::uint8_t buf[N * 4] = {};
+      std::memcpy(buf, in + i * SB / 8, encoded_bytes_of(SB, r));
+      alignas(64) float tmp[N];
+      decode_vec(d, Isa::template load<SB>(buf)).store_aligned(tmp);
+      std::memcpy(out + i, tmp, r * sizeof(float));
+    }
+  }
+
+  // Fake-quant of N values for formats whose negative results are the magnitude with the sign
+  // bit and whose decode is arithmetic: the magnitude goes straight back to float32, skipping
+  // the code's sign and NaN/Inf decoding. `k` holds decode() of the constant codes.
+  struct Fused {
+    I ovf_pos, ovf_neg, inf_pos, inf_neg, nan;
+    Fused(const Enc& c, const Dec& d)
+        : ovf_pos(as_i(decode_vec(d, c.ovf_pos))), ovf_neg(as_i(decode_vec(d, c.ovf_neg))),
+          inf_pos(as_i(decode_vec(d, c.inf_pos))), inf_neg(as_i(decode_vec(d, c.inf_neg))),
+          nan(as_i(decode_vec(d, c.nan))) {}
+    static I as_i(F f) { return xsimd::bitwise_cast<I>(f); }
+  };
+
+  template <Round R>
+  static F fake_quant_vec(const Enc& c, const Dec& d, const Fused& k, F x, I rnd, CastReport& rep) {
+    const I u = xsimd::bitwise_cast<I>(x);
+    const I a = u & u32(0x7fffffff);
+    const M neg = u < I(0);
+    I mag = round_mag<R>(c, a, neg, rnd);
+    const M ovf = Isa::gt_u(mag, c.max_code);
+    if (c.flush) mag = xsimd::select(mag < c.flush_below, I(0), mag);
+    I f = (mag << d.shift) + d.norm_add;
+    if (d.sub) f = xsimd::select(mag < d.sub_below, xsimd::bitwise_cast<I>(xsimd::to_float(mag) * d.sub_scale), f);
+    f |= u & u32(0x80000000);
+    f = xsimd::select(ovf, xsimd::select(neg, k.ovf_neg, k.ovf_pos), f);
+    const M special = a > I(0x7f7fffff);
+    if (xsimd::any(special)) {
+      const M inf = a == I(0x7f800000), nan = a > I(0x7f800000);
+      count_specials(inf, nan, rep);
+      f = xsimd::select(inf, xsimd::select(neg, k.inf_neg, k.inf_pos), f);
+      f = xsimd::select(nan, k.nan, f);
+    }
+    return xsimd::bitwise_cast<F>(f);
+  }
+
+  template <Round R, bool IsFused>
+  static void fake_quant_loop(const EncodeParams& e, const DecodeParams& dp, float* x, std::size_t n, CastReport& rep) {
+    const Enc c(e);
+    const Dec d(dp);
+    const Fused k(c, d);
+    const I lanes = iota();
+    I rnd(0);
+    auto vec = [&](F v) {
+      if constexpr (IsFused) return fake_quant_vec<R>(c, d, k, v, rnd, rep);
+      else return decode_vec(d, encode_vec<R>(c, v, rnd, rep));
+    };
+    std::size_t i = 0;
+    for (; i + N <= n; i += N) {
+      if constexpr (R == Round::stochastic) rnd = random_vec(e.key, e.offset + i, lanes);
+      vec(F::load_unaligned(x + i)).store_unaligned(x + i);
+    }
+    if (i < n) {
+      const std::size_t r = n - i;
+      alignas(64) float buf[N] = {};
+      std::memcpy(buf, x + i, r * sizeof(float));
+      if constexpr (R == Round::stochastic) rnd = random_vec(e.key, e.offset + i, lanes);
+      vec(F::load_aligned(buf)).store_aligned(buf);
+      std::memcpy(x + i, buf, r * sizeof(float));
+    }
+  }
+
+  template <Round R>
+  static void fake_quant_mode(const EncodeParams& e, const DecodeParams& d, float* x, std::size_t n, CastReport& rep) {
+    const bool fused = d.table == nullptr && !e.renorm && e.keep_mag == ~0u && e.neg_zero == e.neg_or;
+    if (fused) fake_quant_loop<R, true>(e, d, x, n, rep);
+    else fake_quant_loop<R, false>(e, d, x, n, rep);
+  }
+
+  static std::size_t encoded_bytes_of(int sb, std::size_t n) {
+    switch (sb) {
+      case 4: return (n + 1) / 2;
+      case 6: return (n + 3) / 4 * 3;
+      default: return n * static_cast<std::size_t>(sb / 8);
+    }
+  }
+
+  // ---- dispatch on the rounding mode and the storage width ----
+  template <Round R>
+  static void encode_sb(const EncodeParams& p, const float* in, std::size_t n, std::uint8_t* out, CastReport& rep) {
+    switch (p.storage) {
+      case 4: return encode_loop<R, 4>(p, in, n, out, rep);
+      case 6: return encode_loop<R, 6>(p, in, n, out, rep);
+      case 8: return encode_loop<R, 8>(p, in, n, out, rep);
+      case 16: return encode_loop<R, 16>(p, in, n, out, rep);
+      default: return encode_loop<R, 32>(p, in, n, out, rep);
+    }
+  }
+
+  static void encode(const EncodeParams& p, const float* in, std::size_t n, std::uint8_t* out, CastReport& rep) {
+    switch (p.round) {
+      case Round::nearest_even: return encode_sb<Round::nearest_even>(p, in, n, out, rep);
+      case Round::nearest_away: return encode_sb<Round::nearest_away>(p, in, n, out, rep);
+      case Round::toward_zero: return encode_sb<Round::toward_zero>(p, in, n, out, rep);
+      case Round::toward_pos: return encode_sb<Round::toward_pos>(p, in, n, out, rep);
+      case Round::toward_neg: return encode_sb<Round::toward_neg>(p, in, n, out, rep);
+      case Round::stochastic: return encode_sb<Round::stochastic>(p, in, n, out, rep);
+      case Round::odd: return encode_sb<Round::odd>(p, in, n, out, rep);
+    }
+  }
+
+  static void decode(const DecodeParams& p, const std::uint8_t* in, std::size_t n, float* out) {
+    switch (p.storage) {
+      case 4: return decode_loop<4>(p, in, n, out);
+      case 6: return decode_loop<6>(p, in, n, out);
+      case 8: return decode_loop<8>(p, in, n, out);
+      case 16: return decode_loop<16>(p, in, n, out);
+      default: return decode_loop<32>(p, in, n, out);
+    }
+  }
+
+  static void fake_quant(const EncodeParams& e, const DecodeParams& d, float* x, std::size_t n, CastReport& rep) {
+    switch (e.round) {
+      case Round::nearest_even: return fake_quant_mode<Round::nearest_even>(e, d, x, n, rep);
+      case Round::nearest_away: return fake_quant_mode<Round::nearest_away>(e, d, x, n, rep);
+      case Round::toward_zero: return fake_quant_mode<Round::toward_zero>(e, d, x, n, rep);
+      case Round::toward_pos: return fake_quant_mode<Round::toward_pos>(e, d, x, n, rep);
+      case Round::toward_neg: return fake_quant_mode<Round::toward_neg>(e, d, x, n, rep);
+      case Round::stochastic: return fake_quant_mode<Round::stochastic>(e, d, x, n, rep);
+      case Round::odd: return fake_quant_mode<Round::odd>(e, d, x, n, rep);
+    }
+  }
+};
+
+}  // namespace lowp::bulk_detail

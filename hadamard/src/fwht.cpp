@@ -1,0 +1,232 @@
+// FWHT: input checks, the scalar reference, and the dispatch to the per-ISA kernels with
+// cache blocking for long vectors and OpenMP over rows or blocks.
+#include "lowp/hadamard/fwht.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <bit>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "fwht_kernels.hpp"
+#include "lowp/numerics/error.hpp"
+#include "lowp/numerics/half.hpp"
+
+namespace lowp::hadamard {
+namespace {
+
+void check(const char* fn, std::size_t n, std::size_t stride) {
+  if (!std::has_single_bit(n) || n > (std::size_t{1} << 30))
+    throw Error(std::string(fn) + ": n = " + std::to_string(n) +
+                " is not a power of two in [1, 2^30]");
+  if (stride < n)
+    throw Error(std::string(fn) + ": row stride " + std::to_string(stride) +
+                " is shorter than the row length n = " + std::to_string(n));
+}
+
+// --- scalar kernels ------------------------------------------------------------------------
+
+void scalar_rows(float* x, std::size_t rows, std::size_t n, std::size_t stride, float scale) {
+  for (std::size_t r = 0; r < rows; ++r) reference::fwht(x + r * stride, n, scale);
+}
+
+void scalar_cols(float* x, std::size_t m, std::size_t stride, std::size_t width, float scale) {
+  for (std::size_t h = 1; h < m; h *= 2)
+    for (std::size_t i = 0; i < m; i += 2 * h)
+      for (std::size_t j = i; j < i + h; ++j) {
+        float* a = x + j * stride;
+        float* b = a + h * stride;
+        for (std::size_t c = 0; c < width; ++c) {
+          const float u = a[c], v = b[c];
+          a[c] = u + v;
+          b[c] = u - v;
+        }
+      }
+  if (scale != 1.0f)
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t c = 0; c < width; ++c) x[i * stride + c] *= scale;
+}
+
+template <class H, H (*enc)(float)>
+void scalar_narrow(const float* in, H* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = enc(in[i]);
+}
+template <float (*dec)(std::uint16_t)>
+void scalar_widen(const std::uint16_t* in, float* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = dec(in[i]);
+}
+
+const detail::Kernels kScalar{1,
+                              scalar_rows,
+                              scalar_cols,
+                              scalar_widen<bf16_to_f32>,
+                              scalar_narrow<std::uint16_t, f32_to_bf16>,
+                              scalar_widen<f16_to_f32>,
+                              scalar_narrow<std::uint16_t, f32_to_f16>};
+
+const detail::Kernels& kernels_for(Isa isa) {
+  if (!isa_available(isa))
+    throw Error("fwht: this CPU cannot run the " + std::string(isa_name(isa)) + " kernels");
+  switch (isa) {
+    case Isa::avx512: return detail::kernels_avx512();
+    case Isa::avx2: return detail::kernels_avx2();
+    case Isa::scalar: break;
+  }
+  return kScalar;
+}
+
+// --- drivers -------------------------------------------------------------------------------
+
+// Work (elements) below which a second thread costs more than it saves.
+constexpr std::size_t kParallelMin = std::size_t{1} << 16;
+// Column transforms run on strips of about this many bytes, which stay in L2 while all their
+// stages run (the power-of-two row stride maps a strip onto few L1 sets, so L1 cannot hold it).
+constexpr std::size_t kStripBytes = std::size_t{1} << 18;
+// Longest column done in one go; longer ones are split in two nested column transforms.
+constexpr std::size_t kMaxColumn = 256;
+
+// Whether `work` elements are worth a parallel region (not when already inside one).
+bool want_threads(std::size_t work) {
+  return work >= kParallelMin && omp_get_max_threads() > 1 && !omp_in_parallel();
+}
+
+// Rows [0, rows) split into one contiguous range per thread (static: deterministic and
+// prefetch-friendly).
+template <class F>
+void split_rows(std::size_t rows, bool parallel, F&& f) {
+  if (!parallel || rows < 2) {
+    f(std::size_t{0}, rows);
+    return;
+  }
+#pragma omp parallel
+  {
+    const auto t = static_cast<std::size_t>(omp_get_thread_num());
+    const auto nt = static_cast<std::size_t>(omp_get_num_threads());
+    const std::size_t lo = rows * t / nt, hi = rows * (t + 1) / nt;
+    if (lo < hi) f(lo, hi);
+  }
+}
+
+// Column transform of length m down every column of an m x stride matrix (width == stride):
+// in strips of kStripBytes, or for long columns as two nested column transforms (the low
+// stages within groups of kMaxColumn consecutive rows, then the high ones), which keeps the
+// stage order of the reference.
+void columns(const detail::Kernels& k, float* x, std::size_t m, std::size_t stride,
+             float scale, bool parallel) {
+  if (m <= kMaxColumn) {
+    const std::size_t w = std::clamp<std::size_t>(std::bit_floor(kStripBytes / (m * sizeof(float))),
+                                                  std::max<std::size_t>(k.min_n, 16), stride);
+    split_rows(stride / w, parallel, [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t s = lo; s < hi; ++s) k.cols(x + s * w, m, stride, w, scale);
+    });
+    return;
+  }
+  const std::size_t m1 = kMaxColumn;
+  split_rows(m / m1, parallel, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t g = lo; g < hi; ++g) columns(k, x + g * m1 * stride, m1, stride, 1.0f, false);
+  });
+  columns(k, x, m / m1, stride * m1, scale, parallel);
+}
+
+// One vector longer than a block: the low stages blockwise, then the high ones as columns.
+void transform_long(const detail::Kernels& k, float* x, std::size_t n, float scale,
+                    bool parallel) {
+  const std::size_t b = detail::kBlock, blocks = n / b;
+  split_rows(blocks, parallel, [&](std::size_t lo, std::size_t hi) {
+    k.rows(x + lo * b, hi - lo, b, b, 1.0f);
+  });
+  columns(k, x, blocks, b, scale, parallel);
+}
+
+void run(const detail::Kernels& k, float* x, std::size_t rows, std::size_t n, std::size_t stride,
+         float scale) {
+  if (rows == 0) return;
+  const bool parallel = want_threads(rows * n);
+  if (n < k.min_n || n <= detail::kBlock) {
+    const detail::Kernels& kk = n < k.min_n ? kScalar : k;
+    split_rows(rows, parallel, [&](std::size_t lo, std::size_t hi) {
+      kk.rows(x + lo * stride, hi - lo, n, stride, scale);
+    });
+    return;
+  }
+  for (std::size_t r = 0; r < rows; ++r) transform_long(k, x + r * stride, n, scale, parallel);
+}
+
+constexpr std::align_val_t kAlign{64};
+struct AlignedDelete {
+  void operator()(float* p) const { ::operator delete[](p, kAlign); }
+};
+
+// Storage variants: each thread widens a row into its own float buffer, transforms it and
+// narrows it back (one rounding).
+void run_storage(const char* fn, std::uint16_t* x, std::size_t rows, std::size_t n,
+                 std::size_t stride, float scale, bool bf16) {
+  check(fn, n, stride);
+  if (rows == 0) return;
+  const detail::Kernels& k = kernels_for(best_isa());
+  const auto widen = bf16 ? k.bf16_to_f32 : k.f16_to_f32;
+  const auto narrow = bf16 ? k.f32_to_bf16 : k.f32_to_f16;
+  const bool long_rows = n > detail::kBlock;
+  const bool parallel = want_threads(rows * n);
+  auto body = [&](std::size_t lo, std::size_t hi) {
+    std::unique_ptr<float[], AlignedDelete> buf(new (kAlign) float[n]);
+    for (std::size_t r = lo; r < hi; ++r) {
+      std::uint16_t* row = x + r * stride;
+      widen(row, buf.get(), n);
+      // Long rows parallelise inside the transform instead.
+      run(k, buf.get(), 1, n, n, scale);
+      narrow(buf.get(), row, n);
+    }
+  };
+  if (long_rows) {
+    body(0, rows);
+  } else {
+    split_rows(rows, parallel, body);
+  }
+}
+
+}  // namespace
+
+namespace reference {
+void fwht(float* x, std::size_t n, float scale) {
+  for (std::size_t h = 1; h < n; h *= 2)
+    for (std::size_t i = 0; i < n; i += 2 * h)
+      for (std::size_t j = i; j < i + h; ++j) {
+        const float a = x[j], b = x[j + h];
+        x[j] = a + b;
+        x[j + h] = a - b;
+      }
+  if (scale != 1.0f)
+    for (std::size_t i = 0; i < n; ++i) x[i] *= scale;
+}
+}  // namespace reference
+
+void fwht(float* x, std::size_t n, float scale) {
+  check("fwht", n, n);
+  run(kernels_for(best_isa()), x, 1, n, n, scale);
+}
+
+void fwht_rows(float* x, std::size_t rows, std::size_t n, std::size_t stride, float scale) {
+  check("fwht_rows", n, stride);
+  run(kernels_for(best_isa()), x, rows, n, stride, scale);
+}
+
+void fwht_rows_isa(Isa isa, float* x, std::size_t rows, std::size_t n, std::size_t stride,
+                   float scale) {
+  check("fwht_rows_isa", n, stride);
+  run(kernels_for(isa), x, rows, n, stride, scale);
+}
+
+void fwht_rows_bf16(std::uint16_t* x, std::size_t rows, std::size_t n, std::size_t stride,
+                    float scale) {
+  run_storage("fwht_rows_bf16", x, rows, n, stride, scale, true);
+}
+
+void fwht_rows_f16(std::uint16_t* x, std::size_t rows, std::size_t n, std::size_t stride,
+                   float scale) {
+  run_storage("fwht_rows_f16", x, rows, n, stride, scale, false);
+}
+
+}  // namespace lowp::hadamard

@@ -1,0 +1,24 @@
+// AVX2+FMA kernels of the dense +-1 product (8-float registers).
+#include <xsimd/xsimd.hpp>
+
+#include "transform_simd.hpp"
+
+namespace lowp::hadamard::detail {
+namespace {
+using V = xsimd::batch<float, xsimd::fma3<xsimd::avx2>>;
+using M = xsimd::batch<std::uint32_t, xsimd::fma3<xsimd::avx2>>;
+
+void flip(float* x, const std::uint32_t* mask, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + V::size <= n; i += V::size)
+    (V::load_unaligned(x + i) ^ xsimd::bitwise_cast<V>(M::load_unaligned(mask + i))).store_unaligned(x + i);
+  flip_signs_scalar(x + i, mask + i, n - i);
+}
+}  // namespace
+
+const SignKernels& sign_kernels_avx2() noexcept {
+  static const SignKernels k{SignSimd<V>::run, SignSimd<V, kTileLanes / 2>::run, flip};
+  return k;
+}
+
+}  // namespace lowp::hadamard::detail
