@@ -141,8 +141,10 @@ Format parse_format(std::string_view text) {
 std::string format_name(const Format& f) {
   for (const auto& p : presets())
     if (p.format == f) return std::string(p.name);
-  if (f.kind == Kind::integer)
-    return (f.is_signed ? "int" : "uint") + std::to_string(f.bits()) + (f.is_signed && f.int_min == -f.int_max ? "_sym" : "");
+  if (f.kind == Kind::integer) {
+    const bool symmetric = f.is_signed && f.int_min == -f.int_max;
+    return (f.is_signed ? "int" : "uint") + std::to_string(f.bits()) + (symmetric ? "_sym" : "");
+  }
   std::string s = (f.is_signed ? "e" : "ue") + std::to_string(f.exp_bits) + "m" + std::to_string(f.man_bits);
   const Specials def = f.exp_bits >= 2 ? Specials::ieee : Specials::finite;
   bool nz = !f.subnormals;

@@ -16,14 +16,16 @@
 
 namespace lowp::test {
 
-// Counts failures and keeps the first few messages.
+// Counts checks and failures and keeps the first few failure messages.
 struct Failures {
   std::size_t count = 0, checks = 0;
   std::string first;
-  void add(const std::string& msg) {
-    ++checks;
-    if (msg.empty()) return;
+  void fail(const std::string& msg) {
     if (count++ < 8) first += msg + "\n";
+  }
+  void add(const std::string& msg) {  // one check: "" when it passed
+    ++checks;
+    if (!msg.empty()) fail(msg);
   }
   void report(const std::string& what) const {
     EXPECT_EQ(count, 0u) << what << ": " << count << " of " << checks << " checks failed, first:\n" << first;
@@ -133,15 +135,20 @@ inline void check_boundaries(const Format& f, std::uint32_t stride = 1) {
 template <class T>
 T random_input(SplitMix& rng, int elo, int ehi) {
   const std::uint64_t r = rng.next();
+  // Exponent uniform in [elo, ehi] clipped to the type's finite range (subnormals included).
+  auto exponent = [&](int lo, int hi) {
+    lo = std::max(elo, lo), hi = std::min(ehi, hi);
+    return lo + static_cast<int>((r >> 8) % static_cast<std::uint64_t>(hi - lo + 1));
+  };
   if constexpr (sizeof(T) == 4) {
     if (r % 8 == 0) return std::bit_cast<float>(static_cast<std::uint32_t>(r >> 32));
-    const int e = std::max(elo, -149) + static_cast<int>((r >> 8) % static_cast<std::uint64_t>(std::min(ehi, 127) - std::max(elo, -149) + 1));
+    const int e = exponent(-149, 127);
     const float m = 1.0f + std::ldexp(static_cast<float>(r >> 41), -23);
     const float v = std::ldexp(m, e);
     return (r & 2) ? -v : v;
   } else {
     if (r % 8 == 0) return std::bit_cast<double>(rng.next());
-    const int e = std::max(elo, -1074) + static_cast<int>((r >> 8) % static_cast<std::uint64_t>(std::min(ehi, 1023) - std::max(elo, -1074) + 1));
+    const int e = exponent(-1074, 1023);
     const double m = 1.0 + std::ldexp(static_cast<double>(rng.next() >> 12), -52);
     const double v = std::ldexp(m, e);
     return (r & 2) ? -v : v;

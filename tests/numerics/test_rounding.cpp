@@ -75,10 +75,13 @@ TEST(RoundShift, TiesAndThresholdsMatchOracle) {
         for (bool neg : {false, true})
           for (bool odd_base : {false, true}) {
             const std::uint32_t f32 = sr_fraction32(s & (shift >= 64 ? ~0ull : (1ull << shift) - 1), shift);
-            for (std::uint32_t rand : {0u, 0xffffffffu, static_cast<std::uint32_t>(0 - f32), static_cast<std::uint32_t>(0 - f32 - 1)})
-              for (Round m : kModes)
-                ASSERT_EQ(Real(round_shift(s, shift, m, neg, rand, odd_base)), expected(s, shift, m, neg, rand, odd_base))
+            const std::uint32_t threshold = 0u - f32;  // 2^32 - f32: the smallest rand that rounds up
+            for (std::uint32_t rand : {0u, 0xffffffffu, threshold, threshold - 1u})
+              for (Round m : kModes) {
+                const std::uint64_t got = round_shift(s, shift, m, neg, rand, odd_base);
+                ASSERT_EQ(Real(got), expected(s, shift, m, neg, rand, odd_base))
                     << describe(s, shift, m, neg, rand, odd_base);
+              }
           }
       }
     }

@@ -8,12 +8,13 @@
 //   Formats without Inf and NaN (FP6, FP4, integers) always saturate.
 // - Saturating: finite overflow clamps to +-max_finite, and so do +-Inf inputs (as PTX
 //   .satfinite does); NaN stays NaN.
-// - NaN input gives the canonical NaN; for formats without NaN it gives +0 (counted by the
-//   bulk APIs). Inf input to a format without Inf: NaN if it has one, else +-max.
+// - NaN input gives the canonical NaN; for formats without NaN it gives +0 (the smallest
+//   value if there is no zero either), counted by the bulk APIs. Inf input to a format
+//   without Inf: NaN if it has one, else +-max.
 // - Unsigned formats: a negative input rounds as if the format had a sign, and a negative
 //   nonzero result is NaN (or 0 when the format has no NaN); -0 gives +0.
 // - No-zero formats (E8M0): results below the smallest value, zero included, give the smallest
-//   value in every rounding mode.
+//   value in every rounding mode (keeping the sign where the format has one).
 // - flush_subnormals: a result that would be subnormal after rounding becomes a zero of the
 //   same sign (+0 where the format has no -0).
 #pragma once

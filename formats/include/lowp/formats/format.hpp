@@ -34,7 +34,7 @@ struct Format {
   int bits() const noexcept;            // width of a code
   std::uint32_t code_mask() const noexcept { return bits() >= 32 ? ~0u : (1u << bits()) - 1; }
   bool has_inf() const noexcept { return kind == Kind::floating && (specials == Specials::ieee || specials == Specials::p3109); }
-  bool has_nan() const noexcept { return kind == Kind::floating && specials != Specials::finite; }
+  bool has_nan() const noexcept { return nan_code().has_value(); }
   bool has_negative_zero() const noexcept;
   bool has_zero() const noexcept { return kind == Kind::integer || subnormals; }
 

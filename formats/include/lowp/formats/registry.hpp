@@ -18,9 +18,11 @@ struct NamedFormat {
 
 std::span<const NamedFormat> presets();
 
-// Looks a format up by canonical name, alias, or a generic spelling:
-//   eXmY (IEEE-like Inf/NaN when X >= 2, all-finite when X = 1), eXmYfn, eXmYfnuz,
-//   ueXmY / ueXmYfn (unsigned), with X in 1..8 and Y in 0..23.
+// Looks a format up (case-insensitively) by canonical name, alias, or a generic spelling:
+//   [u]eXmY[fn|fnuz|fin|fnu|p3109][_nz][_bBIAS] with X in 1..8, Y in 0..23: no suffix is
+//   IEEE-like Inf/NaN when X >= 2 and all-finite when X = 1; u = unsigned; fnu = unsigned fn
+//   without zero (E8M0 style); _nz = no subnormals and no zero; _bBIAS overrides 2^(X-1)-1.
+//   intN, intN_sym, uintN with N in 2..16.
 // Throws lowp::Error naming the text and listing the valid names when nothing matches.
 Format parse_format(std::string_view name);
 
