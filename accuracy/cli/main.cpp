@@ -2,4 +2,7 @@
 
 #include "lowp/accuracy/cli.hpp"
 
-int main(int argc, char** argv) { return lowp::run_cli(argc, argv, std::cin, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);  // line-by-line output without a flush per input line
+  return lowp::run_cli(argc, argv, std::cin, std::cout, std::cerr);
+}

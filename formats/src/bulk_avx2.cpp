@@ -24,6 +24,7 @@ struct Avx2 {
     const __m256i s = _mm256_set1_epi32(INT32_MIN);
     return _mm256_cmpgt_epi32(_mm256_xor_si256(a, s), _mm256_xor_si256(b, s));
   }
+  static I inc_if(I x, M m) { return _mm256_sub_epi32(x, m); }  // a true lane is all ones
   static std::size_t count(M m) {
     return static_cast<std::size_t>(std::popcount(static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(m)))));
   }

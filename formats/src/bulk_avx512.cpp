@@ -24,6 +24,7 @@ struct Avx512 {
   template <int K>
   static I srl(I x) { return _mm512_srli_epi32(x, K); }
   static M gt_u(I a, I b) { return _mm512_cmpgt_epu32_mask(a, b); }
+  static I inc_if(I x, M m) { return _mm512_mask_add_epi32(x, m, x, _mm512_set1_epi32(1)); }
   static std::size_t count(M m) { return static_cast<std::size_t>(std::popcount(static_cast<unsigned>(static_cast<__mmask16>(m)))); }
   static F gather(const float* table, I idx) { return _mm512_i32gather_ps(idx, table, 4); }
 

@@ -14,6 +14,10 @@
 
 #include "bulk_kernels.hpp"
 
+// The per-vector steps must inline into the loops (GCC otherwise calls some of them, passing
+// vectors through memory).
+#define LOWP_VEC [[gnu::always_inline]] static inline
+
 namespace lowp::bulk_detail {
 
 template <class Isa>
@@ -31,7 +35,7 @@ struct Kernels {
   }
 
   // ---- counter-based random bits (lowp::random_bits, N consecutive indices) ----
-  static I mix32(I x) {
+  LOWP_VEC I mix32(I x) {
     x ^= Isa::template srl<16>(x);
     x *= u32(0x7feb352dU);
     x ^= Isa::template srl<15>(x);
@@ -39,13 +43,14 @@ struct Kernels {
     x ^= Isa::template srl<16>(x);
     return x;
   }
-  static I random_vec(RngKey key, std::uint64_t index, I lanes) {
+  [[gnu::noinline]] static I random_scalar(RngKey key, std::uint64_t index) {
+    alignas(64) std::uint32_t r[N];
+    for (std::size_t l = 0; l < N; ++l) r[l] = random_bits(key, index + l);
+    return I::load_aligned(reinterpret_cast<const std::int32_t*>(r));
+  }
+  LOWP_VEC I random_vec(RngKey key, std::uint64_t index, I lanes) {
     const auto lo = static_cast<std::uint32_t>(index);
-    if (lo > UINT32_MAX - (N - 1)) {  // the low word wraps inside this vector: rare, scalar
-      alignas(64) std::uint32_t r[N];
-      for (std::size_t l = 0; l < N; ++l) r[l] = random_bits(key, index + l);
-      return I::load_aligned(reinterpret_cast<const std::int32_t*>(r));
-    }
+    if (lo > UINT32_MAX - (N - 1)) return random_scalar(key, index);  // the low word wraps: rare
     const auto hi = static_cast<std::uint32_t>(index >> 32);
     I x = mix32((u32(lo) + lanes) ^ u32(key.k0));
     return mix32(x ^ u32(hi ^ key.k1));
@@ -72,7 +77,7 @@ struct Kernels {
   // The rounded magnitude code of N float32 values (before the overflow, sign and special-value
   // rules): `a` is |x|'s bit pattern, `rnd` the random bits (stochastic rounding only).
   template <Round R>
-  static I round_mag(const Enc& c, I a, M neg, I rnd) {
+  LOWP_VEC I round_mag(const Enc& c, I a, M neg, I rnd) {
     I bexp = Isa::template srl<23>(a);
     I frac = a & I(0x7fffff);
     I V, sh;
@@ -111,14 +116,15 @@ struct Kernels {
       return q;
     } else if constexpr (R == Round::toward_pos || R == Round::toward_neg) {
       const M inexact = (V & low) != I(0);
-      const M up = R == Round::toward_pos ? (inexact & ~neg) : (inexact & neg);
-      return xsimd::select(up, q + I(1), q);
-    } else if constexpr (R == Round::odd) {
+      return Isa::inc_if(q, R == Round::toward_pos ? (inexact & ~neg) : (inexact & neg));
+    } else if constexpr (R == Round::odd) {  // set the last bit when inexact
       return q | xsimd::select((V & low) != I(0), I(1), I(0));
-    } else {  // stochastic: up iff fraction32 + rnd carries out of 32 bits, i.e. rnd >u ~fraction32
-      const I rem = V & low;
-      const I f32 = Isa::sllv(rem, I(32) - sh) | Isa::srlv(rem, sh - I(32));
-      return xsimd::select(Isa::gt_u(rnd, ~f32), q + I(1), q);
+    } else {
+      // Stochastic: up iff fraction32 + rnd carries out of 32 bits, i.e. rnd >u ~fraction32,
+      // where fraction32 is the discarded part as a 32-bit fraction: V's bits below sh moved to
+      // the top (q's bits shift out), or shifted down when sh > 32.
+      const I f32 = Isa::sllv(V, I(32) - sh) | Isa::srlv(V, sh - I(32));
+      return Isa::inc_if(q, Isa::gt_u(rnd, ~f32));
     }
   }
 
@@ -129,7 +135,7 @@ struct Kernels {
 
   // Codes of N float32 values `x`.
   template <Round R>
-  static I encode_vec(const Enc& c, F x, I rnd, CastReport& rep) {
+  LOWP_VEC I encode_vec(const Enc& c, F x, I rnd, CastReport& rep) {
     const I u = xsimd::bitwise_cast<I>(x);
     const I a = u & u32(0x7fffffff);
     const M neg = u < I(0);
@@ -169,7 +175,7 @@ struct Kernels {
           sub_scale(p.sub_scale), shift(p.shift), sign_shift(p.sign_shift), sub(p.sub_below != 0) {}
   };
 
-  static F decode_vec(const Dec& d, I c) {
+  LOWP_VEC F decode_vec(const Dec& d, I c) {
     c &= d.code_mask;
     if (d.table) return Isa::gather(d.table, c);
     const I mag = c & d.mag_mask;
@@ -235,7 +241,7 @@ struct Kernels {
   };
 
   template <Round R>
-  static F fake_quant_vec(const Enc& c, const Dec& d, const Fused& k, F x, I rnd, CastReport& rep) {
+  LOWP_VEC F fake_quant_vec(const Enc& c, const Dec& d, const Fused& k, F x, I rnd, CastReport& rep) {
     const I u = xsimd::bitwise_cast<I>(x);
     const I a = u & u32(0x7fffffff);
     const M neg = u < I(0);
@@ -257,27 +263,29 @@ struct Kernels {
   }
 
   template <Round R, bool IsFused>
+  LOWP_VEC F fq_vec(const Enc& c, const Dec& d, const Fused& k, F x, I rnd, CastReport& rep) {
+    if constexpr (IsFused) return fake_quant_vec<R>(c, d, k, x, rnd, rep);
+    else return decode_vec(d, encode_vec<R>(c, x, rnd, rep));
+  }
+
+  template <Round R, bool IsFused>
   static void fake_quant_loop(const EncodeParams& e, const DecodeParams& dp, float* x, std::size_t n, CastReport& rep) {
     const Enc c(e);
     const Dec d(dp);
     const Fused k(c, d);
     const I lanes = iota();
     I rnd(0);
-    auto vec = [&](F v) {
-      if constexpr (IsFused) return fake_quant_vec<R>(c, d, k, v, rnd, rep);
-      else return decode_vec(d, encode_vec<R>(c, v, rnd, rep));
-    };
     std::size_t i = 0;
     for (; i + N <= n; i += N) {
       if constexpr (R == Round::stochastic) rnd = random_vec(e.key, e.offset + i, lanes);
-      vec(F::load_unaligned(x + i)).store_unaligned(x + i);
+      fq_vec<R, IsFused>(c, d, k, F::load_unaligned(x + i), rnd, rep).store_unaligned(x + i);
     }
     if (i < n) {
       const std::size_t r = n - i;
       alignas(64) float buf[N] = {};
       std::memcpy(buf, x + i, r * sizeof(float));
       if constexpr (R == Round::stochastic) rnd = random_vec(e.key, e.offset + i, lanes);
-      vec(F::load_aligned(buf)).store_aligned(buf);
+      fq_vec<R, IsFused>(c, d, k, F::load_aligned(buf), rnd, rep).store_aligned(buf);
       std::memcpy(x + i, buf, r * sizeof(float));
     }
   }
@@ -345,3 +353,5 @@ struct Kernels {
 };
 
 }  // namespace lowp::bulk_detail
+
+#undef LOWP_VEC
