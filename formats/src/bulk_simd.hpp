@@ -34,12 +34,26 @@ struct Kernels {
     return I::load_aligned(a);
   }
 
+  // Constants of the loops, built once and hidden from the optimiser: GCC otherwise
+  // re-broadcasts the immediates inside the loops when registers run short (AVX2), which
+  // costs three instructions each time where a spilled constant costs none.
+  struct Consts {
+    I zero = I(0), one = I(1), all_ones = I(-1), k32 = I(32), abs_mask = I(0x7fffffff), frac_mask = I(0x7fffff),
+      implicit = I(1 << 23), finite_max = I(0x7f7fffff), inf_bits = I(0x7f800000), sign_bit = u32(0x80000000),
+      mul1 = u32(0x7feb352dU), mul2 = u32(0x846ca68bU), k149 = I(149);
+    Consts() {
+      for (I* v : {&zero, &one, &all_ones, &k32, &abs_mask, &frac_mask, &implicit, &finite_max, &inf_bits, &sign_bit,
+                   &mul1, &mul2, &k149})
+        asm("" : "+v"(v->data));
+    }
+  };
+
   // ---- counter-based random bits (lowp::random_bits, N consecutive indices) ----
-  LOWP_VEC I mix32(I x) {
+  LOWP_VEC I mix32(const Consts& k, I x) {
     x ^= Isa::template srl<16>(x);
-    x *= u32(0x7feb352dU);
+    x *= k.mul1;
     x ^= Isa::template srl<15>(x);
-    x *= u32(0x846ca68bU);
+    x *= k.mul2;
     x ^= Isa::template srl<16>(x);
     return x;
   }
@@ -48,19 +62,19 @@ struct Kernels {
     for (std::size_t l = 0; l < N; ++l) r[l] = random_bits(key, index + l);
     return I::load_aligned(reinterpret_cast<const std::int32_t*>(r));
   }
-  LOWP_VEC I random_vec(RngKey key, std::uint64_t index, I lanes) {
+  LOWP_VEC I random_vec(const Consts& k, RngKey key, std::uint64_t index, I lanes) {
     const auto lo = static_cast<std::uint32_t>(index);
     if (lo > UINT32_MAX - (N - 1)) return random_scalar(key, index);  // the low word wraps: rare
     const auto hi = static_cast<std::uint32_t>(index >> 32);
-    I x = mix32((u32(lo) + lanes) ^ u32(key.k0));
-    return mix32(x ^ u32(hi ^ key.k1));
+    I x = mix32(k, (u32(lo) + lanes) ^ u32(key.k0));
+    return mix32(k, x ^ u32(hi ^ key.k1));
   }
 
   // ---- float32 -> code ----
-  struct Enc {
+  struct Enc : Consts {
     I shift, shift_sub, bias_adj, bias_off, e_cap, sub_below, tiny_below, max_code, flush_below, keep_mag,
         neg_or, neg_zero, ovf_pos, ovf_neg, inf_pos, inf_neg, zero_pos, zero_neg, nan;
-    bool renorm, tiny, flush, simple_sign;
+    bool tiny, flush, simple_sign;
     explicit Enc(const EncodeParams& p)
         : shift(p.shift), shift_sub(p.shift_sub), bias_adj(p.bias_adj),
           bias_off(static_cast<std::int32_t>(static_cast<std::uint32_t>(p.bias_adj) << 23)), e_cap(p.e_cap),
@@ -68,7 +82,7 @@ struct Kernels {
           flush_below(u32(p.flush_below)), keep_mag(u32(p.keep_mag)), neg_or(u32(p.neg_or)),
           neg_zero(u32(p.neg_zero)), ovf_pos(u32(p.ovf_pos)), ovf_neg(u32(p.ovf_neg)),
           inf_pos(u32(p.inf_pos)), inf_neg(u32(p.inf_neg)), zero_pos(u32(p.zero_pos)),
-          zero_neg(u32(p.zero_neg)), nan(u32(p.nan)), renorm(p.renorm),
+          zero_neg(u32(p.zero_neg)), nan(u32(p.nan)),
           tiny(p.tiny_below != INT_MIN), flush(p.flush_below != 0),
           // Negative results are just the magnitude with the sign bit (signed formats with -0).
           simple_sign(p.keep_mag == ~0u && p.neg_zero == p.neg_or) {}
@@ -76,55 +90,55 @@ struct Kernels {
 
   // The rounded magnitude code of N float32 values (before the overflow, sign and special-value
   // rules): `a` is |x|'s bit pattern, `rnd` the random bits (stochastic rounding only).
-  template <Round R>
+  template <Round R, bool Renorm>
   LOWP_VEC I round_mag(const Enc& c, I a, M neg, I rnd) {
     I bexp = Isa::template srl<23>(a);
-    I frac = a & I(0x7fffff);
+    I frac = a & c.frac_mask;
     I V, sh;
-    if (c.renorm) {
+    if constexpr (Renorm) {
       // bias >= 128 or no zero: renormalise float32 subnormals through an exact int -> float
       // conversion, and clamp E so that V stays below 2^32.
-      const M s = bexp == I(0);
+      const M s = bexp == c.zero;
       const I t = xsimd::bitwise_cast<I>(xsimd::to_float(frac));
-      bexp = xsimd::select(s, Isa::template srl<23>(t) - I(149), bexp);
-      frac = xsimd::select(s, t & I(0x7fffff), frac);
+      bexp = xsimd::select(s, Isa::template srl<23>(t) - c.k149, bexp);
+      frac = xsimd::select(s, t & c.frac_mask, frac);
       const I E = bexp + c.bias_adj;
       const M sub = E < c.sub_below;
-      V = xsimd::select(sub, frac | I(1 << 23), (xsimd::min(E, c.e_cap) << 23) | frac);
+      V = xsimd::select(sub, frac | c.implicit, (xsimd::min(E, c.e_cap) << 23) | frac);
       sh = xsimd::select(sub, c.shift_sub - E, c.shift);
-      if (c.tiny) V = xsimd::select(E < c.tiny_below, I(0), V);
+      if (c.tiny) V = xsimd::select(E < c.tiny_below, c.zero, V);
     } else {
       // bias <= 127: re-biasing the pattern gives V directly (float32 subnormals included
       // when bias = 127). A subnormal result rounds the significand (no implicit bit for a
       // float32 subnormal, whose exponent is that of b = 1) at a larger shift.
-      const I E = xsimd::max(bexp, I(1)) + c.bias_adj;
+      const I E = xsimd::max(bexp, c.one) + c.bias_adj;
       const M sub = E < c.sub_below;
-      V = xsimd::select(sub, xsimd::select(bexp == I(0), frac, frac | I(1 << 23)), a + c.bias_off);
+      V = xsimd::select(sub, xsimd::select(bexp == c.zero, frac, frac | c.implicit), a + c.bias_off);
       sh = xsimd::select(sub, c.shift_sub - E, c.shift);
     }
 
     // Round V to a multiple of 2^sh; V < 2^32 and any sh >= 0 (shifts of 32+ give 0).
     const I q = Isa::srlv(V, sh);
-    const I low = ~Isa::sllv(I(-1), sh);  // 2^sh - 1
+    const I low = Isa::sllv(c.all_ones, sh) ^ c.all_ones;  // 2^sh - 1
     if constexpr (R == Round::nearest_even) {
       const I hm1 = Isa::template srl<1>(low);  // half - 1
-      return Isa::srlv(V + hm1 + (q & low & I(1)), sh);
+      return Isa::srlv(V + hm1 + (q & low & c.one), sh);
     } else if constexpr (R == Round::nearest_away) {
       const I half = low ^ Isa::template srl<1>(low);
       return Isa::srlv(V + half, sh);
     } else if constexpr (R == Round::toward_zero) {
       return q;
     } else if constexpr (R == Round::toward_pos || R == Round::toward_neg) {
-      const M inexact = (V & low) != I(0);
+      const M inexact = (V & low) != c.zero;
       return Isa::inc_if(q, R == Round::toward_pos ? (inexact & ~neg) : (inexact & neg));
     } else if constexpr (R == Round::odd) {  // set the last bit when inexact
-      return q | xsimd::select((V & low) != I(0), I(1), I(0));
+      return q | xsimd::select((V & low) != c.zero, c.one, c.zero);
     } else {
       // Stochastic: up iff fraction32 + rnd carries out of 32 bits, i.e. rnd >u ~fraction32,
       // where fraction32 is the discarded part as a 32-bit fraction: V's bits below sh moved to
       // the top (q's bits shift out), or shifted down when sh > 32.
-      const I f32 = Isa::sllv(V, I(32) - sh) | Isa::srlv(V, sh - I(32));
-      return Isa::inc_if(q, Isa::gt_u(rnd, ~f32));
+      const I f32 = Isa::sllv(V, c.k32 - sh) | Isa::srlv(V, sh - c.k32);
+      return Isa::inc_if(q, Isa::gt_u(rnd, f32 ^ c.all_ones));
     }
   }
 
@@ -134,26 +148,29 @@ struct Kernels {
   }
 
   // Codes of N float32 values `x`.
-  template <Round R>
+  template <Round R, bool Renorm>
   LOWP_VEC I encode_vec(const Enc& c, F x, I rnd, CastReport& rep) {
     const I u = xsimd::bitwise_cast<I>(x);
-    const I a = u & u32(0x7fffffff);
-    const M neg = u < I(0);
-    I mag = round_mag<R>(c, a, neg, rnd);
-    const M ovf = Isa::gt_u(mag, c.max_code);
-    if (c.flush) mag = xsimd::select(mag < c.flush_below, I(0), mag);
+    const I a = u & c.abs_mask;
+    const M neg = u < c.zero;
+    I mag = round_mag<R, Renorm>(c, a, neg, rnd);
+    // Without Renorm, V <= |x|'s pattern and finite magnitudes stay below 2^31: compare signed.
+    M ovf;
+    if constexpr (Renorm) ovf = Isa::gt_u(mag, c.max_code);
+    else ovf = mag > c.max_code;
+    if (c.flush) mag = xsimd::select(mag < c.flush_below, c.zero, mag);
     I code;
     if (c.simple_sign) {
-      code = xsimd::select(neg, mag | c.neg_or, mag);
+      code = mag | ((u >> 31) & c.neg_or);  // arithmetic shift: all ones when negative
     } else {
-      const I negc = xsimd::select(mag == I(0), c.neg_zero, (mag & c.keep_mag) | c.neg_or);
+      const I negc = xsimd::select(mag == c.zero, c.neg_zero, (mag & c.keep_mag) | c.neg_or);
       code = xsimd::select(neg, negc, mag);
     }
     code = xsimd::select(ovf, xsimd::select(neg, c.ovf_neg, c.ovf_pos), code);
-    if (c.renorm) code = xsimd::select(a == I(0), xsimd::select(neg, c.zero_neg, c.zero_pos), code);
-    const M special = a > I(0x7f7fffff);
+    if constexpr (Renorm) code = xsimd::select(a == c.zero, xsimd::select(neg, c.zero_neg, c.zero_pos), code);
+    const M special = a > c.finite_max;
     if (xsimd::any(special)) {
-      const M inf = a == I(0x7f800000), nan = a > I(0x7f800000);
+      const M inf = a == c.inf_bits, nan = a > c.inf_bits;
       count_specials(inf, nan, rep);
       code = xsimd::select(inf, xsimd::select(neg, c.inf_neg, c.inf_pos), code);
       code = xsimd::select(nan, c.nan, code);
@@ -190,22 +207,22 @@ struct Kernels {
   }
 
   // ---- loops ----
-  template <Round R, int SB>
+  template <Round R, int SB, bool Renorm>
   static void encode_loop(const EncodeParams& p, const float* in, std::size_t n, std::uint8_t* out, CastReport& rep) {
     const Enc c(p);
     const I lanes = iota();
     I rnd(0);
     std::size_t i = 0;
     for (; i + N <= n; i += N) {
-      if constexpr (R == Round::stochastic) rnd = random_vec(p.key, p.offset + i, lanes);
-      Isa::template store<SB>(out + i * SB / 8, encode_vec<R>(c, F::load_unaligned(in + i), rnd, rep));
+      if constexpr (R == Round::stochastic) rnd = random_vec(c, p.key, p.offset + i, lanes);
+      Isa::template store<SB>(out + i * SB / 8, encode_vec<R, Renorm>(c, F::load_unaligned(in + i), rnd, rep));
     }
     if (i < n) {  // the tail through a zero-padded vector; padding lanes give code 0
       const std::size_t r = n - i;
       alignas(64) float buf[N] = {};
       std::memcpy(buf, in + i, r * sizeof(float));
-      if constexpr (R == Round::stochastic) rnd = random_vec(p.key, p.offset + i, lanes);
-      I code = encode_vec<R>(c, F::load_aligned(buf), rnd, rep);
+      if constexpr (R == Round::stochastic) rnd = random_vec(c, p.key, p.offset + i, lanes);
+      I code = encode_vec<R, Renorm>(c, F::load_aligned(buf), rnd, rep);
       code = xsimd::select(lanes < I(static_cast<int>(r)), code, I(0));
       alignas(64) std::uint8_t tmp[N * 4];
       Isa::template store<SB>(tmp, code);
@@ -243,18 +260,18 @@ struct Kernels {
   template <Round R>
   LOWP_VEC F fake_quant_vec(const Enc& c, const Dec& d, const Fused& k, F x, I rnd, CastReport& rep) {
     const I u = xsimd::bitwise_cast<I>(x);
-    const I a = u & u32(0x7fffffff);
-    const M neg = u < I(0);
-    I mag = round_mag<R>(c, a, neg, rnd);
-    const M ovf = Isa::gt_u(mag, c.max_code);
-    if (c.flush) mag = xsimd::select(mag < c.flush_below, I(0), mag);
+    const I a = u & c.abs_mask;
+    const M neg = u < c.zero;
+    I mag = round_mag<R, false>(c, a, neg, rnd);
+    const M ovf = mag > c.max_code;  // as in encode_vec without Renorm
+    if (c.flush) mag = xsimd::select(mag < c.flush_below, c.zero, mag);
     I f = (mag << d.shift) + d.norm_add;
     if (d.sub) f = xsimd::select(mag < d.sub_below, xsimd::bitwise_cast<I>(xsimd::to_float(mag) * d.sub_scale), f);
-    f |= u & u32(0x80000000);
+    f |= u & c.sign_bit;
     f = xsimd::select(ovf, xsimd::select(neg, k.ovf_neg, k.ovf_pos), f);
-    const M special = a > I(0x7f7fffff);
+    const M special = a > c.finite_max;
     if (xsimd::any(special)) {
-      const M inf = a == I(0x7f800000), nan = a > I(0x7f800000);
+      const M inf = a == c.inf_bits, nan = a > c.inf_bits;
       count_specials(inf, nan, rep);
       f = xsimd::select(inf, xsimd::select(neg, k.inf_neg, k.inf_pos), f);
       f = xsimd::select(nan, k.nan, f);
@@ -265,7 +282,7 @@ struct Kernels {
   template <Round R, bool IsFused>
   LOWP_VEC F fq_vec(const Enc& c, const Dec& d, const Fused& k, F x, I rnd, CastReport& rep) {
     if constexpr (IsFused) return fake_quant_vec<R>(c, d, k, x, rnd, rep);
-    else return decode_vec(d, encode_vec<R>(c, x, rnd, rep));
+    else return decode_vec(d, encode_vec<R, true>(c, x, rnd, rep));  // any format: the general path
   }
 
   template <Round R, bool IsFused>
@@ -277,14 +294,14 @@ struct Kernels {
     I rnd(0);
     std::size_t i = 0;
     for (; i + N <= n; i += N) {
-      if constexpr (R == Round::stochastic) rnd = random_vec(e.key, e.offset + i, lanes);
+      if constexpr (R == Round::stochastic) rnd = random_vec(c, e.key, e.offset + i, lanes);
       fq_vec<R, IsFused>(c, d, k, F::load_unaligned(x + i), rnd, rep).store_unaligned(x + i);
     }
     if (i < n) {
       const std::size_t r = n - i;
       alignas(64) float buf[N] = {};
       std::memcpy(buf, x + i, r * sizeof(float));
-      if constexpr (R == Round::stochastic) rnd = random_vec(e.key, e.offset + i, lanes);
+      if constexpr (R == Round::stochastic) rnd = random_vec(c, e.key, e.offset + i, lanes);
       fq_vec<R, IsFused>(c, d, k, F::load_aligned(buf), rnd, rep).store_aligned(buf);
       std::memcpy(x + i, buf, r * sizeof(float));
     }
@@ -306,26 +323,31 @@ struct Kernels {
   }
 
   // ---- dispatch on the rounding mode and the storage width ----
-  template <Round R>
+  template <Round R, bool Renorm>
   static void encode_sb(const EncodeParams& p, const float* in, std::size_t n, std::uint8_t* out, CastReport& rep) {
     switch (p.storage) {
-      case 4: return encode_loop<R, 4>(p, in, n, out, rep);
-      case 6: return encode_loop<R, 6>(p, in, n, out, rep);
-      case 8: return encode_loop<R, 8>(p, in, n, out, rep);
-      case 16: return encode_loop<R, 16>(p, in, n, out, rep);
-      default: return encode_loop<R, 32>(p, in, n, out, rep);
+      case 4: return encode_loop<R, 4, Renorm>(p, in, n, out, rep);
+      case 6: return encode_loop<R, 6, Renorm>(p, in, n, out, rep);
+      case 8: return encode_loop<R, 8, Renorm>(p, in, n, out, rep);
+      case 16: return encode_loop<R, 16, Renorm>(p, in, n, out, rep);
+      default: return encode_loop<R, 32, Renorm>(p, in, n, out, rep);
     }
+  }
+  template <Round R>
+  static void encode_mode(const EncodeParams& p, const float* in, std::size_t n, std::uint8_t* out, CastReport& rep) {
+    if (p.renorm) encode_sb<R, true>(p, in, n, out, rep);
+    else encode_sb<R, false>(p, in, n, out, rep);
   }
 
   static void encode(const EncodeParams& p, const float* in, std::size_t n, std::uint8_t* out, CastReport& rep) {
     switch (p.round) {
-      case Round::nearest_even: return encode_sb<Round::nearest_even>(p, in, n, out, rep);
-      case Round::nearest_away: return encode_sb<Round::nearest_away>(p, in, n, out, rep);
-      case Round::toward_zero: return encode_sb<Round::toward_zero>(p, in, n, out, rep);
-      case Round::toward_pos: return encode_sb<Round::toward_pos>(p, in, n, out, rep);
-      case Round::toward_neg: return encode_sb<Round::toward_neg>(p, in, n, out, rep);
-      case Round::stochastic: return encode_sb<Round::stochastic>(p, in, n, out, rep);
-      case Round::odd: return encode_sb<Round::odd>(p, in, n, out, rep);
+      case Round::nearest_even: return encode_mode<Round::nearest_even>(p, in, n, out, rep);
+      case Round::nearest_away: return encode_mode<Round::nearest_away>(p, in, n, out, rep);
+      case Round::toward_zero: return encode_mode<Round::toward_zero>(p, in, n, out, rep);
+      case Round::toward_pos: return encode_mode<Round::toward_pos>(p, in, n, out, rep);
+      case Round::toward_neg: return encode_mode<Round::toward_neg>(p, in, n, out, rep);
+      case Round::stochastic: return encode_mode<Round::stochastic>(p, in, n, out, rep);
+      case Round::odd: return encode_mode<Round::odd>(p, in, n, out, rep);
     }
   }
 
