@@ -11,6 +11,7 @@
 #include "lowp/formats/codec.hpp"
 #include "lowp/formats/format.hpp"
 #include "lowp/numerics/oracle.hpp"
+#include "support/test_support.hpp"
 
 namespace lowp::test {
 
@@ -206,16 +207,5 @@ std::string check_cast(const Format& f, const Spec& s, const Prepared& p, T x, c
 
 inline constexpr Round kAllModes[] = {Round::nearest_even, Round::nearest_away, Round::toward_zero,
                                       Round::toward_pos, Round::toward_neg, Round::stochastic, Round::odd};
-
-// Small fast generator for test inputs (splitmix64).
-struct SplitMix {
-  std::uint64_t s;
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-};
 
 }  // namespace lowp::test

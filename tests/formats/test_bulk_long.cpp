@@ -87,10 +87,11 @@ std::string describe(const Format& f, const CastOptions& o, const Mismatch& m) {
 }
 
 // Each case costs ~38 CPU-seconds (2^32 scalar casts; ~19 s on two cores), so CI runs the
-// cases marked `ci` (12 cases, about four and a half minutes on two cores): every encoding
-// family and kernel branch under nearest-even, stochastic E4M3FN/E5M2, and E4M3FN toward -inf
-// and saturating. LOWP_EXHAUSTIVE_ALL=1 runs the rest too (29 cases, about nine minutes):
-// every 8-bit floating preset under nearest-even, E4M3FN and E5M2 under every mode.
+// cases marked `ci` (17 cases, about five and a half minutes on two cores): every 8-bit
+// floating preset under nearest-even (what the issue asks for) and stochastic E4M3FN/E5M2.
+// LOWP_EXHAUSTIVE_ALL=1 runs the rest too (29 cases, about nine minutes): E4M3FN and E5M2
+// under every other mode and saturating. Those modes are covered at every tie and boundary
+// by the unit tests.
 struct Case {
   const char* format;
   Round round;
@@ -101,18 +102,16 @@ struct Case {
 std::vector<Case> cases() {
   std::vector<Case> v;
   for (const char* f : {"float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e8m0fnu", "float8_ue4m3",
-                        "float8_e3m4", "binary8p1", "binary8p4"})
+                        "float8_e3m4", "binary8p1", "binary8p4", "float8_e5m2fnuz", "float8_e4m3", "binary8p2",
+                        "binary8p3", "binary8p5", "binary8p6", "binary8p7"})
     v.push_back({f, Round::nearest_even, false, true});
-  for (const char* f : {"float8_e5m2fnuz", "float8_e4m3", "binary8p2", "binary8p3", "binary8p5", "binary8p6", "binary8p7"})
-    v.push_back({f, Round::nearest_even, false, false});
   for (const char* f : {"float8_e4m3fn", "float8_e5m2"}) {
-    const bool e4m3 = std::string(f) == "float8_e4m3fn";
     v.push_back({f, Round::stochastic, false, true});
-    v.push_back({f, Round::toward_neg, false, e4m3});
+    v.push_back({f, Round::toward_neg, false, false});
     v.push_back({f, Round::odd, false, false});
     for (Round r : {Round::nearest_away, Round::toward_zero, Round::toward_pos}) v.push_back({f, r, false, false});
   }
-  v.push_back({"float8_e4m3fn", Round::nearest_even, true, true});
+  v.push_back({"float8_e4m3fn", Round::nearest_even, true, false});
   v.push_back({"float8_e5m2", Round::nearest_even, true, false});
   return v;
 }

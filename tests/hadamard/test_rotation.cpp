@@ -20,6 +20,7 @@
 #include "lowp/hadamard/rotation.hpp"
 #include "lowp/hadamard/transform.hpp"
 #include "lowp/numerics/error.hpp"
+#include "support/test_support.hpp"
 #include "lowp/numerics/rng.hpp"
 
 namespace {
@@ -252,15 +253,7 @@ TEST(Rotation, BlockDiagonalBlocksAreIndependent) {
   }
 }
 
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no error";
-  } catch (const lowp::Error& e) {
-    for (const auto& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
+using lowp::test::expect_error;
 
 TEST(Rotation, BadInputErrors) {
   std::vector<float> x(73 * 64 * 2);

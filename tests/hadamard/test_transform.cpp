@@ -20,6 +20,7 @@
 #include "lowp/hadamard/transform.hpp"
 #include "lowp/numerics/cpu.hpp"
 #include "lowp/numerics/error.hpp"
+#include "support/test_support.hpp"
 
 namespace {
 
@@ -226,15 +227,7 @@ TEST(KroneckerTransform, KernelsAndThreadsBitwiseEqual) {
   omp_set_num_threads(kDefaultThreads);
 }
 
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no error";
-  } catch (const lowp::Error& e) {
-    for (const auto& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
+using lowp::test::expect_error;
 
 TEST(KroneckerTransform, BadInputErrors) {
   std::vector<float> x(73 * 64 + 8);

@@ -9,6 +9,7 @@
 
 #include "lowp/numerics/oracle.hpp"
 #include "lowp/numerics/rounding.hpp"
+#include "support/test_support.hpp"
 
 namespace lowp {
 namespace {
@@ -18,15 +19,7 @@ using oracle::Real;
 constexpr Round kModes[] = {Round::nearest_even, Round::nearest_away, Round::toward_zero, Round::toward_pos,
                             Round::toward_neg,   Round::stochastic,   Round::odd};
 
-struct SplitMix {
-  std::uint64_t s;
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-};
+using lowp::test::SplitMix;
 
 // The oracle's answer for round_shift(sig, shift, mode, negative, rand, odd_base).
 Real expected(std::uint64_t sig, int shift, Round mode, bool negative, std::uint32_t rand, bool odd_base) {
