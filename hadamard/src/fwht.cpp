@@ -2,8 +2,6 @@
 // cache blocking for long vectors and OpenMP over rows or blocks.
 #include "lowp/hadamard/fwht.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <bit>
 #include <memory>
@@ -11,6 +9,7 @@
 #include <string>
 
 #include "fwht_kernels.hpp"
+#include "parallel.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/half.hpp"
 
@@ -79,35 +78,14 @@ const detail::Kernels& kernels_for(Isa isa) {
 
 // --- drivers -------------------------------------------------------------------------------
 
-// Work (elements) below which a second thread costs more than it saves.
-constexpr std::size_t kParallelMin = std::size_t{1} << 16;
 // Column transforms run on strips of about this many bytes, which stay in L2 while all their
 // stages run (the power-of-two row stride maps a strip onto few L1 sets, so L1 cannot hold it).
 constexpr std::size_t kStripBytes = std::size_t{1} << 18;
 // Longest column done in one go; longer ones are split in two nested column transforms.
 constexpr std::size_t kMaxColumn = 256;
 
-// Whether `work` elements are worth a parallel region (not when already inside one).
-bool want_threads(std::size_t work) {
-  return work >= kParallelMin && omp_get_max_threads() > 1 && !omp_in_parallel();
-}
-
-// Rows [0, rows) split into one contiguous range per thread (static: deterministic and
-// prefetch-friendly).
-template <class F>
-void split_rows(std::size_t rows, bool parallel, F&& f) {
-  if (!parallel || rows < 2) {
-    f(std::size_t{0}, rows);
-    return;
-  }
-#pragma omp parallel
-  {
-    const auto t = static_cast<std::size_t>(omp_get_thread_num());
-    const auto nt = static_cast<std::size_t>(omp_get_num_threads());
-    const std::size_t lo = rows * t / nt, hi = rows * (t + 1) / nt;
-    if (lo < hi) f(lo, hi);
-  }
-}
+using detail::split_ranges;
+using detail::want_threads;
 
 // Column transform of length m down every column of an m x stride matrix (width == stride):
 // in strips of kStripBytes, or for long columns as two nested column transforms (the low
@@ -118,13 +96,13 @@ void columns(const detail::Kernels& k, float* x, std::size_t m, std::size_t stri
   if (m <= kMaxColumn) {
     const std::size_t w = std::clamp<std::size_t>(std::bit_floor(kStripBytes / (m * sizeof(float))),
                                                   std::max<std::size_t>(k.min_n, 16), stride);
-    split_rows(stride / w, parallel, [&](std::size_t lo, std::size_t hi) {
+    split_ranges(stride / w, parallel, [&](std::size_t lo, std::size_t hi) {
       for (std::size_t s = lo; s < hi; ++s) k.cols(x + s * w, m, stride, w, scale);
     });
     return;
   }
   const std::size_t m1 = kMaxColumn;
-  split_rows(m / m1, parallel, [&](std::size_t lo, std::size_t hi) {
+  split_ranges(m / m1, parallel, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t g = lo; g < hi; ++g) columns(k, x + g * m1 * stride, m1, stride, 1.0f, false);
   });
   columns(k, x, m / m1, stride * m1, scale, parallel);
@@ -134,7 +112,7 @@ void columns(const detail::Kernels& k, float* x, std::size_t m, std::size_t stri
 void transform_long(const detail::Kernels& k, float* x, std::size_t n, float scale,
                     bool parallel) {
   const std::size_t b = detail::kBlock, blocks = n / b;
-  split_rows(blocks, parallel, [&](std::size_t lo, std::size_t hi) {
+  split_ranges(blocks, parallel, [&](std::size_t lo, std::size_t hi) {
     k.rows(x + lo * b, hi - lo, b, b, 1.0f);
   });
   columns(k, x, blocks, b, scale, parallel);
@@ -146,7 +124,7 @@ void run(const detail::Kernels& k, float* x, std::size_t rows, std::size_t n, st
   const bool parallel = want_threads(rows * n);
   if (n < k.min_n || n <= detail::kBlock) {
     const detail::Kernels& kk = n < k.min_n ? kScalar : k;
-    split_rows(rows, parallel, [&](std::size_t lo, std::size_t hi) {
+    split_ranges(rows, parallel, [&](std::size_t lo, std::size_t hi) {
       kk.rows(x + lo * stride, hi - lo, n, stride, scale);
     });
     return;
@@ -183,7 +161,7 @@ void run_storage(const char* fn, std::uint16_t* x, std::size_t rows, std::size_t
   if (long_rows) {
     body(0, rows);
   } else {
-    split_rows(rows, parallel, body);
+    split_ranges(rows, parallel, body);
   }
 }
 

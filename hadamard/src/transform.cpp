@@ -2,8 +2,6 @@
 // the +-1 product plans, and the row/thread drivers on top of the FWHT kernels.
 #include "lowp/hadamard/transform.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -17,6 +15,7 @@
 #include "lowp/hadamard/fwht.hpp"
 #include "lowp/hadamard/matrix.hpp"
 #include "lowp/numerics/error.hpp"
+#include "parallel.hpp"
 #include "transform_kernels.hpp"
 #include "transform_simd.hpp"
 
@@ -75,9 +74,6 @@ void sign_kernel_scalar(const SignPlan& plan, float* x, std::size_t ld, std::siz
 
 namespace {
 
-// Work (elements) below which a second thread costs more than it saves.
-constexpr std::size_t kParallelMin = std::size_t{1} << 16;
-
 void check_rows(const char* fn, std::size_t n, std::size_t stride) {
   if (n == 0) throw Error(std::string(fn) + ": length n = 0");
   if (stride < n)
@@ -134,21 +130,8 @@ float* table_buffer(std::size_t floats) {
   return buf.p.get();
 }
 
-// Contiguous ranges [lo, hi) of [0, count), one per thread (static split: deterministic).
-template <class F>
-void split(std::size_t count, bool parallel, F&& f) {
-  if (!parallel || count < 2) {
-    f(std::size_t{0}, count);
-    return;
-  }
-#pragma omp parallel
-  {
-    const auto t = static_cast<std::size_t>(omp_get_thread_num());
-    const auto nt = static_cast<std::size_t>(omp_get_num_threads());
-    const std::size_t lo = count * t / nt, hi = count * (t + 1) / nt;
-    if (lo < hi) f(lo, hi);
-  }
-}
+using detail::split_ranges;
+using detail::want_threads;
 
 
 // Rows per chunk for power-of-two lengths with signs: about kChunkBytes, so that the sign
@@ -168,14 +151,14 @@ void transform_rows(const char* fn, Isa isa, float* x, std::size_t rows, std::si
   if (rows == 0) return;
   if (x == nullptr)
     throw Error(std::string(fn) + ": null data pointer for " + std::to_string(rows) + " rows");
-  const bool parallel = rows * n >= kParallelMin && omp_get_max_threads() > 1;
+  const bool parallel = want_threads(rows * n);
   if (m == 1) {
     if (!pre && !post) {
       fwht_rows_isa(isa, x, rows, n, stride, scale);
       return;
     }
     const std::size_t chunk = std::max<std::size_t>(1, kChunkBytes / (n * sizeof(float)));
-    split(rows, parallel && rows > 1, [&](std::size_t lo, std::size_t hi) {
+    split_ranges(rows, parallel, [&](std::size_t lo, std::size_t hi) {
       for (std::size_t r0 = lo; r0 < hi; r0 += chunk) {
         const std::size_t r1 = std::min(hi, r0 + chunk);
         if (pre)
@@ -201,14 +184,14 @@ void transform_rows(const char* fn, Isa isa, float* x, std::size_t rows, std::si
     // One long vector: the FWHT parallelises itself, the dense pass splits the columns.
     if (pre) kernels.flip(x, pre, n);
     fwht_rows_isa(isa, x, m, k, k, 1.0f);
-    split(k / detail::kTileLanes, true, [&](std::size_t lo, std::size_t hi) {
+    split_ranges(k / detail::kTileLanes, true, [&](std::size_t lo, std::size_t hi) {
       dense(x, lo * detail::kTileLanes, hi * detail::kTileLanes);
     });
     if (post) kernels.flip(x, post, n);
     return;
   }
   // Each row while it is in cache: signs, the block FWHTs, the dense pass, signs.
-  split(rows, parallel, [&](std::size_t lo, std::size_t hi) {
+  split_ranges(rows, parallel, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t r = lo; r < hi; ++r) {
       float* row = x + r * stride;
       if (pre) kernels.flip(row, pre, n);
@@ -268,8 +251,8 @@ void block_hadamard_rows(float* x, std::size_t rows, std::size_t n, std::size_t 
     fwht_rows(x, rows * (n / b), b, b, scale);  // the rows' blocks are one row-major matrix
     return;
   }
-  const bool parallel = rows * n >= kParallelMin && omp_get_max_threads() > 1;
-  split(rows, parallel, [&](std::size_t lo, std::size_t hi) {
+  const bool parallel = want_threads(rows * n);
+  split_ranges(rows, parallel, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t r = lo; r < hi; ++r) fwht_rows(x + r * stride, n / b, b, b, scale);
   });
 }
