@@ -11,6 +11,7 @@
 #include <string>
 
 #include "bulk_kernels.hpp"
+#include "codec_rules.hpp"
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/rng.hpp"
@@ -108,24 +109,6 @@ CastReport fake_quant_scalar(const Format& f, std::span<float> x, const BulkOpti
 
 // ---- per-call constants for the SIMD kernels ----
 
-// The codec's signed-result rule (codec.cpp `finish`): magnitude code -> code.
-std::uint32_t finish(const Format& f, bool negative, std::uint32_t mag) noexcept {
-  const bool zero = mag == 0 && f.has_zero();
-  if (negative && !f.is_signed) return zero ? 0u : f.nan_code().value_or(0u);
-  if (zero && !f.has_negative_zero()) return 0u;
-  return (negative ? f.sign_bit() : 0u) | mag;
-}
-
-// The codec's overflow rule (codec.cpp `overflow_code`).
-std::uint32_t overflow_code(const Format& f, const CastOptions& o, bool negative) noexcept {
-  const bool to_inf = !o.saturate && (o.round == Round::stochastic || overflows_to_infinity(o.round, negative));
-  if (to_inf) {
-    if (auto inf = f.inf_code(false)) return finish(f, negative, *inf);
-    if (auto nan = f.nan_code()) return *nan;
-  }
-  return finish(f, negative, f.max_finite_code());
-}
-
 EncodeParams encode_params(const Format& f, const BulkOptions& opt) {
   const CastOptions& o = opt.cast;
   const int m = f.man_bits;
@@ -146,9 +129,9 @@ EncodeParams encode_params(const Format& f, const BulkOptions& opt) {
   p.flush_below = o.flush_subnormals && f.subnormals ? 1u << m : 0u;
   p.keep_mag = f.is_signed ? ~0u : 0u;
   p.neg_or = f.is_signed ? f.sign_bit() : f.nan_code().value_or(0u);
-  p.neg_zero = finish(f, true, 0);
-  p.ovf_pos = overflow_code(f, o, false);
-  p.ovf_neg = overflow_code(f, o, true);
+  p.neg_zero = detail::finish(f, true, 0);
+  p.ovf_pos = detail::overflow_code(f, false, detail::overflow_to_infinity(o, false));
+  p.ovf_neg = detail::overflow_code(f, true, detail::overflow_to_infinity(o, true));
   const float inf = std::numeric_limits<float>::infinity();
   p.inf_pos = encode(f, inf, o);
   p.inf_neg = encode(f, -inf, o);

@@ -3,27 +3,14 @@
 #include <cmath>
 #include <limits>
 
+#include "codec_rules.hpp"
 #include "lowp/numerics/bits.hpp"
 
 namespace lowp {
 namespace {
 
-// Signed result assembled from a magnitude code, honouring the zero and unsigned rules.
-std::uint32_t finish(const Format& f, bool negative, std::uint32_t mag) noexcept {
-  const bool zero = mag == 0 && f.has_zero();
-  if (negative && !f.is_signed) return zero ? 0u : f.nan_code().value_or(0u);
-  if (zero && !f.has_negative_zero()) return 0u;
-  return (negative ? f.sign_bit() : 0u) | mag;
-}
-
-// Magnitude code for a value beyond max_finite (after rounding) or an infinite input.
-std::uint32_t overflow_code(const Format& f, bool negative, bool to_infinity) noexcept {
-  if (to_infinity) {
-    if (auto inf = f.inf_code(false)) return finish(f, negative, *inf);
-    if (auto nan = f.nan_code()) return *nan;
-  }
-  return finish(f, negative, f.max_finite_code());
-}
+using detail::finish;
+using detail::overflow_code;
 
 template <class T>
 std::uint32_t encode_integer(const Format& f, T x, const CastOptions& opt, std::uint32_t rand) noexcept {
@@ -83,8 +70,7 @@ std::uint32_t encode_impl(const Format& f, T x, const CastOptions& opt, std::uin
   // code, and a carry out of the mantissa moves to the next binade by itself.
   const std::uint64_t mag64 = (static_cast<std::uint64_t>(e_field) << m) + r - (std::uint64_t{1} << m);
   if (mag64 > f.max_finite_code()) {
-    const bool to_inf = !opt.saturate && (opt.round == Round::stochastic || overflows_to_infinity(opt.round, neg));
-    return overflow_code(f, neg, to_inf);
+    return overflow_code(f, neg, detail::overflow_to_infinity(opt, neg));
   }
   auto mag = static_cast<std::uint32_t>(mag64);
   if (opt.flush_subnormals && f.subnormals && mag < (1u << m)) mag = 0;
