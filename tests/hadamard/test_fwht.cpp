@@ -19,6 +19,7 @@
 #include "lowp/numerics/cpu.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/half.hpp"
+#include "support/test_support.hpp"
 
 namespace {
 
@@ -38,13 +39,7 @@ std::vector<double> fwht_double(std::vector<double> x) {
   return x;
 }
 
-std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (auto& v : x) v = d(g);
-  return x;
-}
+using lowp::test::normal_floats;
 
 std::vector<Isa> isas() {
   std::vector<Isa> v{Isa::scalar};
@@ -104,7 +99,7 @@ TEST(Fwht, ReferenceIsExactOnColumnsOfH) {
 TEST(Fwht, AccuracyEveryKernelEverySize) {
   for (int k = 0; k <= 20; ++k) {
     const std::size_t n = std::size_t{1} << k;
-    const auto x = random_floats(n, 100 + k);
+    const auto x = normal_floats(n, 100 + k);
     for (float scale : {1.0f, hd::orthonormal_scale(n)}) {
       auto ref = x;
       hd::reference::fwht(ref.data(), n, scale);
@@ -126,7 +121,7 @@ TEST(Fwht, Accuracy2To24) {
   // Long enough for the nested column transforms (more than 256 blocks).
   const std::size_t n = std::size_t{1} << 24;
   const float s = hd::orthonormal_scale(n);
-  const auto x = random_floats(n, 24);
+  const auto x = normal_floats(n, 24);
   auto y = x, ref = x;
   hd::fwht(y.data(), n, s);
   EXPECT_LE(rel_error(x, y, s), bound(n));
@@ -153,7 +148,7 @@ TEST(Fwht, InvolutionIsExactOnSmallIntegers) {
 TEST(Fwht, OrthonormalTwiceIsIdentityToRounding) {
   for (int k : {5, 12, 16}) {
     const std::size_t n = std::size_t{1} << k;
-    const auto x = random_floats(n, k);
+    const auto x = normal_floats(n, k);
     auto y = x;
     const float s = hd::orthonormal_scale(n);
     hd::fwht(y.data(), n, s);
@@ -176,7 +171,7 @@ TEST(Fwht, RowsWithGapLeaveGapUntouched) {
       std::vector<float> m(rows * stride, sentinel);
       std::vector<std::vector<float>> want;
       for (std::size_t r = 0; r < rows; ++r) {
-        const auto x = random_floats(n, static_cast<std::uint32_t>(r * 31 + n));
+        const auto x = normal_floats(n, static_cast<std::uint32_t>(r * 31 + n));
         std::copy(x.begin(), x.end(), m.begin() + r * stride);
         auto w = x;
         hd::reference::fwht(w.data(), n, 0.5f);
@@ -197,7 +192,7 @@ TEST(Fwht, ThreadCountIndependence) {
     std::size_t rows, n;
   };
   for (Case c : {Case{64, 4096}, Case{1000, 128}, Case{1, std::size_t{1} << 20}, Case{3, std::size_t{1} << 16}}) {
-    const auto x = random_floats(c.rows * c.n, 99);
+    const auto x = normal_floats(c.rows * c.n, 99);
     auto a = x, b = x;
     omp_set_num_threads(1);
     hd::fwht_rows(a.data(), c.rows, c.n, c.n, 0.25f);
@@ -247,7 +242,7 @@ TEST(Fwht, NanAndInfPropagateWithinTheirRow) {
   for (Isa isa : isas())
     for (std::size_t n : {1, 2, 16, 256, 8192}) {
       for (float bad : {std::numeric_limits<float>::quiet_NaN(), inf, -inf}) {
-        auto m = random_floats(3 * n, 5);
+        auto m = normal_floats(3 * n, 5);
         m[n + n / 3] = bad;  // row 1 only
         auto clean = m;
         hd::fwht_rows_isa(isa, m.data(), 3, n, n);
@@ -380,7 +375,7 @@ void check_storage(float magnitude, float scale) {
   auto dec = Bf16 ? lowp::bf16_to_f32 : lowp::f16_to_f32;
   for (std::size_t n : {1, 2, 8, 16, 64, 4096, 16384}) {
     const std::size_t rows = 3, stride = n + 5;
-    auto src = random_floats(rows * stride, static_cast<std::uint32_t>(n));
+    auto src = normal_floats(rows * stride, static_cast<std::uint32_t>(n));
     std::vector<std::uint16_t> h(rows * stride);
     for (std::size_t i = 0; i < h.size(); ++i) h[i] = enc(src[i] * magnitude);
     auto orig = h;

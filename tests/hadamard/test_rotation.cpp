@@ -37,11 +37,7 @@ constexpr double kC = 1.0;
 double tolerance(std::size_t n) { return kC * std::log2(static_cast<double>(n)) * 0x1p-24; }
 
 std::vector<float> random_matrix(std::size_t rows, std::size_t stride, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(rows * stride);
-  for (float& f : v) f = d(gen);
-  return v;
+  return lowp::test::normal_floats(rows * stride, seed);
 }
 
 std::vector<Rotation> all_kinds() {

@@ -35,13 +35,7 @@ const std::vector<int> kOrders{12, 20, 28, 36, 40, 44, 52, 60, 76, 108, 140, 156
 // (The largest seen over these tests is 0.36 * log2(n) * 2^-24.)
 constexpr double kC = 0.5;
 
-std::vector<float> random_vector(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& f : v) f = d(gen);
-  return v;
-}
+using lowp::test::normal_floats;
 
 int sylvester(std::size_t t, std::size_t u) { return std::popcount(t & u) % 2 ? -1 : 1; }
 
@@ -127,7 +121,7 @@ TEST(KroneckerTransform, OrderChoice) {
 TEST(KroneckerTransform, FastReferenceMatchesExplicitMatrix) {
   for (int m : {12, 28, 172})
     for (std::size_t k : {1u, 4u}) {
-      const auto x = random_vector(m * k, 7);
+      const auto x = normal_floats(m * k, 7);
       for (bool tr : {false, true}) {
         const auto a = explicit_reference(x, m, tr, 1.0), b = fast_reference(x, m, tr, 1.0);
         for (std::size_t i = 0; i < a.size(); ++i)
@@ -144,7 +138,7 @@ TEST(KroneckerTransform, EveryOrderAgainstExplicitMatrix) {
       SCOPED_TRACE("m = " + std::to_string(m) + ", n = " + std::to_string(n));
       // n = 20 * 2^k (k >= 1) goes through H_40, the largest order that fits.
       ASSERT_EQ(hd::kronecker_order(n), m == 20 && k > 1 ? 40u : std::size_t(m));
-      const auto x = random_vector(n, static_cast<std::uint32_t>(n));
+      const auto x = normal_floats(n, static_cast<std::uint32_t>(n));
       for (bool tr : {false, true}) {
         const float s = hd::orthonormal_scale(n);
         std::vector<float> y = x;
@@ -164,7 +158,7 @@ TEST(KroneckerTransform, EveryOrderAndLlamaSizesAgainstFastReference) {
     const int m = static_cast<int>(hd::kronecker_order(n));
     SCOPED_TRACE("n = " + std::to_string(n) + " = " + std::to_string(m) + " * " +
                  std::to_string(n / m));
-    const auto x = random_vector(n, static_cast<std::uint32_t>(n) + 1);
+    const auto x = normal_floats(n, static_cast<std::uint32_t>(n) + 1);
     for (Isa isa : isas()) {
       std::vector<float> y = x;
       hd::hadamard_transform_rows_isa(isa, y.data(), 1, n, n, hd::orthonormal_scale(n));
@@ -178,7 +172,7 @@ TEST(KroneckerTransform, EveryOrderAndLlamaSizesAgainstFastReference) {
 
 TEST(KroneckerTransform, TransposedWithSameScaleInverts) {
   for (std::size_t n : {12u, 11008u, 14336u, 4096u}) {
-    const auto x = random_vector(n, 3);
+    const auto x = normal_floats(n, 3);
     std::vector<float> y = x;
     const float s = hd::orthonormal_scale(n);
     hd::hadamard_transform(y.data(), n, s);
@@ -198,7 +192,7 @@ TEST(KroneckerTransform, KernelsAndThreadsBitwiseEqual) {
        {std::pair{12, 1}, {20, 8}, {28, 16}, {172, 64}, {156, 32}, {44, 512}, {36, 2048}}) {
     const std::size_t n = static_cast<std::size_t>(m) * k, stride = n + 5, rows = 9;
     SCOPED_TRACE("n = " + std::to_string(n));
-    const auto x = random_vector(rows * stride, 11);
+    const auto x = normal_floats(rows * stride, 11);
     std::vector<float> want = x;
     hd::hadamard_transform_rows_isa(Isa::scalar, want.data(), rows, n, stride, 0.125f);
     for (std::size_t r = 0; r < rows; ++r)
@@ -215,7 +209,7 @@ TEST(KroneckerTransform, KernelsAndThreadsBitwiseEqual) {
   }
   // One long vector (the dense pass split across threads).
   const std::size_t n = 172 * 1024;
-  const auto x = random_vector(n, 5);
+  const auto x = normal_floats(n, 5);
   std::vector<float> want = x;
   hd::hadamard_transform_rows_isa(Isa::scalar, want.data(), 1, n, n);
   for (int threads : {1, 2}) {
@@ -247,7 +241,7 @@ TEST(KroneckerTransform, BadInputErrors) {
 
 TEST(KroneckerTransform, NanAndInfStayInTheirRow) {
   const std::size_t n = 172 * 16, rows = 3;
-  const auto x = random_vector(rows * n, 9);
+  const auto x = normal_floats(rows * n, 9);
   std::vector<float> clean = x;
   hd::hadamard_transform_rows(clean.data(), rows, n, n);
   for (float bad :
@@ -271,7 +265,7 @@ TEST(BlockDiagonal, MatchesPerBlockReferenceAndBlocksAreIndependent) {
   const std::size_t n = 11008, rows = 3, stride = n + 3;
   for (std::size_t b : {1u, 16u, 32u, 64u, 128u, 256u}) {
     SCOPED_TRACE("b = " + std::to_string(b));
-    auto x = random_vector(rows * stride, 13);
+    auto x = normal_floats(rows * stride, 13);
     std::vector<float> y = x;
     const float s = hd::orthonormal_scale(b);
     hd::block_hadamard_rows(y.data(), rows, n, stride, b, s);

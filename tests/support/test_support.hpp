@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,14 @@ struct SplitMix {
     return z ^ (z >> 31);
   }
 };
+
+// n independent N(0, 1) float32 values from mt19937 seeded with `seed`.
+inline std::vector<float> normal_floats(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& f : v) f = d(gen);
+  return v;
+}
 
 }  // namespace lowp::test
