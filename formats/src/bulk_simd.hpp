@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <type_traits>
 
 #include "bulk_kernels.hpp"
 
@@ -339,16 +340,22 @@ struct Kernels {
     else encode_sb<R, false>(p, in, n, out, rep);
   }
 
-  static void encode(const EncodeParams& p, const float* in, std::size_t n, std::uint8_t* out, CastReport& rep) {
-    switch (p.round) {
-      case Round::nearest_even: return encode_mode<Round::nearest_even>(p, in, n, out, rep);
-      case Round::nearest_away: return encode_mode<Round::nearest_away>(p, in, n, out, rep);
-      case Round::toward_zero: return encode_mode<Round::toward_zero>(p, in, n, out, rep);
-      case Round::toward_pos: return encode_mode<Round::toward_pos>(p, in, n, out, rep);
-      case Round::toward_neg: return encode_mode<Round::toward_neg>(p, in, n, out, rep);
-      case Round::stochastic: return encode_mode<Round::stochastic>(p, in, n, out, rep);
-      case Round::odd: return encode_mode<Round::odd>(p, in, n, out, rep);
+  // Calls f(std::integral_constant<Round, r>{}): the rounding mode becomes a template argument.
+  template <class F>
+  static void with_round(Round r, F&& f) {
+    switch (r) {
+      case Round::nearest_even: return f(std::integral_constant<Round, Round::nearest_even>{});
+      case Round::nearest_away: return f(std::integral_constant<Round, Round::nearest_away>{});
+      case Round::toward_zero: return f(std::integral_constant<Round, Round::toward_zero>{});
+      case Round::toward_pos: return f(std::integral_constant<Round, Round::toward_pos>{});
+      case Round::toward_neg: return f(std::integral_constant<Round, Round::toward_neg>{});
+      case Round::stochastic: return f(std::integral_constant<Round, Round::stochastic>{});
+      case Round::odd: return f(std::integral_constant<Round, Round::odd>{});
     }
+  }
+
+  static void encode(const EncodeParams& p, const float* in, std::size_t n, std::uint8_t* out, CastReport& rep) {
+    with_round(p.round, [&](auto r) { encode_mode<decltype(r)::value>(p, in, n, out, rep); });
   }
 
   static void decode(const DecodeParams& p, const std::uint8_t* in, std::size_t n, float* out) {
@@ -362,15 +369,7 @@ struct Kernels {
   }
 
   static void fake_quant(const EncodeParams& e, const DecodeParams& d, float* x, std::size_t n, CastReport& rep) {
-    switch (e.round) {
-      case Round::nearest_even: return fake_quant_mode<Round::nearest_even>(e, d, x, n, rep);
-      case Round::nearest_away: return fake_quant_mode<Round::nearest_away>(e, d, x, n, rep);
-      case Round::toward_zero: return fake_quant_mode<Round::toward_zero>(e, d, x, n, rep);
-      case Round::toward_pos: return fake_quant_mode<Round::toward_pos>(e, d, x, n, rep);
-      case Round::toward_neg: return fake_quant_mode<Round::toward_neg>(e, d, x, n, rep);
-      case Round::stochastic: return fake_quant_mode<Round::stochastic>(e, d, x, n, rep);
-      case Round::odd: return fake_quant_mode<Round::odd>(e, d, x, n, rep);
-    }
+    with_round(e.round, [&](auto r) { fake_quant_mode<decltype(r)::value>(e, d, x, n, rep); });
   }
 };
 
