@@ -6,8 +6,14 @@ set(LOWP_FLAGS_AVX512 -mavx512f -mavx512bw -mavx512dq -mavx512cd -mavx512vl -mav
 
 # lowp_isa_sources(<ISA> file...): compile the files with ISA's flags (AVX2 or AVX512).
 function(lowp_isa_sources isa)
-  if(LOWP_NATIVE)
+  if(LOWP_NATIVE AND isa MATCHES "^AVX")  # -march=native already covers these
     return()
   endif()
   set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "${LOWP_FLAGS_${isa}}")
 endfunction()
+
+# Files that use instructions xsimd 8.1 lacks (int8 dot products, AMX tiles): named
+# *_vnni.cpp and *_amx.cpp, called only after a runtime check of the CPU (and, for AMX,
+# of the kernel's permission).
+set(LOWP_FLAGS_VNNI ${LOWP_FLAGS_AVX512} -mavx512vnni)
+set(LOWP_FLAGS_AMX ${LOWP_FLAGS_AVX512} -mavx512vnni -mamx-tile -mamx-int8)

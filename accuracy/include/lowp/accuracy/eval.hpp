@@ -1,0 +1,51 @@
+// Teacher-forced evaluation of a Llama model under a recipe: batched prefill over windows of
+// `ctx` tokens, causal mask, scoring as llama.cpp's perplexity tool does (the second half of
+// each window) or every position.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+#include "lowp/accuracy/model.hpp"
+#include "lowp/accuracy/recipe.hpp"
+
+namespace lowp::accuracy {
+
+struct EvalOptions {
+  int ctx = 0;              // window length; 0: min(model seq_len, token count)
+  bool score_all = false;   // score every position (default: second half of each window)
+  bool keep_logits = false; // keep the logits of every position (for --logits-out)
+  int threads = 0;          // 0: all
+  // Called after each window with (tokens done, tokens total).
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+// Error that a quantization point introduced: signal = sum x^2 of the tensor before
+// quantization, noise = sum (q(x) - x)^2, over every call at that point.
+struct TensorError {
+  std::string point;  // e.g. "wq", "x.wq", "q", "k", "p", "v", "kv"
+  int layer = -1;     // -1: not per layer (classifier)
+  double signal = 0, noise = 0;
+  std::size_t count = 0, nonfinite = 0;
+  double sqnr_db() const;
+};
+
+struct EvalRun {
+  std::size_t vocab = 0;
+  std::vector<int> targets;       // the token each scored position predicts
+  std::vector<float> log_probs;   // scored x vocab, float32 log-softmax rows
+  std::vector<float> logits;      // positions x vocab (keep_logits only); row t after token t
+  double nll_sum = 0;             // over scored positions
+  std::size_t nonfinite = 0;      // scored rows with a NaN/Inf logit
+  std::vector<TensorError> tensor_errors;
+  std::size_t scored() const { return targets.size(); }
+};
+
+// Throws lowp::Error for token ids outside [0, vocab), an empty token list, or ctx beyond the
+// model's seq_len. NaN produced by a recipe is not an error: it shows in `nonfinite`.
+EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Recipe& recipe,
+                 const EvalOptions& opt = {});
+
+}  // namespace lowp::accuracy

@@ -1,0 +1,55 @@
+// A Llama-2/3 model in memory: hyperparameters and float32 weights, whatever file it came from.
+//
+// Layouts follow llama2.c: every linear weight is out_features x in_features, row-major, so a
+// linear layer is y = x W^T. Q and K use the interleaved-pair RoPE convention (pairs
+// (2i, 2i+1) of each head rotate together); loaders of Hugging Face checkpoints undo HF's
+// rotate-half permutation so all loaders give the same model.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowp::accuracy {
+
+struct LlamaConfig {
+  int dim = 0;          // residual width
+  int hidden_dim = 0;   // SwiGLU width
+  int n_layers = 0;
+  int n_heads = 0;
+  int n_kv_heads = 0;   // grouped-query attention: n_heads % n_kv_heads == 0
+  int vocab_size = 0;
+  int seq_len = 0;      // the longest context the model supports
+  float norm_eps = 1e-5f;
+  float rope_theta = 10000.0f;
+  int head_dim() const { return n_heads ? dim / n_heads : 0; }
+  int kv_dim() const { return head_dim() * n_kv_heads; }
+};
+
+struct LayerWeights {
+  std::vector<float> attn_norm;  // dim
+  std::vector<float> wq;         // dim x dim            (n_heads * head_dim rows)
+  std::vector<float> wk;         // kv_dim x dim
+  std::vector<float> wv;         // kv_dim x dim
+  std::vector<float> wo;         // dim x dim
+  std::vector<float> ffn_norm;   // dim
+  std::vector<float> w_gate;     // hidden x dim  (llama2.c w1)
+  std::vector<float> w_down;     // dim x hidden  (llama2.c w2)
+  std::vector<float> w_up;       // hidden x dim  (llama2.c w3)
+};
+
+struct LlamaModel {
+  LlamaConfig config;
+  std::vector<float> token_embedding;  // vocab x dim
+  std::vector<LayerWeights> layers;
+  std::vector<float> final_norm;       // dim
+  std::vector<float> classifier;       // vocab x dim; empty when tied to token_embedding
+  std::string source;                  // "llama2c", "gguf" or "safetensors"
+  const std::vector<float>& output_weight() const { return classifier.empty() ? token_embedding : classifier; }
+};
+
+// Throws lowp::Error with one line naming the file and the problem when the config is
+// inconsistent (non-positive sizes, heads not dividing dim, ...) or a tensor has the wrong size.
+void validate(const LlamaModel& m);
+
+}  // namespace lowp::accuracy

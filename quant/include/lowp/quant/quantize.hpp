@@ -1,0 +1,90 @@
+// Quantizing a 2-D float32 tensor with scales: the granularity, the scale rule, the codes.
+//
+// Tensors are row-major `rows` x `cols`, contiguous. The reduction dimension of a GEMM is the
+// last one (cols): X is M x K and W is N x K for Y = X W^T, so a `row` scale is per token
+// for X and per output channel for W, and 1-D blocks run along K.
+//
+// A scale here is always the *dequantization* multiplier: x ~= decode(code) * scale.
+// Each group g of elements gets scale[g]; NVFP4 multiplies in a second, per-tensor float32
+// level: x ~= decode(code) * scale[g] * tensor_scale.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+#include "lowp/formats/codec.hpp"
+#include "lowp/formats/format.hpp"
+
+namespace lowp::quant {
+
+enum class Granularity : std::uint8_t {
+  tensor,  // one scale
+  row,     // one per row (per token for activations, per output channel for W[N x K])
+  column,  // one per column
+  block,   // 1 x `block` along each row (the reduction dimension): MX, NVFP4, DeepSeek 1x128
+  tile,    // `block` x `block` 2-D tiles (DeepSeek-V3's 128 x 128 weights)
+};
+
+enum class ScaleRule : std::uint8_t {
+  none,       // scale 1: the format's own range (bf16, fp16, unscaled casts)
+  amax,       // current scaling: quant multiplier s = fmt_max / amax in float32, scale = 1 / s
+  amax_pow2,  // the same with s rounded down to a power of two
+  absmax_int, // integers: s = int_max / amax (127 / absmax for int8), as SwitchBack/LLM.int8()
+  mx,         // OCP MX: E8M0 scale 2^(floor(log2 amax) - emax_elem); elements saturate
+  mx_rceil,   // MX, RCEIL variant: E8M0 = amax / fmt_max rounded up to a power of two
+  nvfp4,      // two levels: float32 tensor scale amax / (448 * 6), UE4M3 scale per 16-block
+  mse,        // weights: per group, the clip ratio that minimises the squared error
+};
+
+struct QuantSpec {
+  Format format;                         // element format
+  Granularity granularity = Granularity::tensor;
+  std::size_t block = 0;                 // block / tile edge (block, tile)
+  ScaleRule rule = ScaleRule::amax;
+  CastOptions cast{};                    // rounding (stochastic included), saturate, flush
+  std::uint64_t seed = 0;                // stochastic rounding
+  bool pad = false;                      // allow shapes the block does not divide (zero padding)
+};
+
+// Text spelling of a spec, used by recipes and the CLI:
+//   <format>[:<granularity>][:<rule>][:<round>][:sat]
+//   granularity: tensor | row | col | b<N> (1-D block) | t<N> (tile); rule: none, amax, pow2,
+//   int, mx, rceil, nvfp4, mse; round: nearest, away, zero, up, down, stochastic, odd.
+// Presets: "mxfp8" = e4m3:b32:mx, "mxfp6" = e2m3:b32:mx, "mxfp4" = e2m1:b32:mx,
+// "nvfp4" = e2m1:b16:nvfp4, and every format name alone (per-tensor amax, or none for
+// formats with a float32-like range such as bf16/fp16).
+// Throws lowp::Error naming the text on anything unknown.
+QuantSpec parse_quant_spec(std::string_view text);
+std::string describe(const QuantSpec& spec);
+
+// Throws lowp::Error (one line, naming the shape and block) when the shape does not fit the
+// granularity and padding was not asked for, or when rows * cols == 0 is not allowed.
+void check_shape(const QuantSpec& spec, std::size_t rows, std::size_t cols);
+
+struct QuantizedTensor {
+  QuantSpec spec;
+  std::size_t rows = 0, cols = 0;
+  std::vector<std::uint8_t> codes;     // packed as in lowp/formats/bulk.hpp, row-major
+  std::vector<float> scales;           // dequantization multiplier per group, row-major groups
+  std::vector<std::uint8_t> scale_codes;  // the E8M0 / UE4M3 codes of `scales`, when stored so
+  float tensor_scale = 1.0f;           // second level (NVFP4); 1 otherwise
+  std::size_t nan_inputs = 0, inf_inputs = 0;
+
+  // Storage bits per element, scales included (E8M0 per 32: 8 + 8/32 = 8.25 for MXFP8).
+  double bits_per_element() const;
+};
+
+QuantizedTensor quantize(const QuantSpec& spec, const float* x, std::size_t rows, std::size_t cols);
+void dequantize(const QuantizedTensor& q, float* out);
+// x <- dequantize(quantize(x)), in place, without materialising the codes when possible.
+// Returns the NaN/Inf input counts.
+struct FakeQuantReport {
+  std::size_t nan_inputs = 0, inf_inputs = 0;
+};
+FakeQuantReport fake_quant(const QuantSpec& spec, float* x, std::size_t rows, std::size_t cols);
+// Bits per element of `spec` on a rows x cols tensor, scales included.
+double bits_per_element(const QuantSpec& spec, std::size_t rows, std::size_t cols);
+
+}  // namespace lowp::quant
