@@ -1,0 +1,15 @@
+# bench_quant: int8 / fp32 GEMMs, linear-layer steps and MX / NVFP4 quantization, one binary.
+# oneDNN (Debian's libdnnl-dev) is the field's int8 reference: linked here only, when found.
+file(GLOB bench_quant_src CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/quant/*.cpp)
+if(NOT bench_quant_src)
+  return()  # no benchmark sources yet
+endif()
+lowp_bench(bench_quant SOURCES ${bench_quant_src} LIBS lowp_quant)
+target_link_libraries(bench_quant PRIVATE OpenMP::OpenMP_CXX Eigen3::Eigen)
+find_package(dnnl CONFIG QUIET)
+if(dnnl_FOUND)
+  target_link_libraries(bench_quant PRIVATE DNNL::dnnl)
+  target_compile_definitions(bench_quant PRIVATE LOWP_HAVE_ONEDNN=1)
+else()
+  message(STATUS "oneDNN not found: bench_quant runs without BM_gemm_onednn_s8s8")
+endif()
