@@ -87,11 +87,11 @@ std::string describe(const Format& f, const CastOptions& o, const Mismatch& m) {
 }
 
 // Each case costs ~38 CPU-seconds (2^32 scalar casts; ~19 s on two cores), so CI runs the
-// cases marked `ci` (17 cases, about five and a half minutes on two cores): every 8-bit
-// floating preset under nearest-even (what the issue asks for) and stochastic E4M3FN/E5M2.
-// LOWP_EXHAUSTIVE_ALL=1 runs the rest too (29 cases, about nine minutes): E4M3FN and E5M2
-// under every other mode and saturating. Those modes are covered at every tie and boundary
-// by the unit tests.
+// cases marked `ci` (8 cases, about two and a half minutes on two cores): nearest-even on one
+// 8-bit preset of each kind of special-value and range rule (IEEE-like, fn, fnuz, P3109,
+// unsigned fn, no-zero E8M0) and stochastic E4M3FN. LOWP_EXHAUSTIVE_ALL=1 runs all 29 cases
+// (about nine minutes): the other presets, and E4M3FN/E5M2 under every mode and saturating.
+// Every mode is also covered at every tie and boundary by the unit tests.
 struct Case {
   const char* format;
   Round round;
@@ -102,11 +102,13 @@ struct Case {
 std::vector<Case> cases() {
   std::vector<Case> v;
   for (const char* f : {"float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e8m0fnu", "float8_ue4m3",
-                        "float8_e3m4", "binary8p1", "binary8p4", "float8_e5m2fnuz", "float8_e4m3", "binary8p2",
-                        "binary8p3", "binary8p5", "binary8p6", "binary8p7"})
+                        "binary8p1", "binary8p4"})
     v.push_back({f, Round::nearest_even, false, true});
+  for (const char* f : {"float8_e3m4", "float8_e5m2fnuz", "float8_e4m3", "binary8p2", "binary8p3", "binary8p5",
+                        "binary8p6", "binary8p7"})
+    v.push_back({f, Round::nearest_even, false, false});
   for (const char* f : {"float8_e4m3fn", "float8_e5m2"}) {
-    v.push_back({f, Round::stochastic, false, true});
+    v.push_back({f, Round::stochastic, false, f == std::string("float8_e4m3fn")});
     v.push_back({f, Round::toward_neg, false, false});
     v.push_back({f, Round::odd, false, false});
     for (Round r : {Round::nearest_away, Round::toward_zero, Round::toward_pos}) v.push_back({f, r, false, false});
