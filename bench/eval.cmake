@@ -4,3 +4,4 @@ if(NOT bench_eval_src)
   return()  # no benchmark sources yet
 endif()
 lowp_bench(bench_eval SOURCES ${bench_eval_src} LIBS lowp_accuracy)
+target_link_libraries(bench_eval PRIVATE benchmark::benchmark_main)

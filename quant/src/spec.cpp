@@ -44,10 +44,11 @@ constexpr NamedRule kRules[] = {
     {"nvfp4", ScaleRule::nvfp4}, {"mse", ScaleRule::mse},
 };
 
-// Formats whose range is as wide as float32's need no scale by default.
+// 16-bit and wider floats (bf16, fp16, tf32) are used as plain casts, the way frameworks use
+// them; narrower formats need a scale to be usable at all.
 ScaleRule default_rule(const Format& f) {
   if (f.kind == Kind::integer) return ScaleRule::absmax_int;
-  return f.exp_bits >= 8 ? ScaleRule::none : ScaleRule::amax;
+  return f.bits() >= 16 ? ScaleRule::none : ScaleRule::amax;
 }
 
 QuantSpec preset(std::string_view name, bool& found) {

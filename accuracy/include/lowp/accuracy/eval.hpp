@@ -23,9 +23,11 @@ struct EvalOptions {
 };
 
 // Error that a quantization point introduced: signal = sum x^2 of the tensor before
-// quantization, noise = sum (q(x) - x)^2, over every call at that point.
+// quantization, noise = sum (q(x) - x)^2, over every call at that point (finite pairs only;
+// `nonfinite` counts NaN/Inf outputs). Points: the weights "wq" "wk" "wv" "wo" "gate" "up"
+// "down" "classifier"; the linear inputs "x.<weight>"; "q", "k", "v", "p"; "kv.k", "kv.v".
 struct TensorError {
-  std::string point;  // e.g. "wq", "x.wq", "q", "k", "p", "v", "kv"
+  std::string point;
   int layer = -1;     // -1: not per layer (classifier)
   double signal = 0, noise = 0;
   std::size_t count = 0, nonfinite = 0;

@@ -3,7 +3,10 @@
 // Files are memory-mapped; every length, offset and shape is checked against the file size
 // before it is used. Errors are lowp::Error with one line naming the file and what was wrong.
 #pragma once
+#include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include "lowp/accuracy/model.hpp"
 
 namespace lowp::accuracy {
@@ -14,5 +17,12 @@ LlamaModel load_gguf(const std::string& path);
 LlamaModel load_safetensors(const std::string& path);
 // Picks the loader from the file's magic bytes (GGUF, safetensors header) or a directory.
 LlamaModel load_model(const std::string& path);
+
+// The same from bytes in memory (what the file loaders call on the mapping); `name` stands for
+// the file in error messages.
+LlamaModel load_llama2c_bytes(std::span<const std::uint8_t> bytes, const std::string& name);
+LlamaModel load_gguf_bytes(std::span<const std::uint8_t> bytes, const std::string& name);
+LlamaModel load_safetensors_bytes(std::span<const std::uint8_t> bytes, std::string_view config_json,
+                                  const std::string& name);
 
 }  // namespace lowp::accuracy

@@ -1,5 +1,11 @@
 // Comparing a quantized run with the float32 reference on the same tokens, with the
-// definitions of llama.cpp's `perplexity --kl-divergence`.
+// definitions of llama.cpp's `perplexity --kl-divergence` (docs/sweep.md):
+//   NLL_i = -log p(target_i); PPL = exp(mean NLL), SE(PPL) = PPL * SE(mean NLL);
+//   ln(PPL_Q / PPL_ref) = mean(NLL_Q,i - NLL_ref,i), SE from the per-token differences;
+//   KLD_i = sum_v p_ref(v) (log p_ref(v) - log p_Q(v)); dp_i = p_Q(target_i) - p_ref(target_i);
+//   SE(mean of x) = sqrt(population variance / (n - 1)); percentiles interpolate linearly
+//   between sorted values at position q (n - 1).
+// Sums run in double, serially, so results do not depend on the thread count.
 #pragma once
 #include <cstddef>
 #include "lowp/accuracy/eval.hpp"
@@ -7,9 +13,9 @@
 namespace lowp::accuracy {
 
 struct Comparison {
-  std::size_t tokens = 0;
+  std::size_t tokens = 0;              // scored positions, the nonfinite ones included
   double ppl = 0, ppl_se = 0;          // of the quantized run
-  double ref_ppl = 0;
+  double ref_ppl = 0, ref_ppl_se = 0;  // of the reference, on the same (finite) positions
   double ln_ppl_ratio = 0, ln_ppl_ratio_se = 0;  // mean ln(PPL_Q / PPL_ref)
   double kld_mean = 0, kld_se = 0, kld_median = 0, kld_p99 = 0, kld_max = 0;
   double dp_mean = 0, dp_rms = 0;      // change in p(actual next token)
@@ -17,7 +23,10 @@ struct Comparison {
   std::size_t nonfinite = 0;           // positions with NaN/Inf (excluded and counted)
 };
 
-// Throws lowp::Error when the runs do not cover the same tokens.
+// Every statistic is over the positions where both log-probability rows are finite; with none
+// left they are NaN, and a standard error needs two positions (NaN otherwise).
+// Throws lowp::Error when the runs do not cover the same tokens (vocab, targets, row sizes)
+// or a target lies outside the vocabulary.
 Comparison compare(const EvalRun& ref, const EvalRun& quant);
 
 }  // namespace lowp::accuracy

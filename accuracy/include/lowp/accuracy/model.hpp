@@ -45,11 +45,14 @@ struct LlamaModel {
   std::vector<float> final_norm;       // dim
   std::vector<float> classifier;       // vocab x dim; empty when tied to token_embedding
   std::string source;                  // "llama2c", "gguf" or "safetensors"
+  std::string path;                    // the file it was read from (named in errors)
   const std::vector<float>& output_weight() const { return classifier.empty() ? token_embedding : classifier; }
 };
 
 // Throws lowp::Error with one line naming the file and the problem when the config is
 // inconsistent (non-positive sizes, heads not dividing dim, ...) or a tensor has the wrong size.
 void validate(const LlamaModel& m);
+// The config part alone (loaders check it before sizing tensors); `file` names the source.
+void validate(const LlamaConfig& c, const std::string& file);
 
 }  // namespace lowp::accuracy

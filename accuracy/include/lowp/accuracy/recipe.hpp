@@ -2,6 +2,8 @@
 // written in a small documented text format (docs/recipes.md); the built-in ones are listed
 // by `lowp recipes`.
 #pragma once
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -11,15 +13,45 @@
 
 namespace lowp::accuracy {
 
+// The linear layers of a Llama model, in the order of the `weights.<kind>` / `act.<kind>` keys.
+enum class LinearKind { wq, wk, wv, wo, gate, up, down, classifier };
+inline constexpr std::size_t linear_kind_count = 8;
+std::string_view linear_kind_name(LinearKind kind);  // "wq", ..., "gate", "up", "down", "classifier"
+
+enum class AttnRotation { none, hadamard };
+
 struct Recipe {
   std::string name;
   std::string note;  // one line
-  // (The quantization points, linear preset and rotations: see recipe.hpp's full definition
-  // in the evaluator issue; fields are added here.)
+  // A quant::linear_presets() name run as the gradient-free forward of every linear inside the
+  // layers (not the classifier); empty: float32 linears. weights.<kind> / act.<kind> override
+  // its specs for emulated presets (the SwitchBack int8 engine takes no overrides).
+  std::string linear;
+  std::array<std::optional<quant::QuantSpec>, linear_kind_count> weights;  // W of each linear
+  std::array<std::optional<quant::QuantSpec>, linear_kind_count> act;      // X entering it
+  std::optional<quant::QuantSpec> q, k, p, v;  // attention: Q, K before QK^T; P and V before PV
+  std::optional<quant::QuantSpec> kv;          // K and V as written to the KV cache
+  bool kv_per_head = false;  // kv.group = head: one scale per head and token (block = head_dim)
+  // HadaCore / FlashAttention-3: after RoPE, Q and K (and V with rotate_v, undone on the
+  // attention output) times an orthonormal Hadamard over head_dim.
+  AttnRotation attn_rotate = AttnRotation::none;
+  bool rotate_v = false;
+  // QuaRot: RMSNorm gains folded into the next linears, a randomized-Hadamard rotation of the
+  // residual stream folded into the weights, and an online Hadamard before down_proj.
+  bool quarot = false;
+  std::uint64_t seed = 0;  // of the randomized rotations
+  // Every spec of the recipe, the linear preset's included, zero-pads a block or tile that a
+  // dimension does not fill (e.g. MX blocks of 32 on stories260K's hidden size 172).
+  bool pad = false;
+
+  // True when nothing is quantized or rotated (the fp32 reference).
+  bool is_identity() const;
 };
 
 // Parses the text format; throws lowp::Error naming the line on anything malformed.
 Recipe parse_recipe(std::string_view text);
+// The text form of a recipe (parse_recipe(to_text(r)) gives r back).
+std::string to_text(const Recipe& r);
 std::span<const Recipe> builtin_recipes();
 // A built-in name, or a path to a recipe file. Throws lowp::Error listing the names.
 Recipe find_recipe(std::string_view name_or_path);

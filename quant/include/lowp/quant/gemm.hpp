@@ -4,6 +4,7 @@
 // dequantized operands; what differs between hardware is the accumulation, emulated here.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include "lowp/numerics/rounding.hpp"
 
 namespace lowp::quant {
@@ -13,14 +14,20 @@ void gemm_f32(const float* A, const float* B, float* C, std::size_t M, std::size
               bool accumulate = false, int threads = 0);
 
 // A limited-precision floating accumulator: the products a*b are exact; each addition into
-// the accumulator is rounded to `man_bits` mantissa bits (and `exp_bits` of exponent range).
-// promote_every = k > 0: every k products the partial sum is added into a float32 total and
-// restarted (DeepSeek-V3's work-around for the ~14-bit accumulation of FP8 tensor cores).
+// the accumulator (the first one, 0 + a*b, included) is rounded to `man_bits` mantissa bits
+// and `exp_bits` of exponent range (IEEE-style: bias 2^(exp_bits-1) - 1, subnormals,
+// overflow to infinity or to the largest finite value as the rounding mode dictates).
+// promote_every = k > 0: every k products the partial sum is added into a float32 total
+// (round to nearest even) and restarted (DeepSeek-V3's work-around for the ~14-bit
+// accumulation of FP8 tensor cores). man_bits in [1, 23], exp_bits in [2, 8] (else lowp::Error).
+// Round::stochastic draws random_bits(rng_key(seed), (i * N + j) * K + k) for the addition
+// of product k into C[i][j].
 struct Accumulation {
   int man_bits = 23;
   int exp_bits = 8;
   Round round = Round::toward_zero;
   std::size_t promote_every = 0;
+  std::uint64_t seed = 0;
 };
 void gemm_emulated(const float* A, const float* B, float* C, std::size_t M, std::size_t N,
                    std::size_t K, const Accumulation& acc);

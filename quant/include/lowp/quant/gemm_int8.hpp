@@ -1,8 +1,9 @@
 // A real int8 GEMM: C (M x N, int32) = A (M x K, int8) * B (N x K, int8)^T, row-major.
 //
 // Kernels: AVX512-VNNI (vpdpbusd, with the +128 offset on A and a column-sum correction),
-// AMX-INT8 tiles (after asking the kernel for permission with arch_prctl), and a portable
-// fallback. Every kernel gives the same int32 results bit for bit (integer arithmetic).
+// AMX-INT8 tiles (after asking the kernel for permission with arch_prctl), AVX2 (vpmaddwd on
+// bytes widened to int16) and a portable C++ fallback. Every kernel gives the same int32
+// results bit for bit: the exact sums, modulo 2^32 (which only matters for K > 131071).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -11,8 +12,9 @@
 
 namespace lowp::quant {
 
-enum class Int8Kernel { portable, vnni, amx };
-Int8Kernel best_int8_kernel() noexcept;           // honours LOWP_ISA=scalar (portable)
+enum class Int8Kernel { portable, avx2, vnni, amx };
+// The fastest kernel here, capped by LOWP_ISA: scalar -> portable, avx2 -> avx2 at most.
+Int8Kernel best_int8_kernel() noexcept;
 bool int8_kernel_available(Int8Kernel k) noexcept;
 std::string_view int8_kernel_name(Int8Kernel k) noexcept;
 

@@ -5,8 +5,21 @@
 // Each of the three GEMMs quantizes its two operands with its own spec (format, granularity,
 // scale rule, rounding) after an optional rotation of the reduction dimension, then runs a
 // float32 GEMM on the dequantized data (or, for SwitchBack, the real int8 GEMM).
+// Operand orientation: every operand is quantized as the GEMM reads it, with its reduction
+// dimension as columns: dgrad's b is W^T (K x N, reduction N), wgrad's a and b are dY^T (N x M)
+// and X^T (K x M), reduction M (tokens). So `row` granularity always means one scale per
+// output row/column of that GEMM, and 1-D blocks always run along its reduction dimension.
+//
+// The switchback_int8 engine runs fwd and dgrad through gemm_s8s8_s32: both operands must be
+// int8_sym with the `int` (absmax) rule and tensor or row granularity. With sa (per row of a,
+// or one value) and sb (per row of b) the dequantization multipliers absmax / 127:
+//   q = (int8) nearbyint(x * (127 / absmax))          (ties to even; |q| <= 127)
+//   C[i][j] = (float)acc[i][j] * (sa[i] * sb[j])  (+ bias[j] in the forward, added last)
+// An all-zero group has scale 0 (codes 0); a group holding a NaN or Inf gives NaN outputs.
+// Its wgrad runs on the emulated path (bf16 operands, float32 accumulation).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -14,6 +27,7 @@
 #include <string_view>
 #include <vector>
 #include "lowp/hadamard/rotation.hpp"
+#include "lowp/quant/delayed_scaling.hpp"
 #include "lowp/quant/quantize.hpp"
 
 namespace lowp::quant {
@@ -25,7 +39,7 @@ struct GemmRecipe {
   std::optional<QuantSpec> a, b;
   hadamard::RotationKind rotation = hadamard::RotationKind::none;
   std::size_t rotation_block = 0;  // block_diagonal
-  bool delayed = false;            // per-tensor scales from an amax history (TransformerEngine)
+  bool delayed = false;  // per-tensor scales from an amax history (LinearRecipe::delayed_scaling)
 };
 
 enum class LinearEngine { emulated, switchback_int8 };
@@ -37,8 +51,17 @@ struct LinearRecipe {
   GemmRecipe fwd;    // Y  = X  W^T : a = X,  b = W
   GemmRecipe dgrad;  // dX = dY W   : a = dY, b = W^T
   GemmRecipe wgrad;  // dW = dY^T X : a = dY^T, b = X^T
+  // The wgrad reads X as the forward quantized it (dequantized; inverse-rotated if fwd
+  // rotates) instead of a float32 copy: memory-efficient SwitchBack keeps only the int8 X.
+  bool wgrad_uses_quantized_x = false;
+  DelayedScalingConfig delayed_scaling{};  // for the GEMMs marked `delayed`
 };
 
+// One line: "fwd X=<spec> W=<spec> [rot]; dgrad dY=... W^T=...; wgrad dY^T=... X^T=..."
+// (operands without a spec print as f32).
+std::string describe(const LinearRecipe& recipe);
+
+// The built-in presets, in a fixed order (docs/quantization.md, "Quantized linear layers").
 std::span<const LinearRecipe> linear_presets();
 // Looks a preset up by name; throws lowp::Error listing the names when unknown.
 const LinearRecipe& linear_preset(std::string_view name);
@@ -47,23 +70,34 @@ const LinearRecipe& linear_preset(std::string_view name);
 // forward (the quantized or float X, per the recipe), plus delayed-scaling state.
 class QuantLinear {
  public:
+  // Throws lowp::Error on zero features or a recipe the engine cannot run (e.g. a
+  // switchback_int8 recipe whose fwd/dgrad specs are not int8 row/tensor absmax). W, b start
+  // at zero; gradients start at zero.
   QuantLinear(LinearRecipe recipe, std::size_t in_features, std::size_t out_features, bool bias);
   ~QuantLinear();
   QuantLinear(QuantLinear&&) noexcept;
   QuantLinear& operator=(QuantLinear&&) noexcept;
 
+  // The non-const weight() and bias() also drop the cached quantized weight (the caller may
+  // write through the reference); edits made later through a kept reference need
+  // invalidate_weight_cache().
   std::vector<float>& weight();   // N x K
   std::vector<float>& bias();     // N (empty without bias)
   std::vector<float>& weight_grad();
   std::vector<float>& bias_grad();
 
-  // Y (M x N) from X (M x K). `seed` drives the stochastic rounding of this step.
+  // Y (M x N) from X (M x K). `seed` drives the stochastic rounding and the random-sign
+  // rotations of this step (mixed with each spec's own seed and the operand's position).
+  // The quantized W is cached and reused while the weight is unchanged, unless its
+  // quantization depends on the step (stochastic rounding, randomized rotation, delayed
+  // scaling). Throws lowp::Error on M = 0, null pointers, or a shape a spec or rotation
+  // cannot take (the message names the GEMM and operand).
   void forward(const float* X, std::size_t M, float* Y, std::uint64_t seed = 0);
   // dX (M x K) from dY (M x N) for the last forward; adds into weight_grad()/bias_grad().
-  // dX may be null when the input gradient is not needed.
+  // dX may be null when the input gradient is not needed. Throws lowp::Error if no forward
+  // came first or weight/bias sizes were changed.
   void backward(const float* dY, float* dX, std::uint64_t seed = 0);
-  // Forward only, for evaluation: quantizes W once and caches it until weight() changes
-  // (call invalidate_weight_cache() after editing weight()).
+  // Drops the cached quantized weight (after editing the weight through a kept reference).
   void invalidate_weight_cache();
 
   const LinearRecipe& recipe() const;

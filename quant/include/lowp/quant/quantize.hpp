@@ -7,6 +7,8 @@
 // A scale here is always the *dequantization* multiplier: x ~= decode(code) * scale.
 // Each group g of elements gets scale[g]; NVFP4 multiplies in a second, per-tensor float32
 // level: x ~= decode(code) * scale[g] * tensor_scale.
+// The rules' formulas, and what NaN / Inf / all-zero groups do: lowp/quant/scale_rules.hpp
+// and docs/quantization.md ("Scaling"). Delayed scaling: lowp/quant/delayed_scaling.hpp.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -54,7 +56,7 @@ struct QuantSpec {
 //   int, mx, rceil, nvfp4, mse; round: nearest, away, zero, up, down, stochastic, odd.
 // Presets: "mxfp8" = e4m3:b32:mx, "mxfp6" = e2m3:b32:mx, "mxfp4" = e2m1:b32:mx,
 // "nvfp4" = e2m1:b16:nvfp4, and every format name alone (per-tensor amax, or none for
-// formats with a float32-like range such as bf16/fp16).
+// 16-bit and wider floats: bf16, fp16, tf32 are plain casts).
 // Throws lowp::Error naming the text on anything unknown.
 QuantSpec parse_quant_spec(std::string_view text);
 std::string describe(const QuantSpec& spec);
@@ -70,6 +72,12 @@ struct QuantizedTensor {
   std::vector<float> scales;           // dequantization multiplier per group, row-major groups
   std::vector<std::uint8_t> scale_codes;  // the E8M0 / UE4M3 codes of `scales`, when stored so
   float tensor_scale = 1.0f;           // second level (NVFP4); 1 otherwise
+  // Rules amax, amax_pow2, absmax_int, mse (torchao's arithmetic): the quantization
+  // multiplier s per group, codes = cast(x * s); dequantize computes code / s, and
+  // scales[g] = 1 / s rounded to float32 is for callers that multiply. Empty for the other
+  // rules (and in tensors built without it), whose value is code * scales[g]
+  // (NVFP4: code * (tensor_scale * scales[g]), the product in float32).
+  std::vector<float> multipliers;
   std::size_t nan_inputs = 0, inf_inputs = 0;
 
   // Storage bits per element, scales included (E8M0 per 32: 8 + 8/32 = 8.25 for MXFP8).

@@ -1,0 +1,117 @@
+// `lowp eval`: teacher-forced evaluation of a Llama checkpoint under one recipe.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "cli_command.hpp"
+#include "lowp/accuracy/eval.hpp"
+#include "lowp/accuracy/loaders.hpp"
+#include "lowp/accuracy/tokenizer.hpp"
+#include "lowp/numerics/error.hpp"
+
+namespace lowp::cli {
+namespace {
+
+struct EvalArgs {
+  std::string model, text, tokens, recipe = "fp32", logits_out;
+  int ctx = 0, threads = 0;
+  bool score_all = false, layers = false;
+};
+
+std::vector<int> load_tokens(const EvalArgs& a, const accuracy::LlamaModel& model) {
+  const int vocab = model.config.vocab_size;
+  if (!a.tokens.empty()) return accuracy::read_token_file(a.tokens, vocab);
+  std::ifstream f(a.text, std::ios::binary);
+  if (!f) throw Failure{exit_bad_data, "cannot open " + quote_input(a.text)};
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (text.empty()) throw Failure{exit_bad_data, quote_input(a.text) + " is empty"};
+  return accuracy::tokenizer_for_model(a.model, vocab).encode(text, true, false);
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+void write_logits(const std::string& path, const std::vector<float>& logits) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw Failure{exit_bad_data, "cannot open " + quote_input(path) + " for writing"};
+  // float32 little-endian: the host order on every platform lowp builds for (x86-64).
+  f.write(reinterpret_cast<const char*>(logits.data()), static_cast<std::streamsize>(logits.size() * sizeof(float)));
+  f.flush();
+  if (!f) throw Failure{exit_bad_data, "cannot write " + quote_input(path)};
+}
+
+int run_eval(Io& io, const EvalArgs& a) {
+  if (a.text.empty() == a.tokens.empty()) throw Failure{exit_usage, "exactly one of --text and --tokens is required"};
+  if (a.threads < 0) throw Failure{exit_usage, "--threads must be >= 0, not " + std::to_string(a.threads)};
+  accuracy::Recipe recipe;
+  try {
+    recipe = accuracy::find_recipe(a.recipe);
+  } catch (const Error& e) {
+    throw Failure{exit_usage, e.what()};
+  }
+  const accuracy::LlamaModel model = accuracy::load_model(a.model);
+  if (a.ctx < 0 || a.ctx == 1 || a.ctx > model.config.seq_len)
+    throw Failure{exit_usage, "--ctx " + std::to_string(a.ctx) + " is outside [2, " +
+                                  std::to_string(model.config.seq_len) + "] (the model's seq_len)"};
+  const std::vector<int> tokens = load_tokens(a, model);
+
+  accuracy::EvalOptions opt;
+  opt.ctx = a.ctx;
+  opt.score_all = a.score_all;
+  opt.keep_logits = !a.logits_out.empty();
+  opt.threads = a.threads;
+  const accuracy::EvalRun run = accuracy::evaluate(model, tokens, recipe, opt);
+  if (!a.logits_out.empty()) write_logits(a.logits_out, run.logits);
+
+  const std::size_t finite = run.scored() - run.nonfinite;
+  const double nll = finite ? run.nll_sum / static_cast<double>(finite) : NAN;
+  io.out << "model     " << a.model << " (" << model.config.n_layers << " layers, dim " << model.config.dim
+         << ", vocab " << model.config.vocab_size << ")\n"
+         << "recipe    " << recipe.name << "\n"
+         << "tokens    " << tokens.size() << "\n"
+         << "scored    " << run.scored() << (a.score_all ? " (every position)\n" : " (second half of each window)\n")
+         << "mean NLL  " << fixed(nll, 6) << "\n"
+         << "PPL       " << fixed(std::exp(nll), 4) << "\n";
+  if (run.nonfinite) io.out << "nonfinite " << run.nonfinite << " scored positions had NaN/Inf logits (excluded)\n";
+  if (a.layers && !run.tensor_errors.empty()) {
+    io.out << "\nlayer  point        SQNR dB   nonfinite\n";
+    for (const auto& e : run.tensor_errors) {
+      char line[128];
+      std::snprintf(line, sizeof line, "%-6s %-10s %9.2f %11zu\n", e.layer < 0 ? "-" : std::to_string(e.layer).c_str(),
+                    e.point.c_str(), e.sqnr_db(), e.nonfinite);
+      io.out << line;
+    }
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+Command add_eval_command(CLI::App& parent) {
+  auto a = std::make_shared<EvalArgs>();
+  CLI::App* app = parent.add_subcommand("eval", "Teacher-forced evaluation of a Llama checkpoint: mean NLL and perplexity");
+  app->add_option("--model", a->model, "Llama checkpoint: llama2.c .bin, GGUF, or safetensors (+ config.json)")->required();
+  app->add_option("--text", a->text, "Text file, tokenized with the model's tokenizer (GGUF's own, or tokenizer.bin beside the model)");
+  app->add_option("--tokens", a->tokens, "Token ids, one per line");
+  app->add_option("--recipe", a->recipe, "Built-in recipe name (`lowp recipes`) or recipe file")->capture_default_str();
+  app->add_option("--ctx", a->ctx, "Window length (default: the model's seq_len, or the token count if smaller)");
+  app->add_option("--logits-out", a->logits_out, "Write float32 little-endian logits [positions x vocab] to this file");
+  app->add_flag("--score-all", a->score_all, "Score every position, not the second half of each window");
+  app->add_flag("--layers", a->layers, "Also print the SQNR of every quantized tensor at every layer");
+  app->add_option("--threads", a->threads, "Threads (default 0: all)");
+  app->footer(
+      "Windows of --ctx tokens each start at position 0; as llama.cpp's perplexity tool, the\n"
+      "second half of each window is scored unless --score-all. Row t of --logits-out holds the\n"
+      "logits after feeding token t. Recipe format: docs/recipes.md.\n"
+      "Exit status: 0 success; 1 bad data (model, tokens); 2 usage error (options, recipe).");
+  return {app, [a](Io& io) { return run_eval(io, *a); }};
+}
+
+}  // namespace lowp::cli

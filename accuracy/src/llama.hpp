@@ -1,0 +1,90 @@
+// The Llama forward pass under a recipe (private to lowp_accuracy).
+//
+// prepare() turns a model and a recipe into the weights the forward pass runs on: QuaRot's
+// rotations folded in, each linear's weight rotated and quantized once, q/k/v and gate/up
+// fused into one GEMM when their inputs are quantized alike. forward_window() then runs a
+// window of tokens through the model as batched prefill and records the error of every
+// quantization point it passes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lowp/accuracy/eval.hpp"
+#include "lowp/accuracy/model.hpp"
+#include "lowp/accuracy/recipe.hpp"
+#include "lowp/hadamard/rotation.hpp"
+#include "lowp/quant/linear.hpp"
+#include "lowp/quant/quantize.hpp"
+
+namespace lowp::accuracy::detail {
+
+// Signal and noise of every (layer, point), in the order the points were first met.
+class ErrorLog {
+ public:
+  // Adds sum x^2 and sum (q - x)^2 over the finite pairs; counts non-finite q.
+  void add(int layer, const std::string& point, const float* before, const float* after, std::size_t n);
+  void add(const TensorError& e);
+  // Sorted by layer (the classifier, layer -1, last), first-met order within a layer.
+  std::vector<TensorError> entries() const;
+
+ private:
+  std::map<std::pair<int, std::string>, std::size_t> index_;
+  std::vector<TensorError> entries_;
+};
+
+// One GEMM y = x W^T, x: T x k, W: n x k. The input is rotated (rot.kind != none) and
+// quantized (act) online; W was rotated and quantized at preparation.
+struct Linear {
+  std::vector<std::string> act_points;  // "x.<kind>" of each linear this GEMM computes
+  std::size_t n = 0, k = 0;
+  std::vector<float> own;               // W when prepared here ...
+  const float* w = nullptr;             // ... or the model's own (untouched float32) weight
+  std::optional<quant::QuantSpec> act;
+  hadamard::Rotation rot;
+  std::unique_ptr<quant::QuantLinear> engine;  // SwitchBack: the real int8 GEMM
+};
+
+// Linears whose outputs are concatenated column-wise ([q | k | v], [gate | up]).
+using LinearGroup = std::vector<Linear>;
+
+struct PreparedLayer {
+  std::vector<float> attn_norm, ffn_norm;
+  LinearGroup qkv, wo, gate_up, down;
+};
+
+struct PreparedModel {
+  LlamaConfig cfg;
+  Recipe recipe;
+  std::unique_ptr<LlamaModel> rotated;  // QuaRot's rotated copy of the model
+  const float* embedding = nullptr;     // vocab x dim
+  std::vector<PreparedLayer> layers;
+  std::vector<float> final_norm;
+  LinearGroup classifier;
+  hadamard::Rotation down_rotation;     // QuaRot's online Hadamard before down_proj
+  hadamard::Rotation head_rotation;     // attn.rotate: over head_dim
+  std::vector<float> rope_cos, rope_sin;  // seq_len x head_dim/2
+  std::vector<TensorError> weight_errors;  // recorded while quantizing the weights
+};
+
+// Throws lowp::Error naming the recipe, the tensor and its shape when a spec does not fit.
+PreparedModel prepare(const LlamaModel& model, const Recipe& recipe);
+
+// QuaRot (Ashkboos et al. 2024) on a copy of the model: RMSNorm gains folded into the next
+// linears, the residual stream rotated by a randomized Hadamard R (embedding E R, input-side
+// weights W R, output-side R^T W), and an online Hadamard before down_proj folded into w_down.
+// Returns the rotation to apply online to the down_proj input.
+hadamard::Rotation apply_quarot(LlamaModel& m, std::uint64_t seed);
+
+// logits (T x vocab) of the window `tokens` (positions 0..T-1), rows >= first_logit only (the
+// classifier is most of a small model's work; unscored rows are left untouched).
+void forward_window(const PreparedModel& pm, std::span<const int> tokens, float* logits, ErrorLog& log,
+                    int threads, std::size_t first_logit = 0);
+
+}  // namespace lowp::accuracy::detail

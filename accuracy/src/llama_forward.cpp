@@ -1,0 +1,241 @@
+// The Llama forward pass over a window of T tokens (batched prefill), one function per block:
+//   x = embedding[tokens]
+//   per layer:  x += attention(rmsnorm(x))      q,k,v = linears; RoPE; causal GQA softmax(QK^T/sqrt(hd)) V; o-proj
+//               x += ffn(rmsnorm(x))            down(silu(gate(x)) * up(x))
+//   logits = classifier(rmsnorm(x))
+// Every quantization point is a quantize_point(...) call at the place it acts.
+#include <algorithm>
+#include <cmath>
+
+#include "llama.hpp"
+#include "lowp/numerics/error.hpp"
+#include "lowp/quant/gemm.hpp"
+
+namespace lowp::accuracy::detail {
+namespace {
+
+using quant::QuantSpec;
+
+// out = w * x / sqrt(mean(x^2) + eps), row by row; the sum of squares in double.
+void rmsnorm(const float* x, const float* w, float* out, std::size_t rows, std::size_t dim, float eps) {
+  for (std::size_t t = 0; t < rows; ++t) {
+    const float* xr = x + t * dim;
+    double ss = 0;
+    for (std::size_t i = 0; i < dim; ++i) ss += static_cast<double>(xr[i]) * xr[i];
+    const auto inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + eps));
+    for (std::size_t i = 0; i < dim; ++i) out[t * dim + i] = w[i] * (xr[i] * inv);
+  }
+}
+
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+class Window {
+ public:
+  Window(const PreparedModel& pm, std::size_t T, ErrorLog& log, int threads)
+      : pm_(pm), r_(pm.recipe), c_(pm.cfg), T_(T), log_(log), threads_(threads),
+        dim_(static_cast<std::size_t>(c_.dim)), kv_(static_cast<std::size_t>(c_.kv_dim())),
+        hd_(static_cast<std::size_t>(c_.head_dim())), hidden_(static_cast<std::size_t>(c_.hidden_dim)) {}
+
+  // Logits of rows [first, T) only: rows before `first` are not scored.
+  void run(std::span<const int> tokens, float* logits, std::size_t first) {
+    x_.resize(T_ * dim_);
+    for (std::size_t t = 0; t < T_; ++t)
+      std::copy_n(pm_.embedding + static_cast<std::size_t>(tokens[t]) * dim_, dim_, x_.data() + t * dim_);
+    for (std::size_t l = 0; l < pm_.layers.size(); ++l) {
+      attention_block(static_cast<int>(l));
+      ffn_block(static_cast<int>(l));
+    }
+    xb_.resize(T_ * dim_);
+    rmsnorm(x_.data(), pm_.final_norm.data(), xb_.data(), T_, dim_, c_.norm_eps);
+    const std::size_t vocab = static_cast<std::size_t>(c_.vocab_size);
+    linear(pm_.classifier, xb_.data() + first * dim_, logits + first * vocab, -1, T_ - first);
+  }
+
+ private:
+  void attention_block(int l) {
+    const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
+    xb_.resize(T_ * dim_);
+    rmsnorm(x_.data(), L.attn_norm.data(), xb_.data(), T_, dim_, c_.norm_eps);
+    qkv_.resize(T_ * (dim_ + 2 * kv_));
+    linear(L.qkv, xb_.data(), qkv_.data(), l);
+    split_qkv();
+    rope(q_.data(), static_cast<std::size_t>(c_.n_heads));
+    rope(k_.data(), static_cast<std::size_t>(c_.n_kv_heads));
+    const bool rotate = pm_.head_rotation.kind != hadamard::RotationKind::none;
+    if (rotate) {  // HadaCore / FA3: Q R (K R)^T = Q K^T
+      pm_.head_rotation.apply(q_.data(), T_ * static_cast<std::size_t>(c_.n_heads), hd_);
+      pm_.head_rotation.apply(k_.data(), T_ * static_cast<std::size_t>(c_.n_kv_heads), hd_);
+      if (r_.rotate_v) pm_.head_rotation.apply(v_.data(), T_ * static_cast<std::size_t>(c_.n_kv_heads), hd_);
+    }
+    quantize_point(r_.kv, k_.data(), T_, kv_, l, "kv.k");  // as written to the KV cache
+    quantize_point(r_.kv, v_.data(), T_, kv_, l, "kv.v");
+    quantize_point(r_.q, q_.data(), T_, dim_, l, "q");
+    quantize_point(r_.k, k_.data(), T_, kv_, l, "k");
+    quantize_point(r_.v, v_.data(), T_, kv_, l, "v");
+    attend(l);
+    if (rotate && r_.rotate_v)  // P (V R) R^T = P V
+      pm_.head_rotation.apply_inverse(att_.data(), T_ * static_cast<std::size_t>(c_.n_heads), hd_);
+    out_.resize(T_ * dim_);
+    linear(L.wo, att_.data(), out_.data(), l);
+    for (std::size_t i = 0; i < T_ * dim_; ++i) x_[i] += out_[i];
+  }
+
+  void ffn_block(int l) {
+    const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
+    rmsnorm(x_.data(), L.ffn_norm.data(), xb_.data(), T_, dim_, c_.norm_eps);
+    gu_.resize(T_ * 2 * hidden_);
+    linear(L.gate_up, xb_.data(), gu_.data(), l);
+    hb_.resize(T_ * hidden_);
+    for (std::size_t t = 0; t < T_; ++t)
+      for (std::size_t i = 0; i < hidden_; ++i)
+        hb_[t * hidden_ + i] = silu(gu_[t * 2 * hidden_ + i]) * gu_[t * 2 * hidden_ + hidden_ + i];
+    if (pm_.down_rotation.kind != hadamard::RotationKind::none)  // QuaRot's online Hadamard
+      pm_.down_rotation.apply(hb_.data(), T_, hidden_);
+    out_.resize(T_ * dim_);
+    linear(L.down, hb_.data(), out_.data(), l);
+    for (std::size_t i = 0; i < T_ * dim_; ++i) x_[i] += out_[i];
+  }
+
+  // Causal grouped-query attention, head by head: S = Q_h K_g^T / sqrt(hd), P = softmax over
+  // positions <= t, att_h = P V_g. The GEMMs thread inside gemm_f32 (OpenMP).
+  void attend(int l) {
+    const auto heads = static_cast<std::size_t>(c_.n_heads);
+    const std::size_t group = heads / static_cast<std::size_t>(c_.n_kv_heads);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
+    att_.resize(T_ * dim_);
+    qh_.resize(T_ * hd_);
+    kh_.resize(T_ * hd_);
+    vt_.resize(hd_ * T_);
+    s_.resize(T_ * T_);
+    oh_.resize(T_ * hd_);
+    for (std::size_t h = 0; h < heads; ++h) {
+      const std::size_t g = h / group;
+      for (std::size_t t = 0; t < T_; ++t)
+        for (std::size_t d = 0; d < hd_; ++d) {
+          qh_[t * hd_ + d] = q_[t * dim_ + h * hd_ + d];
+          kh_[t * hd_ + d] = k_[t * kv_ + g * hd_ + d];
+          vt_[d * T_ + t] = v_[t * kv_ + g * hd_ + d];
+        }
+      quant::gemm_f32(qh_.data(), kh_.data(), s_.data(), T_, T_, hd_, false, threads_);
+      for (std::size_t i = 0; i < T_; ++i) {
+        float* row = s_.data() + i * T_;
+        float mx = -INFINITY;
+        for (std::size_t j = 0; j <= i; ++j) mx = std::max(mx, row[j] *= scale);
+        float sum = 0;
+        for (std::size_t j = 0; j <= i; ++j) sum += row[j] = std::exp(row[j] - mx);
+        for (std::size_t j = 0; j <= i; ++j) row[j] /= sum;
+        std::fill(row + i + 1, row + T_, 0.0f);
+      }
+      quantize_point(r_.p, s_.data(), T_, T_, l, "p");  // each head's P: one T x T tensor
+      quant::gemm_f32(s_.data(), vt_.data(), oh_.data(), T_, hd_, T_, false, threads_);
+      for (std::size_t t = 0; t < T_; ++t) std::copy_n(oh_.data() + t * hd_, hd_, att_.data() + t * dim_ + h * hd_);
+    }
+  }
+
+  // Interleaved-pair RoPE (llama2.c / GGUF): pair (2i, 2i+1) of each head turns by the
+  // position's angle for frequency i.
+  void rope(float* x, std::size_t heads) {
+    const std::size_t half = hd_ / 2;
+    for (std::size_t t = 0; t < T_; ++t)
+      for (std::size_t h = 0; h < heads; ++h) {
+        float* v = x + t * heads * hd_ + h * hd_;
+        for (std::size_t i = 0; i < half; ++i) {
+          const float c = pm_.rope_cos[t * half + i], s = pm_.rope_sin[t * half + i];
+          const float a = v[2 * i], b = v[2 * i + 1];
+          v[2 * i] = a * c - b * s;
+          v[2 * i + 1] = a * s + b * c;
+        }
+      }
+  }
+
+  void split_qkv() {
+    const std::size_t w = dim_ + 2 * kv_;
+    q_.resize(T_ * dim_);
+    k_.resize(T_ * kv_);
+    v_.resize(T_ * kv_);
+    for (std::size_t t = 0; t < T_; ++t) {
+      const float* row = qkv_.data() + t * w;
+      std::copy_n(row, dim_, q_.data() + t * dim_);
+      std::copy_n(row + dim_, kv_, k_.data() + t * kv_);
+      std::copy_n(row + dim_ + kv_, kv_, v_.data() + t * kv_);
+    }
+  }
+
+  // y = x W^T for each linear of the group, outputs side by side (rows x sum n).
+  void linear(const LinearGroup& group, const float* in, float* out, int l, std::size_t rows) {
+    std::size_t total = 0;
+    for (const auto& L : group) total += L.n;
+    std::size_t col = 0;
+    for (const Linear& L : group) {
+      const float* x = in;
+      if (L.rot.kind != hadamard::RotationKind::none || (L.act && !L.engine)) {
+        xq_.assign(in, in + rows * L.k);
+        if (L.rot.kind != hadamard::RotationKind::none) L.rot.apply(xq_.data(), rows, L.k);
+        quantize_point(L.act, xq_.data(), rows, L.k, l, L.act_points);
+        x = xq_.data();
+      }
+      float* y = out;
+      if (group.size() > 1) {
+        part_.resize(rows * L.n);
+        y = part_.data();
+      }
+      if (L.engine) {
+        if (L.act) {  // attribution only: the int8 engine quantizes its own input the same way
+          xq_.assign(in, in + rows * L.k);
+          quantize_point(L.act, xq_.data(), rows, L.k, l, L.act_points);
+        }
+        L.engine->forward(in, rows, y);
+      } else {
+        quant::gemm_f32(x, L.w, y, rows, L.n, L.k, false, threads_);
+      }
+      if (group.size() > 1)
+        for (std::size_t t = 0; t < rows; ++t) std::copy_n(y + t * L.n, L.n, out + t * total + col);
+      col += L.n;
+    }
+  }
+
+  void linear(const LinearGroup& group, const float* in, float* out, int l) { linear(group, in, out, l, T_); }
+
+  void quantize_point(const std::optional<QuantSpec>& spec, float* x, std::size_t rows, std::size_t cols, int l,
+                      const std::string& point) {
+    quantize_point(spec, x, rows, cols, l, std::vector<std::string>{point});
+  }
+
+  // x <- fake_quant(x), recording the error under each name in `points`.
+  void quantize_point(const std::optional<QuantSpec>& spec, float* x, std::size_t rows, std::size_t cols, int l,
+                      const std::vector<std::string>& points) {
+    if (!spec) return;
+    check_shape(*spec, rows, cols, points[0], l);
+    before_.assign(x, x + rows * cols);
+    quant::fake_quant(*spec, x, rows, cols);
+    for (const auto& p : points) log_.add(l, p, before_.data(), x, rows * cols);
+  }
+
+  void check_shape(const QuantSpec& spec, std::size_t rows, std::size_t cols, const std::string& point, int l) {
+    try {
+      quant::check_shape(spec, rows, cols);
+    } catch (const Error& e) {
+      throw Error("recipe '" + r_.name + "': " + point + (l >= 0 ? " of layer " + std::to_string(l) : "") + " (" +
+                  std::to_string(rows) + "x" + std::to_string(cols) + "): " + e.what());
+    }
+  }
+
+  const PreparedModel& pm_;
+  const Recipe& r_;
+  const LlamaConfig& c_;
+  const std::size_t T_;
+  ErrorLog& log_;
+  const int threads_;
+  const std::size_t dim_, kv_, hd_, hidden_;
+  std::vector<float> x_, xb_, qkv_, q_, k_, v_, att_, out_, gu_, hb_, xq_, part_, before_;
+  std::vector<float> qh_, kh_, vt_, s_, oh_;  // one head's attention
+};
+
+}  // namespace
+
+void forward_window(const PreparedModel& pm, std::span<const int> tokens, float* logits, ErrorLog& log,
+                    int threads, std::size_t first_logit) {
+  Window(pm, tokens.size(), log, threads).run(tokens, logits, first_logit);
+}
+
+}  // namespace lowp::accuracy::detail

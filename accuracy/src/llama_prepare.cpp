@@ -1,0 +1,227 @@
+// prepare(): the recipe's offline part. Rotations folded into the weights, each weight
+// quantized once, and the linears grouped into as few GEMMs as their input quantization allows.
+#include <cmath>
+#include <string>
+
+#include "llama.hpp"
+#include "lowp/numerics/error.hpp"
+
+namespace lowp::accuracy::detail {
+namespace {
+
+using quant::QuantSpec;
+
+struct Member {
+  LinearKind kind;
+  const std::vector<float>* w;
+  std::size_t n;
+};
+
+std::string spec_key(const std::optional<QuantSpec>& s) { return s ? quant::describe(*s) : "-"; }
+
+std::string shape_text(std::size_t rows, std::size_t cols) {
+  return std::to_string(rows) + "x" + std::to_string(cols);
+}
+
+class Preparer {
+ public:
+  Preparer(PreparedModel& pm, const quant::LinearRecipe* preset) : pm_(pm), preset_(preset) {}
+
+  // The linears of `members` (all reading the same T x k input), outputs concatenated.
+  LinearGroup group(std::span<const Member> members, std::size_t k, int layer) {
+    const bool in_layer = members[0].kind != LinearKind::classifier;
+    const quant::LinearRecipe* preset = in_layer ? preset_ : nullptr;
+    LinearGroup g;
+    if (preset && preset->engine == quant::LinearEngine::switchback_int8) return switchback(members, k, layer, *preset);
+    hadamard::Rotation rot;
+    if (preset && preset->fwd.rotation != hadamard::RotationKind::none)
+      rot = {preset->fwd.rotation, k, preset->fwd.rotation_block, 0};
+    if (rot.kind != hadamard::RotationKind::none) check(rot, "rotation", layer);
+
+    std::vector<Linear> parts;
+    for (const Member& m : members) {
+      const auto kind = static_cast<std::size_t>(m.kind);
+      Linear L;
+      L.act_points = {"x." + std::string(linear_kind_name(m.kind))};
+      L.n = m.n;
+      L.k = k;
+      L.act = pm_.recipe.act[kind] ? pm_.recipe.act[kind] : (preset ? preset->fwd.a : std::nullopt);
+      L.rot = rot;
+      auto wspec = pm_.recipe.weights[kind] ? pm_.recipe.weights[kind] : (preset ? preset->fwd.b : std::nullopt);
+      if (pm_.recipe.pad) {
+        if (wspec) wspec->pad = true;
+        if (L.act) L.act->pad = true;
+      }
+      if (wspec || rot.kind != hadamard::RotationKind::none) {
+        L.own = *m.w;
+        if (rot.kind != hadamard::RotationKind::none) rot.fold_into_weight(L.own.data(), m.n, k);
+        if (wspec) quantize_weight(*wspec, L.own, m.n, k, std::string(linear_kind_name(m.kind)), layer);
+        L.w = L.own.data();
+      } else {
+        L.w = m.w->data();
+      }
+      parts.push_back(std::move(L));
+    }
+    // One GEMM for all when every input is quantized the same way.
+    bool same = true;
+    for (const auto& p : parts) same = same && spec_key(p.act) == spec_key(parts[0].act);
+    if (!same || parts.size() == 1) return parts;
+    Linear fused;
+    fused.k = k;
+    fused.act = parts[0].act;
+    fused.rot = rot;
+    for (auto& p : parts) {
+      fused.act_points.push_back(p.act_points[0]);
+      fused.own.insert(fused.own.end(), p.w, p.w + p.n * k);
+      fused.n += p.n;
+    }
+    fused.w = fused.own.data();
+    g.push_back(std::move(fused));
+    return g;
+  }
+
+ private:
+  // SwitchBack runs through QuantLinear's int8 GEMM, one layer per weight (its per-tensor W
+  // scale must not span q, k and v); the error attribution quantizes copies with its specs.
+  LinearGroup switchback(std::span<const Member> members, std::size_t k, int layer, const quant::LinearRecipe& preset) {
+    LinearGroup g;
+    for (const Member& m : members) {
+      Linear L;
+      L.k = k;
+      L.n = m.n;
+      L.act = preset.fwd.a;
+      L.act_points = {"x." + std::string(linear_kind_name(m.kind))};
+      if (preset.fwd.b) {
+        std::vector<float> copy = *m.w;
+        quantize_weight(*preset.fwd.b, copy, m.n, k, std::string(linear_kind_name(m.kind)), layer);
+      }
+      L.engine = std::make_unique<quant::QuantLinear>(preset, k, m.n, false);
+      L.engine->weight() = *m.w;
+      L.engine->invalidate_weight_cache();
+      g.push_back(std::move(L));
+    }
+    return g;
+  }
+
+  void quantize_weight(const QuantSpec& spec, std::vector<float>& w, std::size_t rows, std::size_t cols,
+                       const std::string& point, int layer) {
+    check_shape(spec, rows, cols, point, layer);
+    const std::vector<float> before = w;
+    quant::fake_quant(spec, w.data(), rows, cols);
+    ErrorLog log;
+    log.add(layer, point, before.data(), w.data(), w.size());
+    for (auto& e : log.entries()) pm_.weight_errors.push_back(e);
+  }
+
+  void check_shape(const QuantSpec& spec, std::size_t rows, std::size_t cols, const std::string& point, int layer) {
+    try {
+      quant::check_shape(spec, rows, cols);
+    } catch (const Error& e) {
+      throw Error("recipe '" + pm_.recipe.name + "': " + point + (layer >= 0 ? " of layer " + std::to_string(layer) : "") +
+                  " (" + shape_text(rows, cols) + "): " + e.what());
+    }
+  }
+
+  void check(const hadamard::Rotation& r, const std::string& what, int layer) {
+    try {
+      r.validate();
+    } catch (const Error& e) {
+      throw Error("recipe '" + pm_.recipe.name + "': " + what + (layer >= 0 ? " of layer " + std::to_string(layer) : "") +
+                  ": " + e.what());
+    }
+  }
+
+  PreparedModel& pm_;
+  const quant::LinearRecipe* preset_;
+};
+
+const quant::LinearRecipe* find_preset(const Recipe& r) {
+  if (r.linear.empty()) return nullptr;
+  const quant::LinearRecipe* p = nullptr;
+  try {
+    p = &quant::linear_preset(r.linear);
+  } catch (const Error& e) {
+    throw Error("recipe '" + r.name + "': " + e.what());
+  }
+  if (p->engine == quant::LinearEngine::switchback_int8)
+    for (std::size_t i = 0; i + 1 < linear_kind_count; ++i)
+      if (r.weights[i] || r.act[i])
+        throw Error("recipe '" + r.name + "': linear preset '" + r.linear +
+                    "' runs the real int8 GEMM; it takes no weights.* / act.* overrides");
+  return p;
+}
+
+}  // namespace
+
+PreparedModel prepare(const LlamaModel& model, const Recipe& recipe) {
+  PreparedModel pm;
+  pm.cfg = model.config;
+  pm.recipe = recipe;
+  if (recipe.kv_per_head && pm.recipe.kv) {  // one group per head of each token
+    pm.recipe.kv->granularity = quant::Granularity::block;
+    pm.recipe.kv->block = static_cast<std::size_t>(model.config.head_dim());
+  }
+  if (recipe.pad)
+    for (auto* s : {&pm.recipe.q, &pm.recipe.k, &pm.recipe.p, &pm.recipe.v, &pm.recipe.kv})
+      if (*s) (*s)->pad = true;
+  const auto& c = pm.cfg;
+  const auto dim = static_cast<std::size_t>(c.dim), hidden = static_cast<std::size_t>(c.hidden_dim);
+  const auto kv = static_cast<std::size_t>(c.kv_dim()), hd = static_cast<std::size_t>(c.head_dim());
+  const auto vocab = static_cast<std::size_t>(c.vocab_size);
+
+  const LlamaModel* m = &model;
+  if (recipe.quarot) {
+    pm.rotated = std::make_unique<LlamaModel>(model);
+    try {
+      pm.down_rotation = apply_quarot(*pm.rotated, recipe.seed);
+    } catch (const Error& e) {
+      throw Error("recipe '" + recipe.name + "': QuaRot rotation: " + e.what());
+    }
+    m = pm.rotated.get();
+  }
+  if (recipe.attn_rotate == AttnRotation::hadamard) {
+    pm.head_rotation = {hadamard::RotationKind::hadamard, hd, 0, 0};
+    try {
+      pm.head_rotation.validate();
+    } catch (const Error& e) {
+      throw Error("recipe '" + recipe.name + "': attn.rotate over head_dim " + std::to_string(hd) + ": " + e.what());
+    }
+  }
+
+  Preparer prep(pm, find_preset(recipe));
+  pm.embedding = m->token_embedding.data();
+  for (std::size_t l = 0; l < m->layers.size(); ++l) {
+    const LayerWeights& L = m->layers[l];
+    const int li = static_cast<int>(l);
+    PreparedLayer P;
+    P.attn_norm = L.attn_norm;
+    P.ffn_norm = L.ffn_norm;
+    const Member qkv[] = {{LinearKind::wq, &L.wq, dim}, {LinearKind::wk, &L.wk, kv}, {LinearKind::wv, &L.wv, kv}};
+    const Member wo[] = {{LinearKind::wo, &L.wo, dim}};
+    const Member gate_up[] = {{LinearKind::gate, &L.w_gate, hidden}, {LinearKind::up, &L.w_up, hidden}};
+    const Member down[] = {{LinearKind::down, &L.w_down, dim}};
+    P.qkv = prep.group(qkv, dim, li);
+    P.wo = prep.group(wo, dim, li);
+    P.gate_up = prep.group(gate_up, dim, li);
+    P.down = prep.group(down, hidden, li);
+    pm.layers.push_back(std::move(P));
+  }
+  pm.final_norm = m->final_norm;
+  const Member cls[] = {{LinearKind::classifier, &m->output_weight(), vocab}};
+  pm.classifier = prep.group(cls, dim, -1);
+
+  // RoPE angles in double, rounded once: pair i of a head turns by pos * theta^(-2i/head_dim).
+  const std::size_t half = hd / 2, seq = static_cast<std::size_t>(c.seq_len);
+  pm.rope_cos.resize(seq * half);
+  pm.rope_sin.resize(seq * half);
+  for (std::size_t pos = 0; pos < seq; ++pos)
+    for (std::size_t i = 0; i < half; ++i) {
+      const double freq = std::pow(static_cast<double>(c.rope_theta), -static_cast<double>(2 * i) / static_cast<double>(hd));
+      const double angle = static_cast<double>(pos) * freq;
+      pm.rope_cos[pos * half + i] = static_cast<float>(std::cos(angle));
+      pm.rope_sin[pos * half + i] = static_cast<float>(std::sin(angle));
+    }
+  return pm;
+}
+
+}  // namespace lowp::accuracy::detail

@@ -1,0 +1,84 @@
+// llama2.c legacy checkpoints: 7 int32 header fields, then float32 tensors in llama2.c order.
+#include <cstring>
+
+#include "lowp/accuracy/loaders.hpp"
+#include "mapped_file.hpp"
+
+namespace lowp::accuracy {
+
+using detail::ByteReader;
+using detail::checked_add;
+using detail::checked_mul;
+
+LlamaModel load_llama2c_bytes(std::span<const std::uint8_t> bytes, const std::string& name) {
+  ByteReader r(bytes, name);
+  static constexpr const char* fields[7] = {"dim", "hidden_dim", "n_layers", "n_heads",
+                                            "n_kv_heads", "vocab_size", "seq_len"};
+  std::int32_t h[7];
+  for (int i = 0; i < 7; ++i) h[i] = r.read<std::int32_t>(std::string("header field ") + fields[i]);
+
+  LlamaModel m;
+  m.source = "llama2c";
+  m.path = name;
+  LlamaConfig& c = m.config;
+  c.dim = h[0];
+  c.hidden_dim = h[1];
+  c.n_layers = h[2];
+  c.n_heads = h[3];
+  c.n_kv_heads = h[4];
+  // A negative vocab size marks a separate classifier (llama2.c's convention).
+  const bool shared = h[5] > 0;
+  c.vocab_size = h[5] == INT32_MIN ? 0 : (h[5] < 0 ? -h[5] : h[5]);
+  c.seq_len = h[6];
+  validate(c, name);
+
+  const std::uint64_t dim = c.dim, hidden = c.hidden_dim, layers = c.n_layers, kv = c.kv_dim(),
+                      vocab = c.vocab_size, hd = c.head_dim(), seq = c.seq_len;
+  const std::string what = name + ": the header's tensor sizes";
+  auto mul = [&](std::uint64_t a, std::uint64_t b) { return checked_mul(a, b, what); };
+  auto add = [&](std::uint64_t a, std::uint64_t b) { return checked_add(a, b, what); };
+  std::uint64_t per_layer = add(add(mul(2, dim), mul(2, mul(dim, dim))),
+                                add(mul(2, mul(dim, kv)), mul(3, mul(dim, hidden))));
+  std::uint64_t floats = add(mul(vocab, dim), mul(layers, per_layer));
+  floats = add(floats, add(dim, mul(seq, hd)));  // rms_final, freq_cis_real + freq_cis_imag
+  if (!shared) floats = add(floats, mul(vocab, dim));
+  const std::uint64_t want = add(28, mul(floats, 4));
+  if (want != bytes.size())
+    r.fail("header (dim " + std::to_string(c.dim) + ", hidden_dim " + std::to_string(c.hidden_dim) +
+           ", n_layers " + std::to_string(c.n_layers) + ", n_heads " + std::to_string(c.n_heads) +
+           ", n_kv_heads " + std::to_string(c.n_kv_heads) + ", vocab_size " + std::to_string(h[5]) +
+           ", seq_len " + std::to_string(c.seq_len) + ") implies " + std::to_string(want) +
+           " bytes, the file has " + std::to_string(bytes.size()));
+
+  auto read = [&](std::vector<float>& v, std::uint64_t n, const std::string& field) {
+    v.resize(n);
+    std::memcpy(v.data(), r.take(n * 4, field).data(), n * 4);
+  };
+  m.layers.resize(c.n_layers);
+  read(m.token_embedding, vocab * dim, "token_embedding");
+  // Each tensor kind holds all layers back to back.
+  auto per_layer_tensor = [&](std::vector<float> LayerWeights::*t, std::uint64_t n, const char* field) {
+    for (auto& l : m.layers) read(l.*t, n, field);
+  };
+  per_layer_tensor(&LayerWeights::attn_norm, dim, "rms_att_weight");
+  per_layer_tensor(&LayerWeights::wq, dim * dim, "wq");
+  per_layer_tensor(&LayerWeights::wk, kv * dim, "wk");
+  per_layer_tensor(&LayerWeights::wv, kv * dim, "wv");
+  per_layer_tensor(&LayerWeights::wo, dim * dim, "wo");
+  per_layer_tensor(&LayerWeights::ffn_norm, dim, "rms_ffn_weight");
+  per_layer_tensor(&LayerWeights::w_gate, hidden * dim, "w1");
+  per_layer_tensor(&LayerWeights::w_down, dim * hidden, "w2");
+  per_layer_tensor(&LayerWeights::w_up, hidden * dim, "w3");
+  read(m.final_norm, dim, "rms_final_weight");
+  r.take(seq * hd * 4, "freq_cis");  // precomputed RoPE tables: recomputed from rope_theta
+  if (!shared) read(m.classifier, vocab * dim, "wcls");
+  validate(m);
+  return m;
+}
+
+LlamaModel load_llama2c(const std::string& path) {
+  detail::MappedFile f(path);
+  return load_llama2c_bytes(f.bytes(), path);
+}
+
+}  // namespace lowp::accuracy

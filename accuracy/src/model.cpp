@@ -1,0 +1,80 @@
+#include "lowp/accuracy/model.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "lowp/numerics/error.hpp"
+
+namespace lowp::accuracy {
+
+namespace {
+
+std::string label(const LlamaModel& m) {
+  if (!m.path.empty()) return m.path;
+  return m.source.empty() ? std::string("model") : m.source + " model";
+}
+
+void check_size(const LlamaModel& m, const std::vector<float>& v, std::size_t rows, std::size_t cols,
+                const std::string& name) {
+  // Config values were checked positive and below 2^31, so rows * cols fits in 64 bits.
+  const std::size_t want = rows * cols;
+  if (v.size() != want)
+    throw Error(label(m) + ": tensor '" + name + "' has " + std::to_string(v.size()) +
+                " elements, expected " + std::to_string(rows) + " x " + std::to_string(cols));
+}
+
+}  // namespace
+
+void validate(const LlamaConfig& c, const std::string& file) {
+  auto positive = [&](int v, const char* name) {
+    if (v <= 0) throw Error(file + ": " + name + " is " + std::to_string(v) + ", must be positive");
+  };
+  positive(c.dim, "dim");
+  positive(c.hidden_dim, "hidden_dim");
+  positive(c.n_layers, "n_layers");
+  positive(c.n_heads, "n_heads");
+  positive(c.n_kv_heads, "n_kv_heads");
+  positive(c.vocab_size, "vocab_size");
+  positive(c.seq_len, "seq_len");
+  if (c.dim % c.n_heads != 0)
+    throw Error(file + ": dim " + std::to_string(c.dim) + " is not a multiple of n_heads " +
+                std::to_string(c.n_heads));
+  if (c.n_kv_heads > c.n_heads || c.n_heads % c.n_kv_heads != 0)
+    throw Error(file + ": n_heads " + std::to_string(c.n_heads) + " is not a multiple of n_kv_heads " +
+                std::to_string(c.n_kv_heads));
+  if (c.head_dim() % 2 != 0)
+    throw Error(file + ": head_dim " + std::to_string(c.head_dim()) + " is odd; RoPE rotates pairs");
+  if (!(std::isfinite(c.norm_eps) && c.norm_eps > 0))
+    throw Error(file + ": norm_eps " + std::to_string(c.norm_eps) + " must be positive and finite");
+  if (!(std::isfinite(c.rope_theta) && c.rope_theta > 0))
+    throw Error(file + ": rope_theta " + std::to_string(c.rope_theta) + " must be positive and finite");
+}
+
+void validate(const LlamaModel& m) {
+  const LlamaConfig& c = m.config;
+  const std::string file = label(m);
+  validate(c, file);
+  if (m.layers.size() != static_cast<std::size_t>(c.n_layers))
+    throw Error(file + ": " + std::to_string(m.layers.size()) + " layers of weights, config says " +
+                std::to_string(c.n_layers));
+
+  const std::size_t dim = c.dim, hidden = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size;
+  check_size(m, m.token_embedding, vocab, dim, "token_embedding");
+  for (std::size_t l = 0; l < m.layers.size(); ++l) {
+    const LayerWeights& w = m.layers[l];
+    const std::string p = "layer " + std::to_string(l) + " ";
+    check_size(m, w.attn_norm, 1, dim, p + "attn_norm");
+    check_size(m, w.wq, dim, dim, p + "wq");
+    check_size(m, w.wk, kv, dim, p + "wk");
+    check_size(m, w.wv, kv, dim, p + "wv");
+    check_size(m, w.wo, dim, dim, p + "wo");
+    check_size(m, w.ffn_norm, 1, dim, p + "ffn_norm");
+    check_size(m, w.w_gate, hidden, dim, p + "w_gate");
+    check_size(m, w.w_down, dim, hidden, p + "w_down");
+    check_size(m, w.w_up, hidden, dim, p + "w_up");
+  }
+  check_size(m, m.final_norm, 1, dim, "final_norm");
+  if (!m.classifier.empty()) check_size(m, m.classifier, vocab, dim, "classifier");
+}
+
+}  // namespace lowp::accuracy

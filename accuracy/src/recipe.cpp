@@ -1,0 +1,153 @@
+// The recipe text format (docs/recipes.md): parsing and printing.
+#include <cctype>
+#include <charconv>
+#include <string>
+
+#include "lowp/accuracy/recipe.hpp"
+#include "lowp/numerics/error.hpp"
+#include "lowp/quant/linear.hpp"
+
+namespace lowp::accuracy {
+namespace {
+
+constexpr std::array<std::string_view, linear_kind_count> kKindNames = {
+    "wq", "wk", "wv", "wo", "gate", "up", "down", "classifier"};
+// The shorthand keys `weights` / `act` cover the linears inside the layers, not the classifier.
+constexpr std::size_t kLayerKinds = 7;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool parse_bool(std::string_view v, bool& out) {
+  if (v == "on" || v == "true" || v == "yes" || v == "1") return out = true, true;
+  if (v == "off" || v == "false" || v == "no" || v == "0") return out = false, true;
+  return false;
+}
+
+// One `key = value` line applied to `r`; returns an error message, empty on success.
+std::string apply_line(Recipe& r, std::string_view key, std::string_view value) {
+  const auto spec = [&]() { return quant::parse_quant_spec(value); };
+  if (key == "name") {
+    if (value.empty()) return "empty name";
+    r.name = value;
+  } else if (key == "note") {
+    r.note = value;
+  } else if (key == "linear") {
+    if (value != "none") quant::linear_preset(value);  // unknown names fail here, with the line
+    r.linear = value == "none" ? "" : std::string(value);
+  } else if (key == "weights" || key == "act") {
+    auto& arr = key == "weights" ? r.weights : r.act;
+    const auto s = spec();
+    for (std::size_t i = 0; i < kLayerKinds; ++i) arr[i] = s;
+  } else if (key.starts_with("weights.") || key.starts_with("act.")) {
+    const bool w = key.starts_with("weights.");
+    const std::string_view kind = key.substr(w ? 8 : 4);
+    for (std::size_t i = 0; i < linear_kind_count; ++i)
+      if (kKindNames[i] == kind) {
+        (w ? r.weights : r.act)[i] = spec();
+        return "";
+      }
+    return "unknown linear '" + std::string(kind) + "' (wq, wk, wv, wo, gate, up, down, classifier)";
+  } else if (key == "attn.q") {
+    r.q = spec();
+  } else if (key == "attn.k") {
+    r.k = spec();
+  } else if (key == "attn.qk") {
+    r.q = r.k = spec();
+  } else if (key == "attn.p") {
+    r.p = spec();
+  } else if (key == "attn.v") {
+    r.v = spec();
+  } else if (key == "kv") {
+    r.kv = spec();
+  } else if (key == "kv.group") {
+    if (value == "head") r.kv_per_head = true;
+    else if (value == "spec") r.kv_per_head = false;
+    else return "kv.group is head or spec, not '" + std::string(value) + "'";
+  } else if (key == "attn.rotate") {
+    if (value == "none") r.attn_rotate = AttnRotation::none;
+    else if (value == "hadamard") r.attn_rotate = AttnRotation::hadamard;
+    else return "attn.rotate is none or hadamard, not '" + std::string(value) + "'";
+  } else if (key == "attn.rotate_v" || key == "quarot" || key == "pad") {
+    bool b = false;
+    if (!parse_bool(value, b)) return std::string(key) + " is on or off, not '" + std::string(value) + "'";
+    (key == "quarot" ? r.quarot : key == "pad" ? r.pad : r.rotate_v) = b;
+  } else if (key == "seed") {
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), r.seed);
+    if (ec != std::errc{} || p != value.data() + value.size())
+      return "seed is an unsigned integer, not '" + std::string(value) + "'";
+  } else {
+    return "unknown key '" + std::string(key) + "'";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string_view linear_kind_name(LinearKind kind) { return kKindNames[static_cast<std::size_t>(kind)]; }
+
+bool Recipe::is_identity() const {
+  for (std::size_t i = 0; i < linear_kind_count; ++i)
+    if (weights[i] || act[i]) return false;
+  return linear.empty() && !q && !k && !p && !v && !kv && attn_rotate == AttnRotation::none &&
+         !rotate_v && !quarot;  // `pad` alone changes nothing
+}
+
+Recipe parse_recipe(std::string_view text) {
+  Recipe r;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    line = trim(line);
+    if (line.empty() || line.front() == '#') continue;  // whole-line comments only
+    const std::size_t eq = line.find('=');
+    const auto fail = [&](const std::string& why) {
+      return Error("recipe line " + std::to_string(line_no) + " '" + std::string(line) + "': " + why);
+    };
+    if (eq == std::string_view::npos) throw fail("expected `key = value`");
+    const std::string_view key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
+    std::string why;
+    try {
+      why = apply_line(r, key, value);
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    if (!why.empty()) throw fail(why);
+  }
+  if (r.name.empty()) throw Error("recipe: no `name = ...` line");
+  if (r.kv_per_head && !r.kv) throw Error("recipe '" + r.name + "': kv.group = head needs a kv spec");
+  if (r.rotate_v && r.attn_rotate == AttnRotation::none)
+    throw Error("recipe '" + r.name + "': attn.rotate_v = on needs attn.rotate = hadamard");
+  return r;
+}
+
+std::string to_text(const Recipe& r) {
+  std::string t = "name = " + r.name + "\n";
+  if (!r.note.empty()) t += "note = " + r.note + "\n";
+  if (!r.linear.empty()) t += "linear = " + r.linear + "\n";
+  const auto put = [&](const std::string& key, const std::optional<quant::QuantSpec>& s) {
+    if (s) t += key + " = " + quant::describe(*s) + "\n";
+  };
+  for (std::size_t i = 0; i < linear_kind_count; ++i) put("weights." + std::string(kKindNames[i]), r.weights[i]);
+  for (std::size_t i = 0; i < linear_kind_count; ++i) put("act." + std::string(kKindNames[i]), r.act[i]);
+  put("attn.q", r.q);
+  put("attn.k", r.k);
+  put("attn.p", r.p);
+  put("attn.v", r.v);
+  put("kv", r.kv);
+  if (r.kv_per_head) t += "kv.group = head\n";
+  if (r.attn_rotate == AttnRotation::hadamard) t += "attn.rotate = hadamard\n";
+  if (r.rotate_v) t += "attn.rotate_v = on\n";
+  if (r.quarot) t += "quarot = on\n";
+  if (r.seed) t += "seed = " + std::to_string(r.seed) + "\n";
+  if (r.pad) t += "pad = on\n";
+  return t;
+}
+
+}  // namespace lowp::accuracy

@@ -1,0 +1,176 @@
+// The built-in evaluation recipes, written in the recipe text format itself, and the lookup.
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "lowp/accuracy/recipe.hpp"
+#include "lowp/numerics/error.hpp"
+
+namespace lowp::accuracy {
+namespace {
+
+constexpr std::string_view kBuiltins[] = {
+    R"(name = fp32
+note = nothing quantized: the float32 reference (KLD exactly 0))",
+    R"(name = bf16
+note = every weight and linear input rounded to bfloat16 (classifier included)
+weights = bf16
+act = bf16
+weights.classifier = bf16
+act.classifier = bf16)",
+    R"(name = fp16
+note = every weight and linear input rounded to IEEE half (classifier included)
+weights = fp16
+act = fp16
+weights.classifier = fp16
+act.classifier = fp16)",
+    R"(name = fp8-tensorwise
+note = linear preset fp8-tensorwise: E4M3 X and W, per-tensor current scaling (torchao)
+linear = fp8-tensorwise)",
+    R"(name = fp8-rowwise
+note = linear preset fp8-rowwise: E4M3, per-token X and per-channel W scales (torchao)
+linear = fp8-rowwise)",
+    // Padding lets block recipes run on models whose sizes the block does not divide.
+    R"(name = fp8-block128
+note = linear preset fp8-block128 (DeepSeek-V3): E4M3 X in 1x128 blocks, W in 128x128 tiles, padded
+linear = fp8-block128
+pad = on)",
+    R"(name = mxfp8
+note = linear preset mxfp8: OCP MX E4M3, E8M0 scale per 32 along K, padded
+linear = mxfp8
+pad = on)",
+    R"(name = mxfp6
+note = linear preset mxfp6: OCP MX E2M3, E8M0 scale per 32 along K, padded
+linear = mxfp6
+pad = on)",
+    R"(name = mxfp4
+note = linear preset mxfp4: OCP MX E2M1, E8M0 scale per 32 along K, padded
+linear = mxfp4
+pad = on)",
+    R"(name = nvfp4
+note = linear preset nvfp4: E2M1, UE4M3 scale per 16 and a float32 tensor scale, padded
+linear = nvfp4
+pad = on)",
+    R"(name = switchback-int8
+note = linear preset switchback-int8: int8 X per token, int8 W per tensor, real int8 GEMM
+linear = switchback-int8)",
+    R"(name = fp8-attn
+note = FlashAttention-3 FP8: Q, K, V per-tensor E4M3, P cast to E4M3
+attn.qk = e4m3:tensor:amax
+attn.v = e4m3:tensor:amax
+attn.p = e4m3:tensor:none)",
+    R"(name = fp8-attn-hadamard
+note = fp8-attn with Q and K Hadamard-rotated over head_dim after RoPE (HadaCore / FA3)
+attn.qk = e4m3:tensor:amax
+attn.v = e4m3:tensor:amax
+attn.p = e4m3:tensor:none
+attn.rotate = hadamard)",
+    R"(name = kv4
+note = 4-bit KV cache: int4 with an absmax scale per head and token
+kv = int4:int
+kv.group = head)",
+    R"(name = kv4-hadamard
+note = kv4 with K and V Hadamard-rotated over head_dim before the cache (QuaRot's KV)
+kv = int4:int
+kv.group = head
+attn.rotate = hadamard
+attn.rotate_v = on)",
+    R"(name = kv4-e2m1-hadamard
+note = 4-bit E2M1 KV cache (absmax scale per head and token), K and V Hadamard-rotated
+kv = e2m1:amax
+kv.group = head
+attn.rotate = hadamard
+attn.rotate_v = on)",
+    R"(name = quarot-w4a4kv4
+note = QuaRot with round-to-nearest: rotated residual, int4 W per channel, int4 X per token, int4 KV
+quarot = on
+weights = int4:row:int
+act = int4:row:int
+kv = int4:int
+kv.group = head
+attn.rotate = hadamard
+attn.rotate_v = on)",
+    R"(name = quarot-w8a8kv4
+note = QuaRot with round-to-nearest: rotated residual, int8 W per channel, int8 X per token, int4 KV
+quarot = on
+weights = int8:row:int
+act = int8:row:int
+kv = int4:int
+kv.group = head
+attn.rotate = hadamard
+attn.rotate_v = on)",
+    R"(name = fp8-rowwise-attn-hadamard
+note = fp8-rowwise linears with Hadamard-rotated FP8 attention
+linear = fp8-rowwise
+attn.qk = e4m3:tensor:amax
+attn.v = e4m3:tensor:amax
+attn.p = e4m3:tensor:none
+attn.rotate = hadamard)",
+    R"(name = mxfp4-attn-hadamard
+note = mxfp4 linears with Hadamard-rotated FP8 attention
+linear = mxfp4
+pad = on
+attn.qk = e4m3:tensor:amax
+attn.v = e4m3:tensor:amax
+attn.p = e4m3:tensor:none
+attn.rotate = hadamard)",
+    R"(name = nvfp4-attn-hadamard
+note = nvfp4 linears with Hadamard-rotated FP8 attention
+linear = nvfp4
+pad = on
+attn.qk = e4m3:tensor:amax
+attn.v = e4m3:tensor:amax
+attn.p = e4m3:tensor:none
+attn.rotate = hadamard)",
+    R"(name = quarot-mxfp4
+note = mxfp4 linears on a QuaRot-rotated model (residual rotation, online Hadamard before down_proj)
+linear = mxfp4
+pad = on
+quarot = on)",
+    R"(name = quarot-nvfp4
+note = nvfp4 linears on a QuaRot-rotated model (residual rotation, online Hadamard before down_proj)
+linear = nvfp4
+pad = on
+quarot = on)",
+};
+
+std::vector<Recipe> parse_builtins() {
+  std::vector<Recipe> v;
+  for (const auto text : kBuiltins) v.push_back(parse_recipe(text));
+  return v;
+}
+
+}  // namespace
+
+std::span<const Recipe> builtin_recipes() {
+  static const std::vector<Recipe> recipes = parse_builtins();
+  return recipes;
+}
+
+Recipe find_recipe(std::string_view name_or_path) {
+  for (const auto& r : builtin_recipes())
+    if (r.name == name_or_path) return r;
+  // Not a built-in name: a recipe file, if one exists at that path.
+  std::ifstream f{std::string(name_or_path)};
+  if (f) {
+    std::ostringstream text;
+    text << f.rdbuf();
+    try {
+      return parse_recipe(text.str());
+    } catch (const Error& e) {
+      throw Error(std::string(name_or_path) + ": " + e.what());
+    }
+  }
+  std::string names;
+  for (const auto& r : builtin_recipes()) names += (names.empty() ? "" : ", ") + r.name;
+  throw Error("unknown recipe '" + std::string(name_or_path) + "' (not a built-in name nor a readable file); built-in recipes: " + names);
+}
+
+std::vector<std::string> default_sweep_recipes() {
+  return {"bf16",           "fp16",           "fp8-tensorwise", "fp8-rowwise",
+          "fp8-block128",   "mxfp8",          "mxfp6",          "mxfp4",
+          "nvfp4",          "switchback-int8", "fp8-attn",      "fp8-attn-hadamard",
+          "kv4",            "kv4-hadamard",   "mxfp4-attn-hadamard", "quarot-w4a4kv4"};
+}
+
+}  // namespace lowp::accuracy

@@ -1,0 +1,121 @@
+// bench_eval: teacher-forced evaluation throughput on a synthetic model of stories15M's shape
+// (dim 288, 6 layers, 6 heads, hidden 768, vocab 32000, ctx 256, random weights).
+//   BM_eval_fp32_batched         evaluate() with the fp32 recipe: batched prefill, all threads
+//   BM_eval_fp32_token_by_token  the llama2.c approach: one position at a time, matrix-vector
+//                                products, one thread (tests/accuracy/llama_reference.hpp)
+//   BM_eval_<recipe>             evaluate() under an FP8 / MX recipe
+//   BM_eval_fp32_batched_1thread evaluate() on one thread (the batching gain alone)
+// Counter tokens_per_s: tokens fed per second of wall time (a window of 256 per iteration);
+// the CPU column is the whole process's CPU time (all threads), a figure load disturbs less.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <random>
+
+#include "../../tests/accuracy/llama_reference.hpp"
+#include "lowp/accuracy/eval.hpp"
+
+namespace {
+
+using namespace lowp::accuracy;
+
+constexpr int kCtx = 256;
+
+const LlamaModel& model() {
+  static const LlamaModel m = [] {
+    LlamaConfig c;
+    c.dim = 288;
+    c.hidden_dim = 768;
+    c.n_layers = 6;
+    c.n_heads = 6;
+    c.n_kv_heads = 6;
+    c.vocab_size = 32000;
+    c.seq_len = kCtx;
+    LlamaModel m;
+    m.config = c;
+    std::mt19937 gen(15);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    const auto fill = [&](std::size_t n, float std_dev) {
+      std::vector<float> v(n);
+      for (float& x : v) x = nd(gen) * std_dev;
+      return v;
+    };
+    const std::size_t dim = 288, hid = 768, vocab = 32000;
+    const float s_dim = 1.0f / std::sqrt(288.0f), s_hid = 1.0f / std::sqrt(768.0f);
+    m.token_embedding = fill(vocab * dim, 1.0f);
+    for (int l = 0; l < c.n_layers; ++l) {
+      LayerWeights w;
+      w.attn_norm.assign(dim, 1.0f);
+      w.ffn_norm.assign(dim, 1.0f);
+      w.wq = fill(dim * dim, s_dim);
+      w.wk = fill(dim * dim, s_dim);
+      w.wv = fill(dim * dim, s_dim);
+      w.wo = fill(dim * dim, s_dim);
+      w.w_gate = fill(hid * dim, s_dim);
+      w.w_up = fill(hid * dim, s_dim);
+      w.w_down = fill(dim * hid, s_hid);
+      m.layers.push_back(std::move(w));
+    }
+    m.final_norm.assign(dim, 1.0f);
+    return m;
+  }();
+  return m;
+}
+
+std::vector<int> tokens() {
+  std::mt19937 gen(16);
+  std::vector<int> t(kCtx);
+  for (int& x : t) x = static_cast<int>(gen() % 32000u);
+  return t;
+}
+
+void report(benchmark::State& state) {
+  state.counters["tokens_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * kCtx, benchmark::Counter::kIsRate);
+}
+
+void eval_recipe(benchmark::State& state, const std::string& name, int threads = 0) {
+  const LlamaModel& m = model();
+  const auto t = tokens();
+  const Recipe r = find_recipe(name);
+  EvalOptions opt;
+  opt.ctx = kCtx;
+  opt.threads = threads;
+  for (auto _ : state) {
+    EvalRun run = evaluate(m, t, r, opt);
+    benchmark::DoNotOptimize(run.nll_sum);
+  }
+  report(state);
+}
+
+void BM_eval_fp32_batched(benchmark::State& state) { eval_recipe(state, "fp32"); }
+BENCHMARK(BM_eval_fp32_batched)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+
+void BM_eval_fp32_batched_1thread(benchmark::State& state) { eval_recipe(state, "fp32", 1); }
+BENCHMARK(BM_eval_fp32_batched_1thread)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+
+void BM_eval_fp32_token_by_token(benchmark::State& state) {
+  const LlamaModel& m = model();
+  const auto t = tokens();
+  for (auto _ : state) {
+    lowp::test::ReferenceLlama ref(m);
+    auto logits = ref.run(t);
+    benchmark::DoNotOptimize(logits.data());
+  }
+  report(state);
+}
+BENCHMARK(BM_eval_fp32_token_by_token)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+
+// The FP8 / MX recipes (target: each within 1.5x the fp32 batched time).
+BENCHMARK_CAPTURE(eval_recipe, fp8_tensorwise, std::string("fp8-tensorwise"))->Name("BM_eval_fp8-tensorwise")->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(eval_recipe, fp8_rowwise, std::string("fp8-rowwise"))->Name("BM_eval_fp8-rowwise")->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(eval_recipe, fp8_block128, std::string("fp8-block128"))->Name("BM_eval_fp8-block128")->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(eval_recipe, mxfp8, std::string("mxfp8"))->Name("BM_eval_mxfp8")->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(eval_recipe, mxfp6, std::string("mxfp6"))->Name("BM_eval_mxfp6")->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(eval_recipe, mxfp4, std::string("mxfp4"))->Name("BM_eval_mxfp4")->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(eval_recipe, nvfp4, std::string("nvfp4"))->Name("BM_eval_nvfp4")->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(eval_recipe, fp8_attn, std::string("fp8-attn"))->Name("BM_eval_fp8-attn")->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(eval_recipe, fp8_attn_hadamard, std::string("fp8-attn-hadamard"))->Name("BM_eval_fp8-attn-hadamard")->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(eval_recipe, mxfp4_attn_hadamard, std::string("mxfp4-attn-hadamard"))->Name("BM_eval_mxfp4-attn-hadamard")->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+
+}  // namespace

@@ -1,0 +1,190 @@
+// GEMM with an emulated limited-precision floating accumulator (see gemm.hpp).
+//
+// Each addition acc + a*b is done exactly in a 128-bit integer window and rounded once to the
+// accumulator format: the product of two floats is exact in 48 bits, the accumulator holds
+// at most 24, and when their exponents are too far apart for the window, the smaller term
+// only matters as a sticky bit far below the rounding position.
+#include <omp.h>
+
+#include <algorithm>
+#include <bit>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "lowp/numerics/bits.hpp"
+#include "lowp/numerics/error.hpp"
+#include "lowp/numerics/rng.hpp"
+#include "lowp/quant/gemm.hpp"
+
+namespace lowp::quant {
+namespace {
+
+using u128 = unsigned __int128;
+
+// (-1)^neg * sig * 2^exp, exp the exponent of the last bit; sig = 0 is a (signed) zero.
+struct Term {
+  bool neg = false;
+  std::uint64_t sig = 0;
+  int exp = 0;
+};
+
+struct Format {
+  int man_bits = 23, emin = -126;
+  double max = 0;  // largest finite magnitude
+  Round round = Round::nearest_even;
+};
+
+Term exact_product(float a, float b) {
+  const bool neg = std::signbit(a) != std::signbit(b);
+  if (a == 0.0f || b == 0.0f) return {neg, 0, 0};
+  const Unpacked ua = unpack(a), ub = unpack(b);
+  return {neg, ua.sig * ub.sig, ua.exp + ub.exp - 46};
+}
+
+Term term_of(double x) {
+  if (x == 0.0) return {std::signbit(x), 0, 0};
+  const Unpacked u = unpack(x);
+  return {u.negative, u.sig, u.exp - 52};
+}
+
+int top_of(const Term& t) { return t.exp + (64 - std::countl_zero(t.sig)); }  // above the top bit
+
+// The magnitude v * 2^lsb (v != 0, sign `neg`) rounded to the format, as a double.
+double round_to_format(u128 v, int lsb, bool neg, const Format& f, std::uint32_t rand) {
+  const int bits = 128 - (static_cast<std::uint64_t>(v >> 64)
+                              ? std::countl_zero(static_cast<std::uint64_t>(v >> 64))
+                              : 64 + std::countl_zero(static_cast<std::uint64_t>(v)));
+  const int binade = lsb + bits - 1;
+  const int q = std::max(binade, f.emin) - f.man_bits;  // exponent of the quantum
+  const int shift = q - lsb;
+  double mag;
+  if (shift <= 0) {
+    mag = std::ldexp(static_cast<double>(v), lsb);  // at most man_bits + 1 bits: exact
+  } else {
+    const u128 quot = shift >= 128 ? 0 : v >> shift;
+    const u128 rem = shift >= 128 ? v : v & ((u128{1} << shift) - 1);
+    bool up = false;
+    if (rem != 0) {
+      const u128 half = shift > 128 ? 0 : u128{1} << (shift - 1);  // 0: beyond v (< 2^122)
+      const int cmp_half = shift > 128 || rem < half ? -1 : (rem == half ? 0 : 1);
+      const bool odd = (quot & 1) != 0;  // man_bits >= 1: the code's parity
+      switch (f.round) {
+        case Round::nearest_even: up = cmp_half > 0 || (cmp_half == 0 && odd); break;
+        case Round::nearest_away: up = cmp_half >= 0; break;
+        case Round::toward_zero: up = false; break;
+        case Round::toward_pos: up = !neg; break;
+        case Round::toward_neg: up = neg; break;
+        case Round::stochastic: {
+          // floor(fraction * 2^32), the fraction being rem / 2^shift.
+          const std::uint32_t frac =
+              shift >= 32
+                  ? (shift - 32 >= 128 ? 0u : static_cast<std::uint32_t>(rem >> (shift - 32)))
+                  : static_cast<std::uint32_t>(rem << (32 - shift));
+          up = std::uint64_t{frac} + rand >= (std::uint64_t{1} << 32);
+          break;
+        }
+        case Round::odd: up = !odd; break;
+      }
+    }
+    mag = std::ldexp(static_cast<double>(quot + (up ? 1 : 0)), q);
+  }
+  if (mag > f.max)
+    mag = overflows_to_infinity(f.round, neg) ? std::numeric_limits<double>::infinity() : f.max;
+  return neg ? -mag : mag;
+}
+
+// acc + p, exactly, rounded to the format. Both finite.
+double add_round(const Term& x, const Term& y, const Format& f, std::uint32_t rand) {
+  if (x.sig == 0 && y.sig == 0) {  // IEEE signs of a zero sum
+    const bool neg = (x.neg && y.neg) || ((x.neg || y.neg) && f.round == Round::toward_neg);
+    return neg ? -0.0 : 0.0;
+  }
+  // A 121-bit window below the higher top bit: the larger term (at most 53 bits) fits; the
+  // other one is exact too unless it lies entirely 67+ bits lower. Then its bits, all below
+  // the rounding position (95+ bits above the window's end), make the sum inexact and only
+  // that matters: it becomes a sticky 1 at the last place, which keeps every rounding
+  // decision (ties, directions, the 32 bits of stochastic rounding) unchanged.
+  const int top = std::max(x.sig ? top_of(x) : INT32_MIN, y.sig ? top_of(y) : INT32_MIN);
+  const int lsb = top - 121;
+  const auto align = [lsb](const Term& t) -> u128 {
+    if (t.sig == 0) return 0;
+    if (t.exp >= lsb) return u128{t.sig} << (t.exp - lsb);
+    const int s = lsb - t.exp;
+    const std::uint64_t kept = s >= 64 ? 0 : t.sig >> s;
+    return u128{kept | 1};
+  };
+  const u128 vx = align(x), vy = align(y);
+  u128 v;
+  bool neg;
+  if (x.neg == y.neg) {
+    v = vx + vy;
+    neg = x.neg;
+  } else if (vx >= vy) {
+    v = vx - vy;
+    neg = x.neg;
+  } else {
+    v = vy - vx;
+    neg = y.neg;
+  }
+  if (v == 0) return f.round == Round::toward_neg ? -0.0 : 0.0;  // exact cancellation
+  return round_to_format(v, lsb, neg, f, rand);
+}
+
+}  // namespace
+
+void gemm_emulated(const float* A, const float* B, float* C, std::size_t M, std::size_t N,
+                   std::size_t K, const Accumulation& acc) {
+  if (acc.man_bits < 1 || acc.man_bits > 23)
+    throw Error("gemm_emulated: man_bits = " + std::to_string(acc.man_bits) +
+                " is outside [1, 23]");
+  if (acc.exp_bits < 2 || acc.exp_bits > 8)
+    throw Error("gemm_emulated: exp_bits = " + std::to_string(acc.exp_bits) + " is outside [2, 8]");
+  if (M == 0 || N == 0) return;
+  if (!C || (K > 0 && (!A || !B)))
+    throw Error(std::string("gemm_emulated: ") + (!C ? "C" : !A ? "A" : "B") + " is null");
+  Format f;
+  f.man_bits = acc.man_bits;
+  const int emax = (1 << (acc.exp_bits - 1)) - 1;
+  f.emin = 1 - emax;
+  f.max = std::ldexp(2.0 - std::ldexp(1.0, -acc.man_bits), emax);
+  f.round = acc.round;
+  const RngKey key = rng_key(acc.seed);
+  const bool stochastic = acc.round == Round::stochastic;
+
+  // Each product costs tens of nanoseconds: threads only from 2^16 products per thread on.
+  std::size_t work = 0;
+  if (__builtin_mul_overflow(M * N, K, &work)) work = SIZE_MAX;
+  const int threads = static_cast<int>(
+      std::clamp<std::size_t>(work >> 16, 1, static_cast<std::size_t>(omp_get_max_threads())));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (std::ptrdiff_t ii = 0; ii < static_cast<std::ptrdiff_t>(M); ++ii) {
+    const auto i = static_cast<std::size_t>(ii);
+    for (std::size_t j = 0; j < N; ++j) {
+      const float* a = A + i * K;
+      const float* b = B + j * K;
+      float total = 0.0f;  // the float32 total that promotion adds into
+      double part = 0.0;   // the accumulator, exactly representable in a double
+      std::size_t count = 0;
+      for (std::size_t k = 0; k < K; ++k) {
+        const std::uint32_t rand = stochastic ? random_bits(key, (i * N + j) * K + k) : 0;
+        if (!std::isfinite(part) || !std::isfinite(a[k]) || !std::isfinite(b[k])) {
+          part += static_cast<double>(a[k]) * static_cast<double>(b[k]);  // IEEE Inf / NaN rules
+        } else {
+          part = add_round(term_of(part), exact_product(a[k], b[k]), f, rand);
+        }
+        if (acc.promote_every > 0 && ++count == acc.promote_every) {
+          total += static_cast<float>(part);
+          part = 0.0;
+          count = 0;
+        }
+      }
+      C[i * N + j] = acc.promote_every > 0 ? (count > 0 ? total + static_cast<float>(part) : total)
+                                           : static_cast<float>(part);
+    }
+  }
+}
+
+}  // namespace lowp::quant

@@ -1,0 +1,291 @@
+// QuantLinear: the forward and backward passes of a quantized linear layer, on the emulated
+// path (quantize, dequantize, float32 GEMM) or SwitchBack's int8 GEMM.
+#include "lowp/quant/linear.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "linear_operand.hpp"
+#include "lowp/numerics/error.hpp"
+#include "switchback.hpp"
+
+namespace lowp::quant {
+namespace {
+
+using detail::Int8Operand;
+using detail::Operand;
+using detail::OperandPlan;
+
+enum Gemm { kFwd = 0, kDgrad = 1, kWgrad = 2 };
+constexpr const char* kGemmName[] = {"fwd", "dgrad", "wgrad"};
+constexpr const char* kOperandName[3][2] = {{"X", "W"}, {"dY", "W^T"}, {"dY^T", "X^T"}};
+
+const GemmRecipe& gemm_of(const LinearRecipe& r, int g) {
+  return g == kFwd ? r.fwd : g == kDgrad ? r.dgrad : r.wgrad;
+}
+const std::optional<QuantSpec>& spec_of(const GemmRecipe& g, int side) { return side == 0 ? g.a : g.b; }
+
+std::string where(const LinearRecipe& r, int g, int side) {
+  return "linear '" + r.name + "' " + kGemmName[g] + " " + kOperandName[g][side];
+}
+
+// Whether an operand's quantization is the same at every step (so a weight may be cached).
+bool step_independent(const GemmRecipe& g, int side) {
+  const auto& s = spec_of(g, side);
+  return !g.delayed && g.rotation != hadamard::RotationKind::randomized &&
+         !(s && s->cast.round == Round::stochastic);
+}
+
+bool same_spec(const QuantSpec& a, const QuantSpec& b) {
+  return a.format == b.format && a.granularity == b.granularity && a.block == b.block && a.rule == b.rule &&
+         a.cast.round == b.cast.round && a.cast.saturate == b.cast.saturate &&
+         a.cast.flush_subnormals == b.cast.flush_subnormals && a.seed == b.seed && a.pad == b.pad;
+}
+
+// Whether the dgrad's W^T is the forward's quantized W, transposed: the same step-independent
+// spec, with groups that transposing keeps (one tensor, square tiles), and no rotations.
+bool dgrad_reuses_forward_weight(const LinearRecipe& r) {
+  const auto &f = r.fwd.b, &d = r.dgrad.b;
+  return f && d && same_spec(*f, *d) &&
+         (f->granularity == Granularity::tensor || f->granularity == Granularity::tile) &&
+         r.fwd.rotation == hadamard::RotationKind::none && r.dgrad.rotation == hadamard::RotationKind::none &&
+         step_independent(r.fwd, 1) && step_independent(r.dgrad, 1);
+}
+
+void validate(const LinearRecipe& r, std::size_t K, std::size_t N) {
+  if (K == 0 || N == 0)
+    throw Error("linear '" + r.name + "': in_features " + std::to_string(K) + " and out_features " +
+                std::to_string(N) + " must both be positive");
+  for (int g = 0; g < 3; ++g) {
+    const GemmRecipe& gr = gemm_of(r, g);
+    if (gr.rotation == hadamard::RotationKind::block_diagonal && gr.rotation_block == 0)
+      throw Error("linear '" + r.name + "' " + kGemmName[g] + ": block_diagonal rotation with block 0");
+    for (int side = 0; side < 2; ++side) {
+      const auto& s = spec_of(gr, side);
+      if (gr.delayed && s && s->granularity != Granularity::tensor)
+        throw Error(where(r, g, side) + ": delayed scaling needs per-tensor granularity, not " + describe(*s));
+      if (gr.delayed && s && s->rule != ScaleRule::amax && s->rule != ScaleRule::amax_pow2 &&
+          s->rule != ScaleRule::absmax_int)
+        throw Error(where(r, g, side) + ": delayed scaling needs the amax, pow2 or int rule, not " + describe(*s));
+    }
+  }
+  if (r.engine != LinearEngine::switchback_int8) return;
+  for (int g : {kFwd, kDgrad}) {
+    const GemmRecipe& gr = gemm_of(r, g);
+    if (gr.rotation != hadamard::RotationKind::none || gr.delayed)
+      throw Error("linear '" + r.name + "' " + kGemmName[g] +
+                  ": the int8 GEMM path takes neither rotations nor delayed scaling");
+    for (int side = 0; side < 2; ++side) {
+      const auto& s = spec_of(gr, side);
+      if (!s) throw Error(where(r, g, side) + ": the int8 GEMM path needs an int8 spec, not float32");
+      detail::check_int8_spec(*s, where(r, g, side));
+      if (s->cast.round != Round::nearest_even)
+        throw Error(where(r, g, side) + ": the int8 GEMM path rounds to nearest-even only");
+    }
+  }
+}
+
+}  // namespace
+
+struct QuantLinear::State {
+  LinearRecipe r;
+  std::size_t K = 0, N = 0;
+  bool has_bias = false;
+  std::vector<float> W, b, dW, db;
+
+  // From the last forward.
+  std::size_t M = 0;
+  bool have_forward = false;
+  std::vector<float> X;  // float32 X, or the forward's quantized X (wgrad_uses_quantized_x)
+  Int8Operand Xq;        // memory-efficient SwitchBack: the int8 X instead of X
+
+  // Weight cache: [0] the forward's W, [1] the dgrad's W^T.
+  std::array<bool, 2> w_valid{false, false};
+  std::array<Operand, 2> w_float;
+  std::array<Int8Operand, 2> w_int8;
+
+  std::array<std::optional<DelayedScaling>, 6> delayed;  // per (gemm, side)
+
+  Operand opA, opB;  // scratch
+  std::vector<float> scratch;
+
+  bool int8() const { return r.engine == LinearEngine::switchback_int8; }
+
+  OperandPlan plan(int g, int side, std::uint64_t seed) const {
+    const GemmRecipe& gr = gemm_of(r, g);
+    OperandPlan p;
+    p.spec = &spec_of(gr, side);
+    p.rotation.kind = gr.rotation;
+    p.rotation.block = gr.rotation_block;
+    p.rotation.seed = detail::mix_seed(seed, 0x100 + g);  // the same for both sides: R cancels
+    p.seed = detail::mix_seed(detail::mix_seed(seed, *p.spec ? (*p.spec)->seed : 0), 2 * g + side + 1);
+    p.what = where(r, g, side);
+    return p;
+  }
+
+  // Prepares an operand (delayed scaling: with the scale from its history, which then records
+  // the amax of this step).
+  void prepare(const float* src, std::size_t rows, std::size_t cols, bool transpose, int g, int side,
+               std::uint64_t seed, Operand& out) {
+    OperandPlan p = plan(g, side, seed);
+    if (auto& d = delayed[2 * g + side]) p.delayed = &*d;
+    detail::prepare_operand(src, rows, cols, transpose, p, out);
+  }
+
+  void check_sizes() const {
+    if (W.size() != N * K || b.size() != (has_bias ? N : 0) || dW.size() != N * K ||
+        db.size() != (has_bias ? N : 0))
+      throw Error("linear '" + r.name + "': weight/bias/gradient sizes changed (weight " +
+                  std::to_string(W.size()) + ", expected " + std::to_string(N * K) + ")");
+  }
+
+  // The weight operand of GEMM g (0: W for fwd, 1: W^T for dgrad), cached when possible.
+  const Operand& weight_float(int g, std::uint64_t seed) {
+    const int slot = g == kFwd ? 0 : 1;
+    if (w_valid[slot]) return w_float[slot];
+    if (g == kDgrad && dgrad_reuses_forward_weight(r)) {
+      const Operand& f = weight_float(kFwd, seed);
+      w_float[1].own.clear();
+      w_float[1].data = f.data;
+      w_float[1].transposed = !f.transposed;
+      w_valid[1] = true;
+      return w_float[1];
+    }
+    prepare(W.data(), N, K, g == kDgrad, g, 1, seed, w_float[slot]);
+    w_valid[slot] = step_independent(gemm_of(r, g), 1);
+    return w_float[slot];
+  }
+  const Int8Operand& weight_int8(int g) {
+    const int slot = g == kFwd ? 0 : 1;
+    if (w_valid[slot]) return w_int8[slot];
+    const QuantSpec& spec = *spec_of(gemm_of(r, g), 1);
+    if (g == kDgrad && spec.granularity == Granularity::tensor &&
+        r.fwd.b->granularity == Granularity::tensor) {
+      // A tensor-wise W^T has the forward's codes and scale, transposed.
+      const Int8Operand& w = weight_int8(kFwd);
+      Int8Operand& t = w_int8[1];
+      t.rows = K;
+      t.cols = N;
+      t.per_row = false;
+      t.scale = w.scale;
+      t.q.resize(N * K);
+      detail::transpose(w.q.data(), t.q.data(), N, K);
+    } else {
+      detail::quantize_int8_operand(W.data(), N, K, g == kDgrad, spec, w_int8[slot]);
+    }
+    w_valid[slot] = true;
+    return w_int8[slot];
+  }
+};
+
+QuantLinear::QuantLinear(LinearRecipe recipe, std::size_t in_features, std::size_t out_features, bool bias)
+    : s_(std::make_unique<State>()) {
+  validate(recipe, in_features, out_features);
+  s_->r = std::move(recipe);
+  s_->K = in_features;
+  s_->N = out_features;
+  s_->has_bias = bias;
+  s_->W.assign(in_features * out_features, 0.0f);
+  s_->dW.assign(in_features * out_features, 0.0f);
+  s_->b.assign(bias ? out_features : 0, 0.0f);
+  s_->db.assign(bias ? out_features : 0, 0.0f);
+  for (int g = 0; g < 3; ++g)
+    for (int side = 0; side < 2; ++side)
+      if (const auto& spec = spec_of(gemm_of(s_->r, g), side); spec && gemm_of(s_->r, g).delayed)
+        s_->delayed[2 * g + side].emplace(spec->format, s_->r.delayed_scaling);
+}
+
+QuantLinear::~QuantLinear() = default;
+QuantLinear::QuantLinear(QuantLinear&&) noexcept = default;
+QuantLinear& QuantLinear::operator=(QuantLinear&&) noexcept = default;
+
+std::vector<float>& QuantLinear::weight() {
+  invalidate_weight_cache();
+  return s_->W;
+}
+std::vector<float>& QuantLinear::bias() { return s_->b; }
+std::vector<float>& QuantLinear::weight_grad() { return s_->dW; }
+std::vector<float>& QuantLinear::bias_grad() { return s_->db; }
+const LinearRecipe& QuantLinear::recipe() const { return s_->r; }
+void QuantLinear::invalidate_weight_cache() { s_->w_valid = {false, false}; }
+
+void QuantLinear::forward(const float* X, std::size_t M, float* Y, std::uint64_t seed) {
+  State& s = *s_;
+  const std::string name = "linear '" + s.r.name + "' forward";
+  if (M == 0) throw Error(name + ": M = 0 rows");
+  if (X == nullptr || Y == nullptr) throw Error(name + ": null X or Y pointer");
+  s.check_sizes();
+  const std::size_t K = s.K, N = s.N;
+  s.have_forward = false;
+  if (s.int8()) {
+    detail::quantize_int8_operand(X, M, K, false, *s.r.fwd.a, s.Xq);
+    detail::int8_gemm_dequant(s.Xq, s.weight_int8(kFwd), s.has_bias ? s.b.data() : nullptr, Y);
+    if (s.r.wgrad_uses_quantized_x) {
+      s.X.clear();  // the backward dequantizes Xq
+    } else {
+      s.X.assign(X, X + M * K);
+      s.Xq = Int8Operand{};
+    }
+  } else {
+    s.prepare(X, M, K, false, kFwd, 0, seed, s.opA);
+    detail::gemm_operands(s.opA, s.weight_float(kFwd, seed), Y, M, N, K, false);
+    if (s.has_bias) {
+      for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = 0; j < N; ++j) Y[i * N + j] += s.b[j];
+    }
+    if (s.r.wgrad_uses_quantized_x && !s.opA.own.empty()) {
+      s.X = std::move(s.opA.own);  // natural layout: X is never transposed here
+      if (s.r.fwd.rotation != hadamard::RotationKind::none) {
+        hadamard::Rotation rot = s.plan(kFwd, 0, seed).rotation;
+        rot.size = K;
+        rot.apply_inverse(s.X.data(), M, K);
+      }
+    } else {
+      s.X.assign(X, X + M * K);
+    }
+  }
+  s.M = M;
+  s.have_forward = true;
+}
+
+void QuantLinear::backward(const float* dY, float* dX, std::uint64_t seed) {
+  State& s = *s_;
+  const std::string name = "linear '" + s.r.name + "' backward";
+  if (!s.have_forward) throw Error(name + ": no forward pass to differentiate");
+  if (dY == nullptr) throw Error(name + ": null dY pointer");
+  s.check_sizes();
+  const std::size_t M = s.M, K = s.K, N = s.N;
+
+  if (s.has_bias) {
+    // db = sum over rows of dY, in double, rows in order (the same at any thread count).
+    std::vector<double> acc(N, 0.0);
+    for (std::size_t i = 0; i < M; ++i)
+      for (std::size_t j = 0; j < N; ++j) acc[j] += dY[i * N + j];
+    for (std::size_t j = 0; j < N; ++j) s.db[j] += static_cast<float>(acc[j]);
+  }
+
+  if (dX != nullptr) {  // dX = dY W: a = dY (M x N), b = W^T (K x N)
+    if (s.int8()) {
+      Int8Operand dYq;
+      detail::quantize_int8_operand(dY, M, N, false, *s.r.dgrad.a, dYq);
+      detail::int8_gemm_dequant(dYq, s.weight_int8(kDgrad), nullptr, dX);
+    } else {
+      s.prepare(dY, M, N, false, kDgrad, 0, seed, s.opA);
+      detail::gemm_operands(s.opA, s.weight_float(kDgrad, seed), dX, M, K, N, false);
+    }
+  }
+
+  // dW += dY^T X: a = dY^T (N x M), b = X^T (K x M), reduction over the M tokens.
+  const float* X = s.X.data();
+  if (s.int8() && s.r.wgrad_uses_quantized_x) {
+    s.scratch.resize(M * K);
+    detail::dequantize_int8(s.Xq, s.scratch.data());
+    X = s.scratch.data();
+  }
+  s.prepare(dY, M, N, true, kWgrad, 0, seed, s.opA);
+  s.prepare(X, M, K, true, kWgrad, 1, seed, s.opB);
+  detail::gemm_operands(s.opA, s.opB, s.dW.data(), N, K, M, true);
+}
+
+}  // namespace lowp::quant

@@ -1,0 +1,49 @@
+// Internal to the linear layer: turning a float32 matrix into a GEMM operand as a recipe asks
+// (transpose, rotate, quantize), and the float32 GEMM on such operands.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lowp/hadamard/rotation.hpp"
+#include "lowp/quant/delayed_scaling.hpp"
+#include "lowp/quant/quantize.hpp"
+
+namespace lowp::quant::detail {
+
+// A GEMM operand L (rows x cols, reduction along cols). `data` holds L row-major, or, when
+// `transposed`, L^T row-major (cols x rows): quantizing in the source's own layout saves a
+// transpose whenever the granularity allows it (tensor, tile, row <-> column).
+struct Operand {
+  const float* data = nullptr;
+  bool transposed = false;
+  std::vector<float> own;  // backing store when the data were copied
+};
+
+struct OperandPlan {
+  const std::optional<QuantSpec>* spec = nullptr;
+  hadamard::Rotation rotation;       // kind/block/seed; size is filled in here
+  std::uint64_t seed = 0;            // stochastic rounding stream of this operand
+  DelayedScaling* delayed = nullptr; // per-tensor scale from this history (then records amax)
+  std::string what;                  // "linear 'fp8-block128' fwd W" for error messages
+};
+
+// L = transpose ? src^T : src, where src is src_rows x src_cols row-major.
+void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_cols, bool transpose,
+                     const OperandPlan& plan, Operand& out);
+
+// C (M x N) = A B^T (+= when accumulate) with A logically M x K and B logically N x K, in
+// float32 through Eigen on all OpenMP threads, bitwise the same at any thread count.
+void gemm_operands(const Operand& A, const Operand& B, float* C, std::size_t M, std::size_t N,
+                   std::size_t K, bool accumulate);
+
+// dst (cols x rows) = src^T for a row-major rows x cols src; blocked, OpenMP over row blocks.
+template <class T>
+void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols);
+
+// A 64-bit mix of the step seed with an operand's own salt (splitmix64 finaliser).
+std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b) noexcept;
+
+}  // namespace lowp::quant::detail

@@ -1,0 +1,162 @@
+// The scale rules: one function per rule, each on a group's finite amax.
+#include "lowp/quant/scale_rules.hpp"
+
+#include <array>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "lowp/formats/bulk.hpp"
+
+namespace lowp::quant {
+namespace {
+
+constexpr float kUe4m3Max = 448.0f;
+constexpr float kUe4m3Tiny = 0.015625f;  // 2^-6, E4M3's smallest normal
+
+const Format& ue4m3() {
+  static const Format f = minifloat(4, 3, Specials::fn, false);
+  return f;
+}
+
+float clamp_block(float b) noexcept {
+  if (!(b >= kUe4m3Tiny)) b = kUe4m3Tiny;  // also catches NaN
+  return b > kUe4m3Max ? kUe4m3Max : b;
+}
+
+}  // namespace
+
+float exp2i(int e) noexcept {
+  if (e < -126) return std::ldexp(1.0f, e);  // subnormal
+  const auto b = static_cast<std::uint32_t>(e + 127) << 23;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+float finite_amax(const float* x, std::size_t n) noexcept {
+  // On the bit patterns: |x| is the pattern without its sign, finite iff below Inf's, and
+  // ordered like the values, so an integer max (which vectorises) gives the amax.
+  std::uint32_t m = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t b;
+    std::memcpy(&b, x + i, 4);
+    b &= 0x7fffffffu;
+    b = b < 0x7f800000u ? b : 0u;
+    m = b > m ? b : m;
+  }
+  float r;
+  std::memcpy(&r, &m, 4);
+  return r;
+}
+
+float format_max(const Format& f) noexcept {
+  const double m = f.max_finite();
+  return m >= static_cast<double>(FLT_MAX) ? FLT_MAX : static_cast<float>(m);
+}
+
+float amax_multiplier(float amax, float fmt_max) noexcept {
+  if (!(amax > 0) || !std::isfinite(amax)) return 1.0f;
+  const float s = fmt_max / amax;
+  return std::isfinite(s) ? s : FLT_MAX;
+}
+
+float amax_pow2_multiplier(float amax, float fmt_max) noexcept {
+  const float s = amax_multiplier(amax, fmt_max);
+  int e = 0;
+  std::frexp(s, &e);  // s = m * 2^e, m in [0.5, 1)
+  return exp2i(e - 1);
+}
+
+float absmax_int_multiplier(float amax, const Format& int_format) noexcept {
+  return amax_multiplier(amax, format_max(int_format));
+}
+
+int mx_emax_elem(const Format& element) noexcept {
+  int e = 0;
+  std::frexp(element.max_finite(), &e);
+  return e - 1;
+}
+
+int mx_scale_exponent(float amax, int emax_elem) noexcept {
+  if (!(amax > 0) || !std::isfinite(amax)) return -127;
+  std::uint32_t b;
+  std::memcpy(&b, &amax, 4);
+  int e = static_cast<int>(b >> 23) - 127;  // floor(log2 amax) for a normal amax
+  if (e == -127) {
+    std::frexp(amax, &e);  // subnormal: floor(log2 amax) = e - 1
+    --e;
+  }
+  const int shared = e - emax_elem;
+  return shared < -127 ? -127 : shared > 127 ? 127 : shared;
+}
+
+int mx_rceil_scale_exponent(float amax, float fmt_max) noexcept {
+  if (!(amax > 0) || !std::isfinite(amax)) return -127;
+  // amax / fmt_max in double is exact enough: a float32 over a float32 with few mantissa bits
+  // is never within double rounding of a power of two unless it is one.
+  int e = 0;
+  const double m = std::frexp(static_cast<double>(amax) / fmt_max, &e);  // q = m * 2^e
+  const int up = m == 0.5 ? e - 1 : e;                                   // ceil(log2 q)
+  return up < -127 ? -127 : up > 127 ? 127 : up;
+}
+
+float nvfp4_tensor_scale(float tensor_amax, float fmt_max) noexcept {
+  if (!(tensor_amax > 0) || !std::isfinite(tensor_amax)) return 1.0f;
+  const float s = tensor_amax / (kUe4m3Max * fmt_max);
+  return s > 0 ? s : FLT_TRUE_MIN;
+}
+
+Nvfp4BlockScale nvfp4_block_scale(float block_amax, float tensor_scale, float fmt_max) noexcept {
+  const float b = clamp_block(block_amax / fmt_max / tensor_scale);
+  Nvfp4BlockScale r;
+  r.code = static_cast<std::uint8_t>(encode(ue4m3(), b));
+  r.value = static_cast<float>(decode(ue4m3(), r.code));
+  return r;
+}
+
+void nvfp4_block_scales(const float* block_amax, std::size_t n, float tensor_scale, float fmt_max,
+                        std::uint8_t* codes, float* values) {
+  for (std::size_t i = 0; i < n; ++i) values[i] = clamp_block(block_amax[i] / fmt_max / tensor_scale);
+  encode_f32(ue4m3(), {values, n}, {codes, n});
+  decode_f32(ue4m3(), {codes, n}, {values, n});
+}
+
+std::span<const float> mse_clip_grid() noexcept {
+  static const std::array<float, 81> grid = [] {
+    std::array<float, 81> g{};
+    for (int k = 0; k < 81; ++k) g[static_cast<std::size_t>(k)] = static_cast<float>(100 - k) / 100.0f;
+    return g;
+  }();
+  return grid;
+}
+
+MseClip mse_clip_search(const Format& f, const float* x, std::size_t n, const CastOptions& cast) {
+  const float amax = finite_amax(x, n);
+  const float fmax = format_max(f);
+  BulkOptions opt;
+  opt.cast = cast;
+  opt.cast.saturate = true;  // clipping means saturating
+  if (opt.cast.round == Round::stochastic) opt.cast.round = Round::nearest_even;
+  std::vector<float> tmp(n);
+  MseClip best;
+  bool first = true;
+  for (const float ratio : mse_clip_grid()) {
+    const float s = amax_multiplier(ratio * amax, fmax);
+    for (std::size_t i = 0; i < n; ++i) tmp[i] = x[i] * s;
+    fake_quant_f32(f, tmp, opt);
+    double err = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!std::isfinite(x[i])) continue;
+      const double d = static_cast<double>(x[i]) - static_cast<double>(tmp[i] / s);
+      err += d * d;
+    }
+    if (first || err < best.sq_error) best = {ratio, s, err};
+    first = false;
+    if (amax == 0) break;  // every ratio gives the same (zero) error
+  }
+  return best;
+}
+
+}  // namespace lowp::quant

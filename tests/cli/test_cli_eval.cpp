@@ -1,0 +1,170 @@
+// `lowp eval` and `lowp recipes`, run in-process through run_cli.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../accuracy/llama_reference.hpp"
+#include "../accuracy/llama_test_util.hpp"
+#include "../accuracy/model_files.hpp"
+#include "lowp/accuracy/cli.hpp"
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result lowp_run(const std::vector<std::string>& args) {
+  std::vector<const char*> argv = {"lowp"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::istringstream in;
+  std::ostringstream out, err;
+  const int code = lowp::run_cli(static_cast<int>(argv.size()), argv.data(), in, out, err);
+  return {code, out.str(), err.str()};
+}
+
+const std::string shared = LOWP_SHARED_DIR;
+
+// The text after "<key>" and spaces on its output line.
+std::string value_of(const std::string& out, const std::string& key) {
+  const std::size_t at = out.find("\n" + key + " ");
+  if (at == std::string::npos) return "nan";
+  const std::size_t start = out.find_first_not_of(' ', at + 1 + key.size());
+  return out.substr(start, out.find('\n', start) - start);
+}
+
+std::vector<char> read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// A small random model written as a llama2.c file, and token files beside it.
+class CliEval : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    lowp::accuracy::LlamaConfig c;
+    c.dim = 32;
+    c.hidden_dim = 64;
+    c.n_layers = 2;
+    c.n_heads = 4;
+    c.n_kv_heads = 2;
+    c.vocab_size = 300;
+    c.seq_len = 32;
+    model_ = lowp::test::make_model(c, 9);
+    dir_ = lowp::test::temp_dir("cli_eval");
+    path_ = dir_ + "/m.bin";
+    lowp::test::write_llama2c(path_, model_);
+    lowp::test::write_text(dir_ + "/tokens.txt", "1\n17\n250\n3\n99\n4\n5\n120\n");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  lowp::accuracy::LlamaModel model_;
+  std::string dir_, path_;
+};
+
+TEST_F(CliEval, PrintsTokensNllAndPplAndWritesLogits) {
+  const Result r = lowp_run({"eval", "--model", path_, "--tokens", dir_ + "/tokens.txt", "--score-all", "--logits-out",
+                             dir_ + "/logits.bin"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // Expected NLL from the token-by-token reference forward.
+  const std::vector<int> tokens = {1, 17, 250, 3, 99, 4, 5, 120};
+  const auto logits = lowp::test::ReferenceLlama(model_).run(tokens);
+  double nll = 0;
+  for (std::size_t t = 0; t + 1 < tokens.size(); ++t) {
+    double sum = 0;
+    for (int j = 0; j < 300; ++j) sum += std::exp(static_cast<double>(logits[t * 300 + j]));
+    nll += std::log(sum) - logits[t * 300 + static_cast<std::size_t>(tokens[t + 1])];
+  }
+  nll /= 7;
+  ASSERT_NE(r.out.find("\ntokens    8\nscored    7 (every position)\nmean NLL  "), std::string::npos) << r.out;
+  EXPECT_NEAR(std::stod(value_of(r.out, "mean NLL")), nll, 2e-6);
+  EXPECT_NEAR(std::stod(value_of(r.out, "PPL")), std::exp(nll), 1e-3 * std::exp(nll));
+
+  const auto written = read_bytes(dir_ + "/logits.bin");
+  ASSERT_EQ(written.size(), 8u * 300u * 4u);
+  float worst = 0;
+  for (std::size_t i = 0; i < 8 * 300; ++i) {
+    float v;
+    std::memcpy(&v, written.data() + 4 * i, 4);
+    worst = std::max(worst, std::abs(v - logits[i]));
+  }
+  EXPECT_LE(worst, 1e-5f);
+}
+
+TEST_F(CliEval, RecipeAndLayers) {
+  const Result r = lowp_run({"eval", "--model", path_, "--tokens", dir_ + "/tokens.txt", "--recipe", "kv4", "--layers"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("recipe    kv4\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("scored    3 (second half of each window)"), std::string::npos) << r.out;
+  // The per-layer table: "<layer> <point> <SQNR dB> <nonfinite>".
+  std::istringstream lines(r.out);
+  bool found = false;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream f(line);
+    std::string layer, point;
+    double sqnr = 0;
+    std::size_t nonfinite = 1;
+    if (f >> layer >> point >> sqnr >> nonfinite && layer == "1" && point == "kv.v")
+      found = sqnr > 5 && sqnr < 40 && nonfinite == 0;  // int4: ~6 dB per bit, some outliers
+  }
+  EXPECT_TRUE(found) << r.out;
+}
+
+TEST_F(CliEval, BadInputIsOneLine) {
+  const auto one_line = [](const Result& r, int code, const std::string& start) {
+    EXPECT_EQ(r.code, code) << r.err;
+    EXPECT_EQ(r.err.find(start), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  };
+  const std::string tokens = dir_ + "/tokens.txt";
+  one_line(lowp_run({"eval", "--model", path_, "--tokens", tokens, "--recipe", "fp7"}), 2,
+           "lowp eval: unknown recipe 'fp7'");
+  one_line(lowp_run({"eval", "--model", path_, "--tokens", tokens, "--ctx", "33"}), 2,
+           "lowp eval: --ctx 33 is outside [2, 32] (the model's seq_len)");
+  one_line(lowp_run({"eval", "--model", path_}), 2, "lowp eval: exactly one of --text and --tokens is required");
+  lowp::test::write_text(dir_ + "/big.txt", "1\n300\n");
+  one_line(lowp_run({"eval", "--model", path_, "--tokens", dir_ + "/big.txt"}), 1, "lowp eval: ");
+  lowp::test::write_text(dir_ + "/empty.txt", "");
+  one_line(lowp_run({"eval", "--model", path_, "--tokens", dir_ + "/empty.txt"}), 1, "lowp eval: ");
+  one_line(lowp_run({"eval", "--model", dir_ + "/missing.bin", "--tokens", tokens}), 1, "lowp eval: ");
+  // No tokenizer.bin beside the model and a vocabulary of 300 is not byte-level (256 + at
+  // most 16 specials): --text is refused rather than fed wrong ids.
+  lowp::test::write_text(dir_ + "/t.txt", "hi");
+  one_line(lowp_run({"eval", "--model", path_, "--text", dir_ + "/t.txt"}), 1, "lowp eval: ");
+  EXPECT_NE(lowp_run({"eval", "--model", path_, "--text", dir_ + "/t.txt"}).err.find("--tokens"), std::string::npos);
+}
+
+TEST(CliEvalShared, Stories260K) {
+  if (!std::filesystem::exists(shared + "/models/stories260K.bin"))
+    GTEST_SKIP() << "../shared/models/stories260K.bin is absent";
+  const Result r = lowp_run({"eval", "--model", shared + "/models/stories260K.bin", "--tokens",
+                             shared + "/data/stories260K_ref/seqA_tokens.txt", "--score-all"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("tokens    256\nscored    255 (every position)\nmean NLL  2.51654"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PPL       12.38"), std::string::npos) << r.out;
+}
+
+TEST(CliRecipes, ListsRecipesAndPresets) {
+  const Result r = lowp_run({"recipes"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* line : {"* fp8-attn-hadamard ", "  fp32 ", "* kv4-hadamard ", "\nLinear presets", "  switchback-int8 "})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line;
+  const Result s = lowp_run({"recipes", "--show", "kv4-hadamard"});
+  EXPECT_EQ(s.out,
+            "name = kv4-hadamard\nnote = kv4 with K and V Hadamard-rotated over head_dim before the cache (QuaRot's KV)\n"
+            "kv = int4:tensor:int:nearest:sat\nkv.group = head\nattn.rotate = hadamard\nattn.rotate_v = on\n");
+  const Result bad = lowp_run({"recipes", "--show", "nope"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err.find("lowp recipes: unknown recipe 'nope'"), 0u) << bad.err;
+}
+
+}  // namespace
