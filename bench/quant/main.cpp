@@ -29,7 +29,7 @@ class Recorder : public benchmark::BenchmarkReporter {
       const bool aggregate = r.run_type == Run::RT_Aggregate;
       if (aggregate && r.aggregate_name != "median") continue;
       Result x;
-      x.seconds = r.GetAdjustedCPUTime();
+      x.seconds = r.GetAdjustedCPUTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);  // seconds
       if (auto it = r.counters.find("items_per_second"); it != r.counters.end())
         x.items = it->second;
       if (auto it = r.counters.find("bytes_per_second"); it != r.counters.end())
