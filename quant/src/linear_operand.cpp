@@ -130,38 +130,42 @@ void gemm_operands(const Operand& A, const Operand& B, float* C, std::size_t M, 
   constexpr Idx kChunks = 4;
   const Idx chunk = ((size + kChunks - 1) / kChunks + 15) / 16 * 16;
   const Idx count = (size + chunk - 1) / chunk;
-  const int saved = Eigen::nbThreads();
-  Eigen::setNbThreads(1);
   const auto run = [&](auto&& dst, const auto& lhs, const auto& rhs) {
     if (accumulate)
       dst.noalias() += lhs * rhs;
     else
       dst.noalias() = lhs * rhs;
   };
-#pragma omp parallel for schedule(static) if (count > 1 && M * N * K > (1u << 18))
-  for (Idx t = 0; t < count; ++t) {
-    const Idx lo = t * chunk, w = std::min(chunk, size - lo);
-    if (by_rows) {
-      auto dst = c.middleRows(lo, w);
-      if (!A.transposed) {
-        const auto lhs = a.middleRows(lo, w);
-        B.transposed ? run(dst, lhs, b) : run(dst, lhs, b.transpose());
+  const int nthreads = count > 1 && M * N * K > (1u << 18) ? omp_get_max_threads() : 1;
+#pragma omp parallel num_threads(nthreads)
+  {
+    // Eigen would start its own threads inside a one-thread region; nthreads-var is per task,
+    // so this keeps each chunk single-threaded without Eigen's global setNbThreads.
+    omp_set_num_threads(1);
+#pragma omp for schedule(static)
+    for (Idx t = 0; t < count; ++t) {
+      const Idx lo = t * chunk, w = std::min(chunk, size - lo);
+      if (by_rows) {
+        auto dst = c.middleRows(lo, w);
+        if (!A.transposed) {
+          const auto lhs = a.middleRows(lo, w);
+          B.transposed ? run(dst, lhs, b) : run(dst, lhs, b.transpose());
+        } else {
+          const auto lhs = a.middleCols(lo, w).transpose();
+          B.transposed ? run(dst, lhs, b) : run(dst, lhs, b.transpose());
+        }
       } else {
-        const auto lhs = a.middleCols(lo, w).transpose();
-        B.transposed ? run(dst, lhs, b) : run(dst, lhs, b.transpose());
-      }
-    } else {
-      auto dst = c.middleCols(lo, w);
-      if (!B.transposed) {
-        const auto rhs = b.middleRows(lo, w).transpose();
-        A.transposed ? run(dst, a.transpose(), rhs) : run(dst, a, rhs);
-      } else {
-        const auto rhs = b.middleCols(lo, w);
-        A.transposed ? run(dst, a.transpose(), rhs) : run(dst, a, rhs);
+        auto dst = c.middleCols(lo, w);
+        if (!B.transposed) {
+          const auto rhs = b.middleRows(lo, w).transpose();
+          A.transposed ? run(dst, a.transpose(), rhs) : run(dst, a, rhs);
+        } else {
+          const auto rhs = b.middleCols(lo, w);
+          A.transposed ? run(dst, a.transpose(), rhs) : run(dst, a, rhs);
+        }
       }
     }
   }
-  Eigen::setNbThreads(saved);
 }
 
 }  // namespace lowp::quant::detail
