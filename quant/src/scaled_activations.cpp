@@ -177,7 +177,7 @@ RmsNormGrads rms_norm_backward(const ScaledTensor& x, const ScaledTensor* gain, 
   const double sg = gain ? gain->scale : 1.0;
   RmsNormGrads g{scaled_from_data(std::move(dx), x.rows, n, dy.format, sg * dy.scale / x.scale), {}};
   if (gain) {
-    const float d = pow2_floor(std::sqrt(static_cast<double>(std::max<std::size_t>(x.rows, 1))));
+    const float d = matmul_divisor(x.rows);  // dgain sums over the rows
     std::vector<float> r(n);
     for (std::size_t j = 0; j < n; ++j) r[j] = static_cast<float>(dg[j] / d);
     g.dgain = scaled_from_data(std::move(r), 1, n, dy.format, static_cast<double>(dy.scale) * d);

@@ -13,10 +13,6 @@ namespace {
 
 std::string shape(const ScaledTensor& a) { return std::to_string(a.rows) + "x" + std::to_string(a.cols); }
 
-// The matmul rule's divisor p2(sqrt K): a sum of K unit-scale terms of random sign has RMS
-// sqrt K, so dividing by it keeps the data near unit scale. K = 0 is treated as 1.
-float matmul_divisor(std::size_t k) { return pow2_floor(std::sqrt(static_cast<double>(k > 0 ? k : 1))); }
-
 // Where b's element broadcast onto a's element (i, j) sits; throws on a shape mismatch.
 struct Broadcast {
   std::size_t row_step = 0, col_step = 0;

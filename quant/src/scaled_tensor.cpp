@@ -44,6 +44,10 @@ void check_scaled(const ScaledTensor& t, const char* op) {
     throw Error(std::string(op) + ": scale " + std::to_string(t.scale) + " is not a positive finite float32");
 }
 
+// A sum of K unit-scale terms of random sign has RMS sqrt K, so dividing by p2(sqrt K) keeps
+// the data near unit scale.
+float matmul_divisor(std::size_t k) { return pow2_floor(std::sqrt(static_cast<double>(k > 0 ? k : 1))); }
+
 float pow2_floor(double x) {
   if (!(x > 0) || !std::isfinite(x))
     throw Error("pow2_floor: " + std::to_string(x) + " is not a positive finite number");

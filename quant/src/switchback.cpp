@@ -10,6 +10,7 @@
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/gemm_int8.hpp"
+#include "lowp/quant/scale_rules.hpp"
 
 namespace lowp::quant::detail {
 namespace {
@@ -22,14 +23,18 @@ inline float round_even(float v) {
 }
 
 // The multiplier absmax/127 of a group, and 127/absmax for quantizing (0 for an all-zero group;
-// NaN scale and 0 codes for a group holding a NaN or Inf).
+// NaN scale and 0 codes for a group holding a NaN or Inf). Below absmax ~ 3.7e-37, 127/absmax
+// overflows: the library's absmax rule clamps it to FLT_MAX (zeros stay zero, the codes shrink)
+// and the dequantization multiplier is then its reciprocal, so values still decode right.
 struct GroupScale {
   float dequant, quant;
 };
 GroupScale group_scale(float absmax, bool nonfinite) {
   if (nonfinite) return {std::numeric_limits<float>::quiet_NaN(), 0.0f};
   if (absmax == 0.0f) return {0.0f, 0.0f};
-  return {absmax / 127.0f, 127.0f / absmax};
+  static const Format int8 = parse_format("int8_sym");
+  const float quant = absmax_int_multiplier(absmax, int8);
+  return {std::isfinite(127.0f / absmax) ? absmax / 127.0f : 1.0f / quant, quant};
 }
 
 // The clamp is written so that a NaN (x * 0 for a NaN or Inf x in a non-finite group) comes

@@ -172,14 +172,18 @@ TEST(Linear, WeightCacheFollowsWeightEdits) {
   const LinearProblem q = make_problem(16, 32, 64, 10);
   for (const char* name : {"mxfp4", "switchback-int8"}) {
     QuantLinear layer(linear_preset(name), p.K, p.N, false);
-    layer.weight() = p.W;
+    // A reference kept from before the forward passes: editing through it bypasses weight().
+    std::vector<float>& w = layer.weight();
+    w = p.W;
     std::vector<float> Y1(p.M * p.N), Y2(p.M * p.N), Yq(p.M * p.N), Yfresh(p.M * p.N);
     layer.forward(p.X.data(), p.M, Y1.data());
     layer.forward(p.X.data(), p.M, Y2.data());
     EXPECT_EQ(Y1, Y2) << name;
-    // Edit through a kept reference: the cache is stale until invalidated.
-    std::vector<float>& w = layer.weight();
+    // The cache is stale until invalidated...
     w = q.W;
+    layer.forward(p.X.data(), p.M, Yq.data());
+    EXPECT_EQ(Yq, Y1) << name << ": the cached weight should still be used";
+    // ...and follows the edit once invalidated.
     layer.invalidate_weight_cache();
     layer.forward(p.X.data(), p.M, Yq.data());
     QuantLinear fresh(linear_preset(name), p.K, p.N, false);

@@ -131,5 +131,31 @@ TEST(SwitchBack, ZeroAndNonFiniteRows) {
   }
 }
 
+// A row whose absmax is below 127 / FLT_MAX (~3.7e-37): 127/absmax overflows float. The row
+// must still come out as its product (not as +-absmax everywhere, its zero as -absmax).
+TEST(SwitchBack, RowBelowTheMultiplierRange) {
+  const std::size_t M = 2, N = 8, K = 16;
+  LinearProblem p = make_problem(M, N, K, 8);
+  for (std::size_t c = 0; c < K; ++c) p.X[K + c] = p.X[c] * 1e-37f;  // row 1: row 0 scaled
+  p.X[K + 2] = 0.0f;
+  float amax = 0;
+  for (std::size_t c = 0; c < K; ++c) amax = std::max(amax, std::fabs(p.X[K + c]));
+  ASSERT_FALSE(std::isfinite(127.0f / amax));
+  QuantLinear layer(linear_preset("switchback-int8"), K, N, false);
+  layer.weight() = p.W;
+  std::vector<float> Y(M * N);
+  layer.forward(p.X.data(), M, Y.data());
+  double err = 0, ref_norm = 0;
+  for (std::size_t j = 0; j < N; ++j) {
+    double ref = 0;
+    for (std::size_t c = 0; c < K; ++c) ref += double(p.X[K + c]) * p.W[j * K + c];
+    ASSERT_TRUE(std::isfinite(Y[N + j]));
+    err += (Y[N + j] - ref) * (Y[N + j] - ref);
+    ref_norm += ref * ref;
+  }
+  // Codes of at most ~|x| * FLT_MAX (tens): a few percent, where the overflow gave ~100%.
+  EXPECT_LT(std::sqrt(err / ref_norm), 0.1);
+}
+
 }  // namespace
 }  // namespace lowp::quant

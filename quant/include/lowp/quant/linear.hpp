@@ -78,7 +78,7 @@ class QuantLinear {
   QuantLinear(QuantLinear&&) noexcept;
   QuantLinear& operator=(QuantLinear&&) noexcept;
 
-  // The non-const weight() and bias() also drop the cached quantized weight (the caller may
+  // The non-const weight() also drops the cached quantized weight (the caller may
   // write through the reference); edits made later through a kept reference need
   // invalidate_weight_cache().
   std::vector<float>& weight();   // N x K

@@ -47,6 +47,8 @@ void check_scaled(const ScaledTensor& t, const char* op);
 
 // p2: the largest power of two <= x, for finite x > 0 (lowp::Error otherwise).
 float pow2_floor(double x);
+// The matmul rule's divisor p2(sqrt K) for a sum over K terms (K = 0 counts as 1).
+float matmul_divisor(std::size_t k);
 
 // data = cast(values / scale) to `format`, nearest even, saturating. lowp::Error on a scale
 // that is not positive and finite, or values.size() != rows * cols.
