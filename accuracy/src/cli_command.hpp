@@ -13,6 +13,7 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lowp/formats/format.hpp"
 
@@ -50,6 +51,13 @@ Command add_recipes_command(CLI::App& parent);
 Command add_sweep_command(CLI::App& parent);
 
 // --- Helpers shared by the subcommands (cli_text.cpp) ---
+
+// eval and sweep --model: a usage Failure unless ctx is 0 (the default) or in [2, seq_len].
+void check_ctx_option(int ctx, int seq_len);
+// eval and sweep --model: token ids from `tokens_path`, or the text file `text_path` through
+// the model's tokenizer (`model_path` locates it); ids are checked against `vocab`.
+std::vector<int> read_eval_tokens(const std::string& tokens_path, const std::string& text_path,
+                                  const std::string& model_path, int vocab);
 
 // parse_format, with its lowp::Error turned into a usage Failure.
 Format format_option(const std::string& name);

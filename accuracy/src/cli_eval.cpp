@@ -22,16 +22,6 @@ struct EvalArgs {
   bool score_all = false, layers = false;
 };
 
-std::vector<int> load_tokens(const EvalArgs& a, const accuracy::LlamaModel& model) {
-  const int vocab = model.config.vocab_size;
-  if (!a.tokens.empty()) return accuracy::read_token_file(a.tokens, vocab);
-  std::ifstream f(a.text, std::ios::binary);
-  if (!f) throw Failure{exit_bad_data, "cannot open " + quote_input(a.text)};
-  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (text.empty()) throw Failure{exit_bad_data, quote_input(a.text) + " is empty"};
-  return accuracy::tokenizer_for_model(a.model, vocab).encode(text, true, false);
-}
-
 std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
@@ -57,10 +47,8 @@ int run_eval(Io& io, const EvalArgs& a) {
     throw Failure{exit_usage, e.what()};
   }
   const accuracy::LlamaModel model = accuracy::load_model(a.model);
-  if (a.ctx < 0 || a.ctx == 1 || a.ctx > model.config.seq_len)
-    throw Failure{exit_usage, "--ctx " + std::to_string(a.ctx) + " is outside [2, " +
-                                  std::to_string(model.config.seq_len) + "] (the model's seq_len)"};
-  const std::vector<int> tokens = load_tokens(a, model);
+  check_ctx_option(a.ctx, model.config.seq_len);
+  const std::vector<int> tokens = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size);
 
   accuracy::EvalOptions opt;
   opt.ctx = a.ctx;

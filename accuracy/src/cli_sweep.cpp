@@ -103,22 +103,8 @@ int run_tensor(Io& io, const SweepArgs& a) {
   return exit_ok;
 }
 
-// Token ids from --tokens, or --text through the model's tokenizer (ids checked against the
-// vocabulary either way; evaluate() checks them again).
-std::vector<int> load_tokens(const SweepArgs& a, const accuracy::LlamaModel& model) {
-  const int vocab = model.config.vocab_size;
-  if (!a.tokens.empty()) return accuracy::read_token_file(a.tokens, vocab);
-  std::ifstream f(a.text, std::ios::binary);
-  if (!f) throw Failure{exit_bad_data, "cannot open " + quote_input(a.text)};
-  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) throw Failure{exit_bad_data, "cannot read " + quote_input(a.text)};
-  if (text.empty()) throw Failure{exit_bad_data, quote_input(a.text) + " is empty"};
-  return accuracy::tokenizer_for_model(a.model, vocab).encode(text, true, false);
-}
-
 int run_model(Io& io, const SweepArgs& a) {
   if (a.text.empty() == a.tokens.empty()) throw Failure{exit_usage, "--model needs exactly one of --text and --tokens"};
-  if (a.ctx < 0) throw Failure{exit_usage, "--ctx must be positive, not " + std::to_string(a.ctx)};
   // Unknown recipe names are usage errors, found before any evaluation.
   std::vector<accuracy::Recipe> recipes;
   try {
@@ -128,7 +114,8 @@ int run_model(Io& io, const SweepArgs& a) {
     throw Failure{exit_usage, e.what()};
   }
   const accuracy::LlamaModel model = accuracy::load_model(a.model);
-  const std::vector<int> tokens = load_tokens(a, model);
+  check_ctx_option(a.ctx, model.config.seq_len);
+  const std::vector<int> tokens = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size);
 
   accuracy::EvalOptions opt;
   opt.ctx = a.ctx;

@@ -4,7 +4,11 @@
 #include <istream>
 #include <ostream>
 
+#include <fstream>
+#include <iterator>
+
 #include "cli_command.hpp"
+#include "lowp/accuracy/tokenizer.hpp"
 #include "lowp/formats/codec.hpp"
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
@@ -89,6 +93,23 @@ std::string exact_decimal(double v) {
 
 std::string code_and_value(const Format& f, std::uint32_t code) {
   return hex_code(f, code) + " " + exact_decimal(decode(f, code));
+}
+
+void check_ctx_option(int ctx, int seq_len) {
+  if (ctx != 0 && (ctx < 2 || ctx > seq_len))
+    throw Failure{exit_usage, "--ctx " + std::to_string(ctx) + " is outside [2, " + std::to_string(seq_len) +
+                                  "] (the model's seq_len)"};
+}
+
+std::vector<int> read_eval_tokens(const std::string& tokens_path, const std::string& text_path,
+                                  const std::string& model_path, int vocab) {
+  if (!tokens_path.empty()) return accuracy::read_token_file(tokens_path, vocab);
+  std::ifstream f(text_path, std::ios::binary);
+  if (!f) throw Failure{exit_bad_data, "cannot open " + quote_input(text_path)};
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (f.bad()) throw Failure{exit_bad_data, "cannot read " + quote_input(text_path)};
+  if (text.empty()) throw Failure{exit_bad_data, quote_input(text_path) + " is empty"};
+  return accuracy::tokenizer_for_model(model_path, vocab).encode(text, true, false);
 }
 
 }  // namespace lowp::cli

@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <thread>
+
+#include <omp.h>
 
 #include "llama.hpp"
 #include "lowp/numerics/error.hpp"
@@ -93,7 +94,14 @@ EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Rec
   if (opt.ctx == 1) throw Error("evaluate: context 1 leaves nothing to predict; use at least 2");
   const std::size_t n = tokens.size(), vocab = static_cast<std::size_t>(c.vocab_size);
   const std::size_t ctx = opt.ctx ? static_cast<std::size_t>(opt.ctx) : std::min(n, static_cast<std::size_t>(c.seq_len));
-  const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
+  // The quantization and Hadamard kernels size their OpenMP teams from this task's
+  // nthreads-var: set it for the evaluation so --threads bounds them too.
+  struct ThreadLimit {
+    int saved = omp_get_max_threads();
+    explicit ThreadLimit(int n) { omp_set_num_threads(n); }
+    ~ThreadLimit() { omp_set_num_threads(saved); }
+  } limit(threads);
 
   const detail::PreparedModel pm = detail::prepare(model, recipe);
   detail::ErrorLog log;

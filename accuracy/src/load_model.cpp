@@ -1,4 +1,5 @@
 // Picks a loader from what the path is: a directory (safetensors), or a file's first bytes.
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 
@@ -13,8 +14,13 @@ LlamaModel load_model(const std::string& path) {
   detail::MappedFile f(path);
   const detail::Bytes b = f.bytes();
   if (b.size() >= 4 && std::memcmp(b.data(), "GGUF", 4) == 0) return load_gguf_bytes(b, path);
-  // safetensors: a uint64 header length, then a JSON object starting with '{'.
-  if (b.size() >= 9 && b[8] == '{') return load_safetensors(path);
+  // safetensors: a uint64 header length that fits the file, then a JSON object starting with
+  // '{'. (Byte 8 alone is also the low byte of a llama2.c header's n_layers.)
+  if (b.size() >= 9 && b[8] == '{') {
+    std::uint64_t header = 0;
+    for (int i = 7; i >= 0; --i) header = header << 8 | b[static_cast<std::size_t>(i)];
+    if (header <= b.size() - 8) return load_safetensors(path);
+  }
   return load_llama2c_bytes(b, path);
 }
 

@@ -76,10 +76,13 @@ Tokenizer::Tokenizer(std::vector<std::string> pieces, std::vector<float> scores,
   byte_ids_.fill(-1);
   for (int id = 0; id < n; ++id) {
     const TokenType t = types_[id];
-    if (t == TokenType::byte || (t == TokenType::normal && byte_piece(pieces_[id]) >= 0)) {
-      const int b = byte_piece(pieces_[id]);
-      if (b >= 0 && byte_ids_[b] < 0) byte_ids_[b] = id;
+    const int b = byte_piece(pieces_[id]);
+    if ((t == TokenType::byte || t == TokenType::normal) && b >= 0) {
+      if (byte_ids_[b] < 0) byte_ids_[b] = id;
       types_[id] = TokenType::byte;
+    } else if (t == TokenType::byte) {
+      // Typed as a byte but not spelled <0xNN>: decoded as its piece, never as a byte.
+      types_[id] = TokenType::normal;
     } else if (t == TokenType::normal || t == TokenType::user) {
       index_.emplace(pieces_[id], id);  // the first of duplicate pieces wins, as in a sorted lookup
     }

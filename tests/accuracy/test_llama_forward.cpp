@@ -137,8 +137,14 @@ TEST(LlamaForward, AllThreeLoadersGiveIdenticalLogits) {
 }
 
 TEST(LlamaForward, SameResultsAtOneAndTwoThreads) {
-  const LlamaModel m = small_model(7);
-  const auto tokens = random_tokens(48, m.config.vocab_size, 9);
+  // Large enough that the GEMMs (>= 2^22 multiply-adds per thread) and the quantization
+  // kernels (>= 65536 elements) really split across threads.
+  LlamaConfig c = small_config();
+  c.dim = 256;
+  c.hidden_dim = 768;
+  c.seq_len = 64;
+  const LlamaModel m = make_model(c, 7, false);
+  const auto tokens = random_tokens(64, m.config.vocab_size, 9);
   for (const char* name : {"fp32", "mxfp4-attn-hadamard", "kv4-hadamard", "quarot-w4a4kv4", "nvfp4"}) {
     EvalOptions one, two;
     one.threads = 1;
