@@ -96,7 +96,8 @@ Command add_eval_command(CLI::App& parent) {
   app->add_option("--threads", a->threads, "Threads (default 0: all)");
   app->footer(
       "Windows of --ctx tokens each start at position 0; as llama.cpp's perplexity tool, the\n"
-      "second half of each window is scored unless --score-all. Row t of --logits-out holds the\n"
+      "second half of each window is scored unless --score-all (unlike it, a trailing partial\n"
+      "window is scored too and no BOS is inserted). Row t of --logits-out holds the\n"
       "logits after feeding token t. Recipe format: docs/recipes.md.\n"
       "Exit status: 0 success; 1 bad data (model, tokens); 2 usage error (options, recipe).");
   return {app, [a](Io& io) { return run_eval(io, *a); }};

@@ -78,7 +78,8 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe);
 
 // QuaRot (Ashkboos et al. 2024) on a copy of the model: RMSNorm gains folded into the next
 // linears, the residual stream rotated by a randomized Hadamard R (embedding E R, input-side
-// weights W R, output-side R^T W), and an online Hadamard before down_proj folded into w_down.
+// weights W R, output-side R^T W; block-diagonal and sign-free for a dim with no Kronecker
+// Hadamard), and an online Hadamard before down_proj folded into w_down.
 // Returns the rotation to apply online to the down_proj input.
 hadamard::Rotation apply_quarot(LlamaModel& m, std::uint64_t seed);
 

@@ -12,6 +12,8 @@ using hadamard::Rotation;
 using hadamard::RotationKind;
 
 // A Hadamard rotation of length n, or block-diagonal Hadamard where n has no Kronecker form.
+// A size without a Kronecker Hadamard (hadamard/transform.hpp) gets the largest block-diagonal
+// Sylvester one instead, which has no random signs: the seed is then unused.
 Rotation hadamard_of(std::size_t n, bool randomized, std::uint64_t seed) {
   if (hadamard::kronecker_order(n) != 0)
     return {randomized ? RotationKind::randomized : RotationKind::hadamard, n, 0, randomized ? seed : 0};

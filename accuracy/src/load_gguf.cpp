@@ -1,4 +1,4 @@
-// GGUF v3 checkpoints of the llama architecture: F32/F16/BF16 tensors, Q8_0 dequantized.
+// GGUF v3 (and v2, the same layout) checkpoints of the llama architecture: F32/F16/BF16 tensors, Q8_0 dequantized.
 // llama.cpp's converter already permuted HF q/k to the interleaved RoPE order, as lowp uses.
 #include <cmath>
 

@@ -43,7 +43,7 @@ std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& w
 std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, const std::string& what);
 
 // Little-endian reads at a moving position; reading past the end throws
-// "<name>: <field> at offset N runs past the end of the file (M bytes)".
+// "<name>: <field> [offset N, n bytes] runs past the end of the file (M bytes)".
 class ByteReader {
  public:
   ByteReader(Bytes data, std::string name) : data_(data), name_(std::move(name)) {}

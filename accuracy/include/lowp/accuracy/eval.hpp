@@ -1,6 +1,8 @@
 // Teacher-forced evaluation of a Llama model under a recipe: batched prefill over windows of
-// `ctx` tokens, causal mask, scoring as llama.cpp's perplexity tool does (the second half of
-// each window) or every position.
+// `ctx` tokens, causal mask, scoring the second half of each window (llama.cpp's perplexity
+// convention) or every position. Two differences from llama.cpp: a trailing partial window is
+// evaluated (its second half scored) rather than dropped, and a window's first token is not
+// replaced by BOS; absolute PPLs are therefore not directly comparable with llama.cpp's.
 #pragma once
 #include <cstddef>
 #include <cstdint>

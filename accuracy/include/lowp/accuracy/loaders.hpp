@@ -1,4 +1,4 @@
-// Reading checkpoints: llama2.c legacy .bin, GGUF v3, and Hugging Face safetensors + config.json.
+// Reading checkpoints: llama2.c legacy .bin, GGUF v3 (v2 too), and Hugging Face safetensors + config.json.
 //
 // Files are memory-mapped; every length, offset and shape is checked against the file size
 // before it is used. Errors are lowp::Error with one line naming the file and what was wrong.

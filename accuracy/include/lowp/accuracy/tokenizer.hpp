@@ -4,7 +4,8 @@
 // SPM encoding follows llama2.c / llama.cpp: a space is prepended, the text is split into
 // UTF-8 characters, then the adjacent pair whose concatenation is a vocabulary piece with the
 // highest score is merged (leftmost on ties) until none is left; characters outside the
-// vocabulary become <0xNN> byte tokens. decode(encode(text)) == text.
+// vocabulary become <0xNN> byte tokens. decode(encode(text)) == text
+// whenever every byte of text has a byte token (else the unknown token stands in).
 #pragma once
 #include <array>
 #include <cstdint>
