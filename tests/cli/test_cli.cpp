@@ -8,25 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "lowp/accuracy/cli.hpp"
+#include "cli/cli_run.hpp"
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/rng.hpp"
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result lowp_run(const std::vector<std::string>& args, const std::string& input = "") {
-  std::vector<const char*> argv = {"lowp"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::istringstream in(input);
-  std::ostringstream out, err;
-  const int code = lowp::run_cli(static_cast<int>(argv.size()), argv.data(), in, out, err);
-  return {code, out.str(), err.str()};
-}
+using lowp::test::lowp_run;
+using lowp::test::Result;
 
 // Casts one value and returns the output line without its newline (or the error on failure).
 std::string cast1(const std::string& format, const std::string& value, const std::vector<std::string>& extra = {}) {

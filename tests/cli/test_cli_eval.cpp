@@ -13,23 +13,12 @@
 #include "../accuracy/llama_reference.hpp"
 #include "../accuracy/llama_test_util.hpp"
 #include "../accuracy/model_files.hpp"
-#include "lowp/accuracy/cli.hpp"
+#include "cli/cli_run.hpp"
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result lowp_run(const std::vector<std::string>& args) {
-  std::vector<const char*> argv = {"lowp"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::istringstream in;
-  std::ostringstream out, err;
-  const int code = lowp::run_cli(static_cast<int>(argv.size()), argv.data(), in, out, err);
-  return {code, out.str(), err.str()};
-}
+using lowp::test::lowp_run;
+using lowp::test::Result;
 
 const std::string shared = LOWP_SHARED_DIR;
 

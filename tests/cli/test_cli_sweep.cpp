@@ -10,25 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "lowp/accuracy/cli.hpp"
+#include "cli/cli_run.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result lowp_run(const std::vector<std::string>& args) {
-  std::vector<const char*> argv = {"lowp"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::istringstream in;
-  std::ostringstream out, err;
-  const int code = lowp::run_cli(static_cast<int>(argv.size()), argv.data(), in, out, err);
-  return {code, out.str(), err.str()};
-}
+using lowp::test::lowp_run;
+using lowp::test::Result;
 
 // A fresh directory for one test (CTest runs tests in parallel).
 fs::path temp_dir() {
