@@ -2,7 +2,7 @@
 // Inference in Rotated LLMs"), without GPTQ: the weights are then quantized round-to-nearest.
 #include <algorithm>
 
-#include "llama.hpp"
+#include "model/llama.hpp"
 #include "lowp/hadamard/transform.hpp"
 
 namespace lowp::accuracy::detail {

@@ -6,8 +6,8 @@
 #include <map>
 #include <memory>
 
-#include "json.hpp"
-#include "load_common.hpp"
+#include "io/json.hpp"
+#include "io/load_common.hpp"
 #include "lowp/accuracy/loaders.hpp"
 
 namespace lowp::accuracy {

@@ -1,10 +1,10 @@
-#include "json.hpp"
+#include "io/json.hpp"
 
 #include <cstdlib>
 #include <unordered_set>
 
 #include "lowp/numerics/error.hpp"
-#include "mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 namespace lowp::accuracy::detail {
 

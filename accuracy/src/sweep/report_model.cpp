@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "lowp/accuracy/report.hpp"
-#include "report_util.hpp"
+#include "sweep/report_util.hpp"
 
 namespace lowp::accuracy {
 namespace {

@@ -1,5 +1,5 @@
 // Text helpers of the sweep writers.
-#include "report_util.hpp"
+#include "sweep/report_util.hpp"
 
 #include <algorithm>
 #include <charconv>

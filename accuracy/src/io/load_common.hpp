@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 namespace lowp::accuracy::detail {
 

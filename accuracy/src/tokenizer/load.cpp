@@ -4,9 +4,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "gguf_file.hpp"
+#include "io/gguf_file.hpp"
 #include "lowp/accuracy/tokenizer.hpp"
-#include "mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 namespace lowp::accuracy {
 

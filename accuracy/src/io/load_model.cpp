@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "lowp/accuracy/loaders.hpp"
-#include "mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 namespace lowp::accuracy {
 

@@ -3,7 +3,7 @@
 // A subcommand lives in its own cli_<name>.cpp: one add_<name>_command function adds a CLI11
 // subcommand with its options and returns the action to run when that subcommand was chosen.
 // Adding one is that file, its add_<name>_command declaration below and one line in the list
-// in cli.cpp.
+// in run_cli.cpp.
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -50,7 +50,7 @@ Command add_eval_command(CLI::App& parent);
 Command add_recipes_command(CLI::App& parent);
 Command add_sweep_command(CLI::App& parent);
 
-// --- Helpers shared by the subcommands (cli_text.cpp) ---
+// --- Helpers shared by the subcommands (text.cpp) ---
 
 // eval and sweep --model: a usage Failure unless ctx is 0 (the default) or in [2, seq_len].
 void check_ctx_option(int ctx, int seq_len);

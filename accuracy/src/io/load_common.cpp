@@ -1,4 +1,4 @@
-#include "load_common.hpp"
+#include "io/load_common.hpp"
 
 #include "lowp/numerics/half.hpp"
 

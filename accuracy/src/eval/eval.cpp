@@ -8,7 +8,7 @@
 
 #include <omp.h>
 
-#include "llama.hpp"
+#include "model/llama.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy {

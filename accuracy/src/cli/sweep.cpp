@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_command.hpp"
+#include "cli/command.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/model_sweep.hpp"
 #include "lowp/accuracy/report.hpp"

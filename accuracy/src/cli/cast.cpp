@@ -5,7 +5,7 @@
 #include <memory>
 #include <optional>
 
-#include "cli_command.hpp"
+#include "cli/command.hpp"
 #include "lowp/formats/codec.hpp"
 #include "lowp/numerics/bits.hpp"
 #include "lowp/numerics/rng.hpp"

@@ -4,7 +4,7 @@
 #include <ostream>
 #include <string>
 
-#include "cli_command.hpp"
+#include "cli/command.hpp"
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/linear.hpp"

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "cli_command.hpp"
+#include "cli/command.hpp"
 #include "lowp/accuracy/tokenizer.hpp"
 #include "lowp/formats/codec.hpp"
 #include "lowp/formats/registry.hpp"

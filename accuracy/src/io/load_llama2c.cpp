@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "lowp/accuracy/loaders.hpp"
-#include "mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 namespace lowp::accuracy {
 

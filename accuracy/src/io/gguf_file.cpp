@@ -1,4 +1,4 @@
-#include "gguf_file.hpp"
+#include "io/gguf_file.hpp"
 
 #include <cmath>
 #include <unordered_map>

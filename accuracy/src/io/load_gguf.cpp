@@ -2,8 +2,8 @@
 // llama.cpp's converter already permuted HF q/k to the interleaved RoPE order, as lowp uses.
 #include <cmath>
 
-#include "gguf_file.hpp"
-#include "load_common.hpp"
+#include "io/gguf_file.hpp"
+#include "io/load_common.hpp"
 #include "lowp/accuracy/loaders.hpp"
 
 namespace lowp::accuracy {

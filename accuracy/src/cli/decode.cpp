@@ -2,7 +2,7 @@
 #include <charconv>
 #include <memory>
 
-#include "cli_command.hpp"
+#include "cli/command.hpp"
 #include "lowp/formats/codec.hpp"
 #include "lowp/formats/registry.hpp"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "llama.hpp"
+#include "model/llama.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::detail {

@@ -1,11 +1,11 @@
-// run_cli: the `lowp` program. Each subcommand lives in its own cli_<name>.cpp.
+// run_cli: the `lowp` program. Each subcommand lives in its own cli/<name>.cpp.
 #include "lowp/accuracy/cli.hpp"
 
 #include <istream>
 #include <ostream>
 #include <vector>
 
-#include "cli_command.hpp"
+#include "cli/command.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp {

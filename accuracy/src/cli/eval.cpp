@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-#include "cli_command.hpp"
+#include "cli/command.hpp"
 #include "lowp/accuracy/eval.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/tokenizer.hpp"

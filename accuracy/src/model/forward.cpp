@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "llama.hpp"
+#include "model/llama.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/gemm.hpp"
 

@@ -3,7 +3,7 @@
 #include <ostream>
 #include <vector>
 
-#include "cli_command.hpp"
+#include "cli/command.hpp"
 #include "lowp/formats/codec.hpp"
 #include "lowp/formats/registry.hpp"
 
