@@ -25,6 +25,7 @@ const GemmRecipe& gemm_of(const LinearRecipe& r, int g) {
   return g == kFwd ? r.fwd : g == kDgrad ? r.dgrad : r.wgrad;
 }
 const std::optional<QuantSpec>& spec_of(const GemmRecipe& g, int side) { return side == 0 ? g.a : g.b; }
+SpecialQuant special_of(const GemmRecipe& g, int side) { return side == 0 ? g.a_special : g.b_special; }
 
 std::string where(const LinearRecipe& r, int g, int side) {
   return "linear '" + r.name + "' " + kGemmName[g] + " " + kOperandName[g][side];
@@ -33,8 +34,8 @@ std::string where(const LinearRecipe& r, int g, int side) {
 // Whether an operand's quantization is the same at every step (so a weight may be cached).
 bool step_independent(const GemmRecipe& g, int side) {
   const auto& s = spec_of(g, side);
-  return !g.delayed && g.rotation != hadamard::RotationKind::randomized &&
-         !(s && s->cast.round == Round::stochastic);
+  return !g.delayed && g.rotation != hadamard::RotationKind::randomized && !g.random_signs &&
+         special_of(g, side) != SpecialQuant::ms_eden && !(s && s->cast.round == Round::stochastic);
 }
 
 bool same_spec(const QuantSpec& a, const QuantSpec& b) {
@@ -50,6 +51,8 @@ bool dgrad_reuses_forward_weight(const LinearRecipe& r) {
   return f && d && same_spec(*f, *d) &&
          (f->granularity == Granularity::tensor || f->granularity == Granularity::tile) &&
          r.fwd.rotation == hadamard::RotationKind::none && r.dgrad.rotation == hadamard::RotationKind::none &&
+         r.fwd.b_special == SpecialQuant::none && r.dgrad.b_special == SpecialQuant::none &&
+         !r.fwd.random_signs && !r.dgrad.random_signs && !r.dgrad.accumulation &&
          step_independent(r.fwd, 1) && step_independent(r.dgrad, 1);
 }
 
@@ -61,8 +64,17 @@ void validate(const LinearRecipe& r, std::size_t K, std::size_t N) {
     const GemmRecipe& gr = gemm_of(r, g);
     if (gr.rotation == hadamard::RotationKind::block_diagonal && gr.rotation_block == 0)
       throw Error("linear '" + r.name + "' " + kGemmName[g] + ": block_diagonal rotation with block 0");
+    if (gr.random_signs && gr.rotation != hadamard::RotationKind::block_diagonal)
+      throw Error("linear '" + r.name + "' " + kGemmName[g] + ": random signs need a block_diagonal rotation");
+    if (gr.accumulation && (gr.accumulation->man_bits < 1 || gr.accumulation->man_bits > 23 ||
+                            gr.accumulation->exp_bits < 2 || gr.accumulation->exp_bits > 8))
+      throw Error("linear '" + r.name + "' " + kGemmName[g] + ": accumulator needs man_bits in [1, 23] and exp_bits in [2, 8]");
     for (int side = 0; side < 2; ++side) {
       const auto& s = spec_of(gr, side);
+      if (special_of(gr, side) != SpecialQuant::none && (!s || gr.delayed))
+        throw Error(where(r, g, side) + ": a special quantizer needs a spec and no delayed scaling");
+      if (special_of(gr, side) == SpecialQuant::quest && (g != kFwd || gr.random_signs))
+        throw Error(where(r, g, side) + ": the quest quantizer (and its clip mask) is for the forward GEMM only");
       if (gr.delayed && s && s->granularity != Granularity::tensor)
         throw Error(where(r, g, side) + ": delayed scaling needs per-tensor granularity, not " + describe(*s));
       if (gr.delayed && s && s->rule != ScaleRule::amax && s->rule != ScaleRule::amax_pow2 &&
@@ -73,9 +85,10 @@ void validate(const LinearRecipe& r, std::size_t K, std::size_t N) {
   if (r.engine != LinearEngine::switchback_int8) return;
   for (int g : {kFwd, kDgrad}) {
     const GemmRecipe& gr = gemm_of(r, g);
-    if (gr.rotation != hadamard::RotationKind::none || gr.delayed)
+    if (gr.rotation != hadamard::RotationKind::none || gr.delayed || gr.accumulation ||
+        gr.a_special != SpecialQuant::none || gr.b_special != SpecialQuant::none)
       throw Error("linear '" + r.name + "' " + kGemmName[g] +
-                  ": the int8 GEMM path takes neither rotations nor delayed scaling");
+                  ": the int8 GEMM path takes no rotation, delayed scaling, accumulator or special quantizer");
     for (int side = 0; side < 2; ++side) {
       const auto& s = spec_of(gr, side);
       if (!s) throw Error(where(r, g, side) + ": the int8 GEMM path needs an int8 spec, not float32");
@@ -107,12 +120,17 @@ struct QuantLinear::State {
 
   std::array<std::optional<DelayedScaling>, 6> delayed;  // per (gemm, side)
 
+  // Quest clip masks of the forward (X of the last forward; W of the cached weight) and the
+  // forward's rotation of that step, to gate the straight-through gradients in its basis.
+  std::vector<std::uint8_t> mask_x, mask_w;
+  hadamard::Rotation fwd_rot;
+
   Operand opA, opB;  // scratch
   std::vector<float> scratch;
 
   bool int8() const { return r.engine == LinearEngine::switchback_int8; }
 
-  OperandPlan plan(int g, int side, std::uint64_t seed) const {
+  OperandPlan plan(int g, int side, std::uint64_t seed) {
     const GemmRecipe& gr = gemm_of(r, g);
     OperandPlan p;
     p.spec = &spec_of(gr, side);
@@ -121,6 +139,9 @@ struct QuantLinear::State {
     p.rotation.seed = detail::mix_seed(seed, 0x100 + g);  // the same for both sides: R cancels
     p.seed = detail::mix_seed(detail::mix_seed(seed, *p.spec ? (*p.spec)->seed : 0), 2 * g + side + 1);
     p.what = where(r, g, side);
+    p.random_signs = gr.random_signs;
+    p.special = special_of(gr, side);
+    if (g == kFwd && p.special == SpecialQuant::quest) p.clip_mask = side == 0 ? &mask_x : &mask_w;
     return p;
   }
 
@@ -131,6 +152,40 @@ struct QuantLinear::State {
     OperandPlan p = plan(g, side, seed);
     if (auto& d = delayed[2 * g + side]) p.delayed = &*d;
     detail::prepare_operand(src, rows, cols, transpose, p, out);
+  }
+
+  // C (M x N) (+)= A B^T on the GEMM's accumulator: float32, or gemm_emulated's.
+  std::vector<float> mat_a, mat_b, acc_tmp, acc_tmp2;
+  void run_gemm(int g, const Operand& A, const Operand& B, float* C, std::size_t M, std::size_t N, std::size_t K,
+                bool accumulate, std::uint64_t seed) {
+    const auto& acc = gemm_of(r, g).accumulation;
+    if (!acc) return detail::gemm_operands(A, B, C, M, N, K, accumulate);
+    const auto natural = [K](const Operand& op, std::size_t rows, std::vector<float>& buf) {
+      if (!op.transposed) return op.data;
+      buf.resize(rows * K);
+      detail::transpose(op.data, buf.data(), K, rows);
+      return static_cast<const float*>(buf.data());
+    };
+    const float* a = natural(A, M, mat_a);
+    const float* b = natural(B, N, mat_b);
+    Accumulation ac = *acc;
+    ac.seed = detail::mix_seed(seed, 0x200 + g);
+    if (!accumulate) return gemm_emulated(a, b, C, M, N, K, ac);
+    acc_tmp.resize(M * N);
+    gemm_emulated(a, b, acc_tmp.data(), M, N, K, ac);
+    for (std::size_t i = 0; i < M * N; ++i) C[i] += acc_tmp[i];
+  }
+
+  // The straight-through gradient of a quest operand: zero where the forward clipped, in the
+  // forward's rotated basis (g <- ((g R) . mask) R^T).
+  void gate(float* grad, std::size_t rows, const std::vector<std::uint8_t>& mask) const {
+    const std::size_t n = rows * K;
+    if (mask.size() != n) throw Error("linear '" + r.name + "': clip mask of " + std::to_string(mask.size()) +
+                                      " elements for a gradient of " + std::to_string(n));
+    const bool rotate = fwd_rot.kind != hadamard::RotationKind::none;
+    if (rotate) fwd_rot.apply(grad, rows, K);
+    for (std::size_t i = 0; i < n; ++i) grad[i] = mask[i] ? grad[i] : 0.0f;
+    if (rotate) fwd_rot.apply_inverse(grad, rows, K);
   }
 
   void check_sizes() const {
@@ -228,8 +283,11 @@ void QuantLinear::forward(const float* X, std::size_t M, float* Y, std::uint64_t
       s.Xq = Int8Operand{};
     }
   } else {
+    s.mask_x.clear();
+    s.fwd_rot = s.plan(kFwd, 0, seed).rotation;
+    s.fwd_rot.size = K;
     s.prepare(X, M, K, false, kFwd, 0, seed, s.opA);
-    detail::gemm_operands(s.opA, s.weight_float(kFwd, seed), Y, M, N, K, false);
+    s.run_gemm(kFwd, s.opA, s.weight_float(kFwd, seed), Y, M, N, K, false, seed);
     if (s.has_bias) {
       for (std::size_t i = 0; i < M; ++i)
         for (std::size_t j = 0; j < N; ++j) Y[i * N + j] += s.b[j];
@@ -272,7 +330,8 @@ void QuantLinear::backward(const float* dY, float* dX, std::uint64_t seed) {
       detail::int8_gemm_dequant(dYq, s.weight_int8(kDgrad), nullptr, dX);
     } else {
       s.prepare(dY, M, N, false, kDgrad, 0, seed, s.opA);
-      detail::gemm_operands(s.opA, s.weight_float(kDgrad, seed), dX, M, K, N, false);
+      s.run_gemm(kDgrad, s.opA, s.weight_float(kDgrad, seed), dX, M, K, N, false, seed);
+      if (s.r.fwd.a_special == SpecialQuant::quest) s.gate(dX, M, s.mask_x);
     }
   }
 
@@ -285,7 +344,15 @@ void QuantLinear::backward(const float* dY, float* dX, std::uint64_t seed) {
   }
   s.prepare(dY, M, N, true, kWgrad, 0, seed, s.opA);
   s.prepare(X, M, K, true, kWgrad, 1, seed, s.opB);
-  detail::gemm_operands(s.opA, s.opB, s.dW.data(), N, K, M, true);
+  if (s.r.fwd.b_special == SpecialQuant::quest) {
+    std::vector<float>& g = s.acc_tmp2;
+    g.resize(N * K);
+    s.run_gemm(kWgrad, s.opA, s.opB, g.data(), N, K, M, false, seed);
+    s.gate(g.data(), N, s.mask_w);
+    for (std::size_t i = 0; i < N * K; ++i) s.dW[i] += g[i];
+  } else {
+    s.run_gemm(kWgrad, s.opA, s.opB, s.dW.data(), N, K, M, true, seed);
+  }
 }
 
 }  // namespace lowp::quant

@@ -70,11 +70,12 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
   const std::optional<QuantSpec>& spec = *plan.spec;
   hadamard::Rotation rot = plan.rotation;
   rot.size = cols;
-  const bool rotate = rot.kind != hadamard::RotationKind::none;
+  const bool rotate = rot.kind != hadamard::RotationKind::none || plan.random_signs ||
+                      plan.special != SpecialQuant::none;  // all act along L's rows
   const std::size_t n = rows * cols;
   out.own.clear();
   try {
-    if (rotate) rot.validate();
+    if (rot.kind != hadamard::RotationKind::none) rot.validate();
     if (spec) check_shape(*spec, rows, cols);
     if (!spec && !rotate) {
       out.data = src;
@@ -94,8 +95,15 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
       std::copy(src, src + n, x);
       out.transposed = transpose_it;
     }
-    if (rotate) rot.apply(x, rows, cols);
-    if (natural) {
+    if (plan.random_signs) apply_random_signs(x, rows, cols, rot.seed);
+    if (rot.kind != hadamard::RotationKind::none) rot.apply(x, rows, cols);
+    if (plan.special == SpecialQuant::quest) {
+      quest_quantize(x, rows, cols, plan.clip_mask);
+    } else if (plan.special == SpecialQuant::four_over_six) {
+      four_over_six_quantize(x, rows, cols);
+    } else if (plan.special == SpecialQuant::ms_eden) {
+      ms_eden_quantize(x, rows, cols, plan.seed);
+    } else if (natural) {
       const std::size_t r = out.transposed ? cols : rows, c = out.transposed ? rows : cols;
       quantize_in_place(plan, *natural, x, r, c);
     }

@@ -9,6 +9,7 @@
 
 #include "lowp/hadamard/rotation.hpp"
 #include "lowp/quant/delayed_scaling.hpp"
+#include "lowp/quant/linear.hpp"
 #include "lowp/quant/quantize.hpp"
 
 namespace lowp::quant::detail {
@@ -27,6 +28,9 @@ struct OperandPlan {
   hadamard::Rotation rotation;       // kind/block/seed; size is filled in here
   std::uint64_t seed = 0;            // stochastic rounding stream of this operand
   DelayedScaling* delayed = nullptr; // per-tensor scale from this history (then records amax)
+  bool random_signs = false;         // +-1 per reduction index (from rotation.seed) first
+  SpecialQuant special = SpecialQuant::none;
+  std::vector<std::uint8_t>* clip_mask = nullptr;  // quest: 1 where the element was not clipped
   std::string what;                  // "linear 'fp8-block128' fwd W" for error messages
 };
 
@@ -42,6 +46,15 @@ void gemm_operands(const Operand& A, const Operand& B, float* C, std::size_t M, 
 // dst (cols x rows) = src^T for a row-major rows x cols src; blocked, OpenMP over row blocks.
 template <class T>
 void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols);
+
+// The special quantizers of linear.hpp, in place on a row-major rows x cols matrix whose
+// groups run along the columns. Throw lowp::Error when cols is not a multiple of the group.
+void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<std::uint8_t>* clip_mask);
+void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols);
+void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed);
+
+// x[r][j] *= d_j for all rows, d_j = -1 when bit 31 of random_bits(rng_key(seed), j) is set.
+void apply_random_signs(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed);
 
 // A 64-bit mix of the step seed with an operand's own salt (splitmix64 finaliser).
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b) noexcept;

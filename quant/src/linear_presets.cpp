@@ -82,24 +82,64 @@ std::vector<LinearRecipe> build() {
     r.fwd.delayed = r.dgrad.delayed = r.wgrad.delayed = true;
     v.push_back(std::move(r));
   }
-  v.push_back(recipe("fp8-block128",
-                     "DeepSeek-V3: E4M3, 1x128 activation/gradient blocks, 128x128 weight tiles",
-                     gemm("e4m3:b128:amax", "e4m3:t128:amax"),
-                     gemm("e4m3:b128:amax", "e4m3:t128:amax"),
-                     gemm("e4m3:b128:amax", "e4m3:b128:amax")));
+  {
+    LinearRecipe r = recipe("fp8-block128",
+                            "DeepSeek-V3: E4M3, 1x128 activation/gradient blocks, 128x128 weight tiles, "
+                            "14-bit accumulator promoted to float32 every 128 products",
+                            gemm("e4m3:b128:amax", "e4m3:t128:amax"), gemm("e4m3:b128:amax", "e4m3:t128:amax"),
+                            gemm("e4m3:b128:amax", "e4m3:b128:amax"));
+    // DeepSeek-V3 measured ~14 bits kept by the H800's FP8 accumulation (13 stored mantissa
+    // bits here, truncating) and adds each 128-product partial sum into float32.
+    const Accumulation acc{13, 8, Round::toward_zero, 128, 0};
+    r.fwd.accumulation = r.dgrad.accumulation = r.wgrad.accumulation = acc;
+    v.push_back(std::move(r));
+  }
   v.push_back(uniform("mxfp8", "OCP MXFP8: E4M3, 32-element blocks, E8M0 scales, every operand", "mxfp8"));
+  v.push_back(uniform("mxfp8-te",
+                      "TransformerEngine MXFP8BlockScaling: E4M3 everywhere, RCEIL E8M0 scales per 32; "
+                      "row- and column-wise copies each quantized from the float data",
+                      "e4m3:b32:rceil"));
   v.push_back(uniform("mxfp6", "OCP MXFP6: E2M3, 32-element blocks, E8M0 scales, every operand", "mxfp6"));
   v.push_back(uniform("mxfp4", "OCP MXFP4: E2M1, 32-element blocks, E8M0 scales, every operand", "mxfp4"));
   v.push_back(uniform("nvfp4", "NVFP4: E2M1, 16-element blocks, UE4M3 scales x float32 tensor scale", "nvfp4"));
   {
+    // NVIDIA's NVFP4 training recipe: W in 16x16 tiles, so the forward and the dgrad read one
+    // quantized W (transposed); gradients rounded stochastically; the wgrad operands after a
+    // 16-point random Hadamard transform along the tokens.
+    const std::string_view w = "e2m1:t16:nvfp4", g = "e2m1:b16:nvfp4:stochastic";
+    LinearRecipe r = recipe("nvfp4-train",
+                            "NVIDIA NVFP4 training: 16x16 W tiles, 1x16 X/dY blocks, stochastic rounding "
+                            "of dY, 16-point random Hadamard on the wgrad operands",
+                            gemm("nvfp4", w), gemm(g, w), gemm(g, "nvfp4", RotationKind::block_diagonal, 16));
+    r.wgrad.random_signs = true;
+    v.push_back(std::move(r));
+  }
+  {
     // RCEIL scales in the backward keep every element below 6, so stochastic rounding never
     // saturates and the gradients stay unbiased.
     const std::string_view sr = "e2m1:b32:rceil:stochastic";
-    v.push_back(recipe("quartet-fp4",
-                       "Quartet: MXFP4 forward after a 32-block Hadamard; backward MXFP4 with "
-                       "random-sign Hadamard and stochastic rounding",
-                       gemm("mxfp4", "mxfp4", RotationKind::block_diagonal, 32),
-                       gemm(sr, sr, RotationKind::randomized), gemm(sr, sr, RotationKind::randomized)));
+    LinearRecipe r = recipe("quartet-fp4",
+                            "Quartet: MXFP4 forward after a 32-block Hadamard with QuEST RMS clipping (clip "
+                            "mask gates the gradient); backward MXFP4 with random-sign Hadamard and SR",
+                            gemm("mxfp4", "mxfp4", RotationKind::block_diagonal, 32),
+                            gemm(sr, sr, RotationKind::randomized), gemm(sr, sr, RotationKind::randomized));
+    r.fwd.a_special = r.fwd.b_special = SpecialQuant::quest;
+    v.push_back(std::move(r));
+  }
+  {
+    // Quartet II: forward NVFP4 round-to-nearest choosing 4 or 6 per block; both backward
+    // GEMMs after a 16-point random Hadamard transform, quantized with MS-EDEN.
+    LinearRecipe r = recipe("quartet2-nvfp4",
+                            "Quartet II: NVFP4 forward RTN with the 4-over-6 block choice; backward NVFP4 "
+                            "after a random Hadamard, MS-EDEN (RTN codes, SR'd corrected scales)",
+                            gemm("nvfp4", "nvfp4"), gemm("nvfp4", "nvfp4", RotationKind::block_diagonal, 16),
+                            gemm("nvfp4", "nvfp4", RotationKind::block_diagonal, 16));
+    r.fwd.a_special = r.fwd.b_special = SpecialQuant::four_over_six;
+    for (GemmRecipe* g : {&r.dgrad, &r.wgrad}) {
+      g->random_signs = true;
+      g->a_special = g->b_special = SpecialQuant::ms_eden;
+    }
+    v.push_back(std::move(r));
   }
   v.push_back(switchback("switchback-int8",
                          "SwitchBack (Wortsman et al. 2023): int8 row-wise X/dY x tensor-wise W "
@@ -115,20 +155,41 @@ std::vector<LinearRecipe> build() {
 
 std::string operand(const std::optional<QuantSpec>& s) { return s ? quant::describe(*s) : "f32"; }
 
-std::string gemm_text(const char* name, const GemmRecipe& g, const char* a, const char* b) {
-  std::string r = name;
-  r.append(" ").append(a).append("=").append(operand(g.a));
-  r.append(" ").append(b).append("=").append(operand(g.b));
+const char* special_text(SpecialQuant s) {
+  switch (s) {
+    case SpecialQuant::none: return "";
+    case SpecialQuant::quest: return "+quest";
+    case SpecialQuant::four_over_six: return "+4over6";
+    case SpecialQuant::ms_eden: return "+ms-eden";
+  }
+  return "";
+}
+
+// "X=<spec>[+special] W=<spec> [rot=...] [delayed] [acc=e8m13:zero/128]"
+std::string gemm_body(const GemmRecipe& g, const char* a, const char* b) {
+  std::string r;
+  r.append(a).append("=").append(operand(g.a)).append(special_text(g.a_special));
+  r.append(" ").append(b).append("=").append(operand(g.b)).append(special_text(g.b_special));
+  const char* signs = g.random_signs ? "-random" : "";
   switch (g.rotation) {
     case RotationKind::none: break;
     case RotationKind::hadamard: r += " rot=hadamard"; break;
     case RotationKind::randomized: r += " rot=randomized"; break;
     case RotationKind::block_diagonal:
-      r.append(" rot=block").append(std::to_string(g.rotation_block));
+      r.append(" rot=block").append(std::to_string(g.rotation_block)).append(signs);
       break;
   }
   if (g.delayed) r += " delayed";
+  if (const auto& acc = g.accumulation) {
+    r.append(" acc=e").append(std::to_string(acc->exp_bits)).append("m").append(std::to_string(acc->man_bits));
+    r.append(":").append(round_name(acc->round));
+    if (acc->promote_every) r.append("/f32-every-").append(std::to_string(acc->promote_every));
+  }
   return r;
+}
+
+std::string gemm_text(const char* name, const GemmRecipe& g, const char* a, const char* b) {
+  return std::string(name) + " " + gemm_body(g, a, b);
 }
 
 }  // namespace
@@ -145,6 +206,15 @@ const LinearRecipe& linear_preset(std::string_view name) {
     names.append(names.empty() ? "" : ", ").append(r.name);
   }
   throw Error("unknown linear preset '" + std::string(name) + "' (known: " + names + ")");
+}
+
+GemmDescription describe_gemms(const LinearRecipe& r) {
+  const std::string int8 = r.engine == LinearEngine::switchback_int8 ? " [int8 GEMM]" : "";
+  GemmDescription d;
+  d.fwd = gemm_body(r.fwd, "X", "W") + int8;
+  d.dgrad = gemm_body(r.dgrad, "dY", "W^T") + int8;
+  d.wgrad = gemm_body(r.wgrad, "dY^T", "X^T") + (r.wgrad_uses_quantized_x ? " (from the quantized X)" : "");
+  return d;
 }
 
 std::string describe(const LinearRecipe& r) {

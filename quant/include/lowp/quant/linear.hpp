@@ -28,9 +28,24 @@
 #include <vector>
 #include "lowp/hadamard/rotation.hpp"
 #include "lowp/quant/delayed_scaling.hpp"
+#include "lowp/quant/gemm.hpp"
 #include "lowp/quant/quantize.hpp"
 
 namespace lowp::quant {
+
+// Operand quantizers that a QuantSpec cannot express (docs/quantization.md, "Training
+// quantizers"). Each acts on the operand after its rotation, along the reduction dimension,
+// in E2M1 and ignores the spec's rule (the spec still names format and block):
+//   quest          Quartet's forward (QuEST): per group of 32 the scale is the power of two
+//                  2^floor(log2(0.75 * std + 1e-8)), round to nearest, saturate at 6; the
+//                  elements with |x / scale| < 6 form the clip mask that gates the
+//                  straight-through gradient of this operand (fwd X and W only).
+//   four_over_six  NVFP4 (16-blocks, UE4M3 block scales, float32 tensor scale amax / (6 * 256))
+//                  with each block scaled to 6 or to 4, whichever has the smaller squared error.
+//   ms_eden        NVFP4 round-to-nearest codes, then per block the scale times
+//                  <x, x> / <x, q> (q the dequantized block) stochastically rounded to UE4M3:
+//                  unbiased after a random rotation (Quartet II's MS-EDEN).
+enum class SpecialQuant : std::uint8_t { none, quest, four_over_six, ms_eden };
 
 // One GEMM C = A B^T: how A and B are quantized (nullopt: float32), and the rotation applied
 // to both along the reduction dimension first (RotationKind::none: no rotation; the size is
@@ -40,6 +55,12 @@ struct GemmRecipe {
   hadamard::RotationKind rotation = hadamard::RotationKind::none;
   std::size_t rotation_block = 0;  // block_diagonal
   bool delayed = false;  // per-tensor scales from an amax history (LinearRecipe::delayed_scaling)
+  // block_diagonal only: random signs d_j = +-1 per reduction index before the blocks (the
+  // same for both operands, so they cancel; fresh every step): a random Hadamard transform.
+  bool random_signs = false;
+  SpecialQuant a_special = SpecialQuant::none, b_special = SpecialQuant::none;
+  // The accumulator the GEMM emulates (gemm_emulated); nullopt: float32 (Eigen).
+  std::optional<Accumulation> accumulation;
 };
 
 enum class LinearEngine { emulated, switchback_int8 };
@@ -60,6 +81,13 @@ struct LinearRecipe {
 // One line: "fwd X=<spec> W=<spec> [rot]; dgrad dY=... W^T=...; wgrad dY^T=... X^T=..."
 // (operands without a spec print as f32).
 std::string describe(const LinearRecipe& recipe);
+// The same per GEMM: format, granularity, scale rule and rounding of each operand, its
+// special quantizer, the rotation, delayed scaling and the accumulator, e.g.
+// "dY=float8_e5m2:tensor:amax:nearest:sat W^T=float8_e4m3fn:tensor:amax:nearest:sat".
+struct GemmDescription {
+  std::string fwd, dgrad, wgrad;
+};
+GemmDescription describe_gemms(const LinearRecipe& recipe);
 
 // The built-in presets, in a fixed order (docs/quantization.md, "Quantized linear layers").
 std::span<const LinearRecipe> linear_presets();

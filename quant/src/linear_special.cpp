@@ -1,0 +1,152 @@
+// The training quantizers a QuantSpec cannot express (linear.hpp, SpecialQuant): Quartet's
+// QuEST forward, NVFP4 with the 4-over-6 block choice, and Quartet II's MS-EDEN, plus the
+// random signs of a random Hadamard transform.
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <string>
+
+#include "linear_operand.hpp"
+#include "lowp/formats/bulk.hpp"
+#include "lowp/formats/registry.hpp"
+#include "lowp/numerics/error.hpp"
+#include "lowp/numerics/rng.hpp"
+#include "lowp/quant/scale_rules.hpp"
+
+namespace lowp::quant::detail {
+namespace {
+
+const Format& e2m1() {
+  static const Format f = parse_format("e2m1");
+  return f;
+}
+const Format& ue4m3() {
+  static const Format f = parse_format("ue4m3");
+  return f;
+}
+
+void check_groups(const char* what, std::size_t cols, std::size_t group) {
+  if (cols % group != 0)
+    throw Error(std::string(what) + ": " + std::to_string(cols) + " columns are not a multiple of the group of " +
+                std::to_string(group));
+}
+
+// y <- E2M1(y), round to nearest even, saturating at +-6.
+void e2m1_rtn(std::span<float> y) {
+  BulkOptions o;
+  o.cast.saturate = true;
+  fake_quant_f32(e2m1(), y, o);
+}
+
+// Largest power of two <= v (v > 0, finite), as a float.
+float pow2_floor(float v) {
+  int e = 0;
+  std::frexp(v, &e);
+  return exp2i(std::clamp(e - 1, -149, 127));
+}
+
+float tensor_amax(const float* x, std::size_t n) { return finite_amax(x, n); }
+
+// NVFP4 value of one block: codes q (already E2M1 values) times tensor_scale * block scale,
+// the product in float32 as quantize.hpp's NVFP4 does.
+double block_sq_error(const float* x, const float* q, std::size_t n, float mult) {
+  double e = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(q[i] * mult) - x[i];
+    e += d * d;
+  }
+  return e;
+}
+
+}  // namespace
+
+void apply_random_signs(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed) {
+  const RngKey key = rng_key(seed ^ 0x5163a11e5ULL);
+  std::vector<float> d(cols);
+  for (std::size_t j = 0; j < cols; ++j) d[j] = (random_bits(key, j) >> 31) ? -1.0f : 1.0f;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < cols; ++j) x[r * cols + j] *= d[j];
+}
+
+void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<std::uint8_t>* clip_mask) {
+  constexpr std::size_t G = 32;
+  check_groups("quest", cols, G);
+  if (clip_mask) clip_mask->assign(rows * cols, 0);
+  float y[G];
+  for (std::size_t g = 0; g < rows * cols / G; ++g) {
+    float* v = x + g * G;
+    float sum = 0, sq = 0;
+    for (std::size_t i = 0; i < G; ++i) sum += v[i], sq += v[i] * v[i];
+    const float mean = sum / G, msq = sq / G, var = msq - mean * mean;
+    const float std = var >= 0 ? std::sqrt(var) : 1.0f;
+    const float scale = pow2_floor(0.75f * std + 1e-8f);
+    for (std::size_t i = 0; i < G; ++i) {
+      y[i] = v[i] / scale;
+      if (clip_mask) (*clip_mask)[g * G + i] = std::fabs(y[i]) < 6.0f;
+    }
+    e2m1_rtn(y);
+    for (std::size_t i = 0; i < G; ++i) v[i] = y[i] * scale;
+  }
+}
+
+void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols) {
+  constexpr std::size_t G = 16;
+  check_groups("four_over_six", cols, G);
+  const std::size_t n = rows * cols;
+  const float amax = tensor_amax(x, n);
+  // 256 instead of E4M3's 448 in the tensor scale: a block scaled to 4 needs a UE4M3 scale
+  // 1.5x the one scaled to 6, which must stay representable (1.5 * 256 = 384 <= 448).
+  const float ts = amax > 0 ? amax / (6.0f * 256.0f) : 1.0f;
+  float q6[G], q4[G];
+  for (std::size_t g = 0; g < n / G; ++g) {
+    float* v = x + g * G;
+    float a = 0;
+    for (std::size_t i = 0; i < G; ++i) a = std::max(a, std::isfinite(v[i]) ? std::fabs(v[i]) : 0.0f);
+    float best_mult = 0;
+    double best_err = INFINITY;
+    const float* best = nullptr;
+    for (float M : {6.0f, 4.0f}) {
+      float* q = M == 6.0f ? q6 : q4;
+      const CastOptions sat{Round::nearest_even, true, false};
+      const float s = static_cast<float>(decode(ue4m3(), encode(ue4m3(), a / (M * ts), sat)));
+      const float mult = ts * s;
+      for (std::size_t i = 0; i < G; ++i) q[i] = mult > 0 ? v[i] / mult : 0.0f;
+      e2m1_rtn({q, G});
+      const double err = block_sq_error(v, q, G, mult);
+      if (err < best_err) best_err = err, best = q, best_mult = mult;  // ties keep 6
+    }
+    for (std::size_t i = 0; i < G; ++i) v[i] = best[i] * best_mult;
+  }
+}
+
+void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed) {
+  constexpr std::size_t G = 16;
+  check_groups("ms_eden", cols, G);
+  const std::size_t n = rows * cols;
+  const float ts = nvfp4_tensor_scale(tensor_amax(x, n), 6.0f);
+  const RngKey key = rng_key(seed);
+  float q[G];
+  for (std::size_t g = 0; g < n / G; ++g) {
+    float* v = x + g * G;
+    float a = 0;
+    for (std::size_t i = 0; i < G; ++i) a = std::max(a, std::isfinite(v[i]) ? std::fabs(v[i]) : 0.0f);
+    const float s = nvfp4_block_scale(a, ts, 6.0f).value;
+    const float mult = ts * s;
+    for (std::size_t i = 0; i < G; ++i) q[i] = mult > 0 ? v[i] / mult : 0.0f;
+    e2m1_rtn({q, G});
+    // EDEN's correction <x,x>/<x,q> makes the block unbiased over random rotations; it is
+    // folded into the block scale, which is then rounded stochastically (so stays unbiased).
+    double xx = 0, xq = 0;
+    for (std::size_t i = 0; i < G; ++i) {
+      xx += double(v[i]) * v[i];
+      xq += double(v[i]) * (q[i] * mult);
+    }
+    const double c = xq > 0 ? xx / xq : 1.0;
+    const CastOptions sr{Round::stochastic, true, false};
+    const float s2 = static_cast<float>(decode(ue4m3(), encode(ue4m3(), double(s) * c, sr, random_bits(key, g))));
+    const float mult2 = ts * s2;
+    for (std::size_t i = 0; i < G; ++i) v[i] = q[i] * mult2;
+  }
+}
+
+}  // namespace lowp::quant::detail
