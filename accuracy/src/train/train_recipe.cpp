@@ -1,0 +1,363 @@
+// Training recipes: the text format, the built-in recipes, the per-linear lookup.
+#include "train/train_recipe.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "lowp/numerics/error.hpp"
+
+namespace lowp::train {
+namespace {
+
+using accuracy::LinearKind;
+using quant::GemmRecipe;
+using quant::LinearRecipe;
+using quant::SpecialQuant;
+
+constexpr std::array<std::string_view, 7> kKinds = {"wq", "wk", "wv", "wo", "gate", "up", "down"};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool parse_size(std::string_view v, std::size_t& out) {
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  return ec == std::errc{} && p == v.data() + v.size() && !v.empty();
+}
+
+std::string parse_bool(std::string_view key, std::string_view v, bool& out) {
+  if (v == "on" || v == "true" || v == "yes" || v == "1") return out = true, "";
+  if (v == "off" || v == "false" || v == "no" || v == "0") return out = false, "";
+  return std::string(key) + " is on or off, not '" + std::string(v) + "'";
+}
+
+std::optional<quant::QuantSpec> parse_operand(std::string_view v) {
+  if (v == "f32" || v == "fp32" || v == "none") return std::nullopt;
+  return quant::parse_quant_spec(v);
+}
+
+// none | hadamard | randomized | block<N> | random-block<N>
+std::string parse_rotation(std::string_view v, GemmRecipe& g) {
+  g.random_signs = false;
+  g.rotation_block = 0;
+  if (v == "none") return g.rotation = hadamard::RotationKind::none, "";
+  if (v == "hadamard") return g.rotation = hadamard::RotationKind::hadamard, "";
+  if (v == "randomized") return g.rotation = hadamard::RotationKind::randomized, "";
+  std::string_view n = v;
+  if (n.starts_with("random-")) {
+    g.random_signs = true;
+    n.remove_prefix(7);
+  }
+  if (n.starts_with("block") && parse_size(n.substr(5), g.rotation_block) && g.rotation_block > 0)
+    return g.rotation = hadamard::RotationKind::block_diagonal, "";
+  return "a rotation is none, hadamard, randomized, block<N> or random-block<N>, not '" + std::string(v) + "'";
+}
+
+std::string parse_special(std::string_view v, SpecialQuant& s) {
+  if (v == "standard") return s = SpecialQuant::none, "";
+  if (v == "quest") return s = SpecialQuant::quest, "";
+  if (v == "four-over-six") return s = SpecialQuant::four_over_six, "";
+  if (v == "ms-eden") return s = SpecialQuant::ms_eden, "";
+  return "a quantizer is standard, quest, four-over-six or ms-eden, not '" + std::string(v) + "'";
+}
+
+// f32 | e<E>m<M>[:<round>][/<promote_every>]
+std::string parse_accumulator(std::string_view v, GemmRecipe& g) {
+  if (v == "f32" || v == "fp32") return g.accumulation.reset(), "";
+  const std::string why = "an accumulator is f32 or e<E>m<M>[:<round>][/<promote every N products>], not '" +
+                          std::string(v) + "'";
+  quant::Accumulation a;
+  std::string_view rest = v;
+  if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
+    if (!parse_size(rest.substr(slash + 1), a.promote_every)) return why;
+    rest = rest.substr(0, slash);
+  }
+  if (const auto colon = rest.find(':'); colon != std::string_view::npos) {
+    const auto round = parse_round(rest.substr(colon + 1));
+    if (!round) return why;
+    a.round = *round;
+    rest = rest.substr(0, colon);
+  }
+  std::size_t e = 0, m = 0;
+  const auto mpos = rest.find('m');
+  if (!rest.starts_with("e") || mpos == std::string_view::npos || !parse_size(rest.substr(1, mpos - 1), e) ||
+      !parse_size(rest.substr(mpos + 1), m) || e < 2 || e > 8 || m < 1 || m > 23)
+    return why;
+  a.exp_bits = static_cast<int>(e);
+  a.man_bits = static_cast<int>(m);
+  g.accumulation = a;
+  return "";
+}
+
+struct GemmKey {
+  GemmRecipe LinearRecipe::*gemm;
+  std::string_view a, b;  // operand names
+};
+const std::map<std::string_view, GemmKey>& gemm_keys() {
+  static const std::map<std::string_view, GemmKey> k = {{"fwd", {&LinearRecipe::fwd, "x", "w"}},
+                                                        {"dgrad", {&LinearRecipe::dgrad, "dy", "w"}},
+                                                        {"wgrad", {&LinearRecipe::wgrad, "dy", "x"}}};
+  return k;
+}
+
+// `<gemm>` / `<gemm>.<a|b>` / `<gemm>.<a|b>.quantizer` / `<gemm>.rotate|delayed|accumulator`.
+std::string apply_gemm_key(TrainRecipe& r, std::string_view key, std::string_view value, bool& edited) {
+  const std::size_t dot = key.find('.');
+  const auto it = gemm_keys().find(key.substr(0, dot));
+  if (it == gemm_keys().end()) return "unknown key '" + std::string(key) + "'";
+  const GemmKey& gk = it->second;
+  GemmRecipe& g = r.linear.*gk.gemm;
+  edited = true;
+  if (dot == std::string_view::npos) {  // the whole GEMM from a preset
+    const LinearRecipe& p = quant::linear_preset(value);
+    g = p.*gk.gemm;
+    if (gk.gemm != &LinearRecipe::wgrad && p.engine == quant::LinearEngine::switchback_int8)
+      r.linear.engine = quant::LinearEngine::switchback_int8;
+    return "";
+  }
+  std::string_view field = key.substr(dot + 1);
+  if (field == "rotate") return parse_rotation(value, g);
+  if (field == "delayed") return parse_bool(key, value, g.delayed);
+  if (field == "accumulator") return parse_accumulator(value, g);
+  for (int side = 0; side < 2; ++side) {
+    const std::string_view op = side == 0 ? gk.a : gk.b;
+    if (field == op) {
+      (side == 0 ? g.a : g.b) = parse_operand(value);
+      return "";
+    }
+    if (field.starts_with(op) && field.substr(op.size()) == ".quantizer")
+      return parse_special(value, side == 0 ? g.a_special : g.b_special);
+  }
+  return "unknown key '" + std::string(key) + "' (operands of " + std::string(key.substr(0, dot)) + ": " +
+         std::string(gk.a) + ", " + std::string(gk.b) + ")";
+}
+
+std::string apply_line(TrainRecipe& r, std::string_view key, std::string_view value, bool& edited) {
+  if (key == "name") {
+    if (value.empty()) return "empty name";
+    r.name = value;
+  } else if (key == "note") {
+    r.note = value;
+  } else if (key == "linear") {
+    r.linear = quant::linear_preset(value);
+    edited = false;
+  } else if (key.starts_with("linear.")) {
+    const std::string_view kind = key.substr(7);
+    for (std::size_t i = 0; i < kKinds.size(); ++i)
+      if (kKinds[i] == kind) return r.per_kind[i] = quant::linear_preset(value), "";
+    return "unknown linear '" + std::string(kind) + "' (wq, wk, wv, wo, gate, up, down)";
+  } else if (key.starts_with("layer.")) {
+    std::size_t i = 0;
+    if (!parse_size(key.substr(6), i)) return "layer.<index> takes a layer number, not '" + std::string(key.substr(6)) + "'";
+    r.per_layer[i] = quant::linear_preset(value);
+  } else if (key == "keep_first" || key == "keep_last") {
+    std::size_t n = 0;
+    if (!parse_size(value, n)) return std::string(key) + " is a number of layers, not '" + std::string(value) + "'";
+    (key == "keep_first" ? r.keep_first : r.keep_last) = n;
+  } else if (key == "keep") {
+    r.keep = quant::linear_preset(value);
+  } else if (key == "classifier") {
+    r.classifier = quant::linear_preset(value);
+  } else if (key == "optimizer") {
+    r.optimizer = parse_optimizer_kind(value);
+  } else if (key == "master") {
+    r.master = parse_master_format(value);
+  } else if (key == "master.sr") {
+    return parse_bool(key, value, r.master_stochastic);
+  } else if (key == "moments") {
+    r.moments = parse_moment_format(value);
+  } else {
+    return apply_gemm_key(r, key, value, edited);
+  }
+  return "";
+}
+
+// QuantLinear checks what its engine can run; a throwaway layer reports it at parse time.
+void check_runs(const LinearRecipe& l, const std::string& recipe, const std::string& what) {
+  try {
+    quant::QuantLinear probe(l, 128, 128, false);
+  } catch (const Error& e) {
+    throw Error("train recipe '" + recipe + "': " + what + ": " + e.what());
+  }
+}
+
+// The built-in recipes, as recipe text.
+constexpr const char* kBuiltins[] = {
+    R"(name = fp32
+note = float32 everywhere: the reference
+linear = fp32
+classifier = fp32)",
+    R"(name = bf16
+note = bf16 operands and float32 accumulation in every linear; float32 master weights and moments
+linear = bf16
+classifier = bf16)",
+    R"(name = bf16-pure
+note = bf16 linears, bf16 master weights and bf16 moments, the update rounded to nearest (updates below half a bf16 spacing are lost)
+linear = bf16
+classifier = bf16
+master = bf16
+moments = bf16)",
+    R"(name = bf16-pure-sr
+note = bf16-pure with the weight update rounded stochastically to bf16
+linear = bf16
+classifier = bf16
+master = bf16
+master.sr = on
+moments = bf16)",
+    R"(name = fp8-tensorwise
+note = torchao / TorchTitan Float8 tensorwise: E4M3 X and W, E5M2 dY, dynamic per-tensor scales
+linear = fp8-tensorwise
+classifier = bf16)",
+    R"(name = fp8-rowwise
+note = torchao Float8 rowwise: E4M3 everywhere, power-of-two scales per row of every operand
+linear = fp8-rowwise
+classifier = bf16)",
+    R"(name = fp8-rowwise-gw-hp
+note = torchao rowwise_with_gw_hp: fp8-rowwise forward and dgrad, weight gradient in high precision
+linear = fp8-rowwise-gw-hp
+classifier = bf16)",
+    R"(name = fp8-delayed
+note = TransformerEngine DelayedScaling (HYBRID): E4M3 forward, E5M2 gradients, per-tensor scales from a 1024-step amax history kept across steps
+linear = fp8-delayed
+classifier = bf16)",
+    R"(name = fp8-current
+note = TransformerEngine Float8CurrentScaling (HYBRID): E4M3 forward, E5M2 gradients, per-tensor scales from this step's amax
+linear = fp8-tensorwise
+classifier = bf16)",
+    R"(name = mxfp8
+note = TransformerEngine MXFP8BlockScaling: E4M3 everywhere, RCEIL E8M0 scales per 32, row- and column-wise copies from the float data
+linear = mxfp8-te
+classifier = bf16)",
+    R"(name = fp8-block128
+note = DeepSeek-V3: E4M3, 1x128 activation and gradient blocks, 128x128 weight tiles, 14-bit accumulator promoted to float32 every 128 products
+linear = fp8-block128
+classifier = bf16)",
+    R"(name = nvfp4
+note = NVIDIA NVFP4 training: 16x16 weight tiles, 1x16 blocks, SR of gradients, 16-point random Hadamard on wgrad; keep_last = N keeps the last layers in bf16
+linear = nvfp4-train
+classifier = bf16)",
+    R"(name = quartet-fp4
+note = Quartet: MXFP4 in all three GEMMs; forward Hadamard 32 + QuEST clipping gating the gradient, backward random Hadamard + SR
+linear = quartet-fp4
+classifier = bf16)",
+    R"(name = quartet2-nvfp4
+note = Quartet II: NVFP4 forward RTN with 4-over-6; backward random Hadamard + MS-EDEN
+linear = quartet2-nvfp4
+classifier = bf16)",
+    R"(name = switchback-int8
+note = SwitchBack: int8 GEMM for the forward and dgrad (row-wise X / dY, tensor-wise W), bf16 weight gradient
+linear = switchback-int8
+classifier = bf16)",
+};
+
+std::string hp_line(const TrainRecipe& r) {
+  std::string s = "embedding, RMSNorm, RoPE, attention matmuls, loss: f32; classifier: " + r.classifier.name;
+  if (r.keep_first) s += "; first " + std::to_string(r.keep_first) + " layer(s): " + r.keep.name;
+  if (r.keep_last) s += "; last " + std::to_string(r.keep_last) + " layer(s): " + r.keep.name;
+  return s;
+}
+
+}  // namespace
+
+const quant::LinearRecipe& linear_for(const TrainRecipe& r, accuracy::LinearKind kind, std::size_t layer,
+                                      std::size_t n_layers) {
+  if (kind == LinearKind::classifier) return r.classifier;
+  if (const auto it = r.per_layer.find(layer); it != r.per_layer.end()) return it->second;
+  if (layer < r.keep_first || (r.keep_last > 0 && layer + r.keep_last >= n_layers)) return r.keep;
+  const auto& k = r.per_kind[static_cast<std::size_t>(kind)];
+  return k ? *k : r.linear;
+}
+
+void apply_optimizer_settings(const TrainRecipe& r, OptimizerConfig& c) {
+  c.kind = r.optimizer;
+  c.master = r.master;
+  c.master_stochastic = r.master_stochastic;
+  c.moments = r.moments;
+}
+
+TrainRecipe parse_train_recipe(std::string_view text) {
+  TrainRecipe r;
+  r.text = std::string(text);
+  r.linear = quant::linear_preset("fp32");
+  r.keep = quant::linear_preset("bf16");
+  r.classifier = quant::linear_preset("fp32");
+  bool edited = false;  // GEMM keys changed `linear` after its preset
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    const std::size_t nl = text.find('\n');
+    std::string_view line = trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    if (line.empty() || line.front() == '#') continue;
+    const auto fail = [&](const std::string& why) {
+      return Error("train recipe line " + std::to_string(line_no) + " '" + std::string(line) + "': " + why);
+    };
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) throw fail("expected `key = value`");
+    std::string why;
+    try {
+      why = apply_line(r, trim(line.substr(0, eq)), trim(line.substr(eq + 1)), edited);
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    if (!why.empty()) throw fail(why);
+  }
+  if (r.name.empty()) throw Error("train recipe: no `name = ...` line");
+  if (edited) {
+    r.linear.note = "composed per GEMM by train recipe '" + r.name + "'";
+    r.linear.name = r.name;
+  }
+  check_runs(r.linear, r.name, "linear");
+  return r;
+}
+
+std::span<const TrainRecipe> builtin_train_recipes() {
+  static const std::vector<TrainRecipe> all = [] {
+    std::vector<TrainRecipe> v;
+    for (const char* t : kBuiltins) v.push_back(parse_train_recipe(t));
+    return v;
+  }();
+  return all;
+}
+
+TrainRecipe find_train_recipe(std::string_view name_or_path) {
+  for (const TrainRecipe& r : builtin_train_recipes())
+    if (r.name == name_or_path) return r;
+  std::ifstream f{std::string(name_or_path)};
+  if (f) {
+    std::ostringstream text;
+    text << f.rdbuf();
+    try {
+      return parse_train_recipe(text.str());
+    } catch (const Error& e) {
+      throw Error(std::string(name_or_path) + ": " + e.what());
+    }
+  }
+  std::string names;
+  for (const TrainRecipe& r : builtin_train_recipes()) names += (names.empty() ? "" : ", ") + r.name;
+  throw Error("unknown train recipe '" + std::string(name_or_path) +
+              "' (not a built-in name nor a readable file); built-in: " + names);
+}
+
+std::string describe(const TrainRecipe& r) {
+  const quant::GemmDescription d = quant::describe_gemms(r.linear);
+  std::string s;
+  s += "  fwd    " + d.fwd + "\n";
+  s += "  dgrad  " + d.dgrad + "\n";
+  s += "  wgrad  " + d.wgrad + "\n";
+  for (std::size_t i = 0; i < kKinds.size(); ++i)
+    if (r.per_kind[i]) s += "  " + std::string(kKinds[i]) + ": " + r.per_kind[i]->name + "\n";
+  for (const auto& [layer, l] : r.per_layer) s += "  layer " + std::to_string(layer) + ": " + l.name + "\n";
+  s += "  high precision: " + hp_line(r) + "\n";
+  s += "  optimizer " + std::string(name(r.optimizer)) + ", master " + std::string(name(r.master)) +
+       (r.master_stochastic ? " (stochastic rounding)" : "") + ", moments " + std::string(name(r.moments)) + "\n";
+  return s;
+}
+
+}  // namespace lowp::train

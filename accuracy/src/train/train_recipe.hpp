@@ -1,0 +1,66 @@
+// Training recipes: per GEMM of each linear (forward, dgrad, wgrad) a quant::LinearRecipe,
+// which layers and linears stay in high precision, and the optimizer's master-weight and
+// moment formats. Written in the `key = value` text of evaluation recipes (docs/training.md,
+// "Training recipe files"); the built-in ones are that text too.
+//
+// Always float32, whatever the recipe: the embedding, RMSNorm, RoPE, the attention matmuls
+// (Q K^T, softmax, P V), the loss. The linears (wq, wk, wv, wo, gate, up, down, classifier)
+// are quant::QuantLinear layers whose recipe linear_for() gives.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "lowp/accuracy/recipe.hpp"
+#include "lowp/quant/linear.hpp"
+#include "train/optimizer.hpp"
+
+namespace lowp::train {
+
+struct TrainRecipe {
+  std::string name;
+  std::string note;  // one line
+  std::string text;  // the recipe in the file format (parse_train_recipe(text) gives it back)
+
+  quant::LinearRecipe linear;  // every linear inside the layers, unless overridden below
+  std::array<std::optional<quant::LinearRecipe>, 7> per_kind;  // linear.<wq..down>
+  std::map<std::size_t, quant::LinearRecipe> per_layer;         // layer.<i>
+  std::size_t keep_first = 0, keep_last = 0;  // layers whose linears run `keep`
+  quant::LinearRecipe keep;                    // default: the bf16 preset
+  quant::LinearRecipe classifier;              // default: the bf16 preset (fp32 in `fp32`)
+
+  OptimizerKind optimizer = OptimizerKind::adamw;
+  MasterFormat master = MasterFormat::fp32;
+  bool master_stochastic = false;
+  MomentFormat moments = MomentFormat::fp32;
+};
+
+// The recipe of one linear: layer.<i>, else the kept first/last layers, else linear.<kind>,
+// else `linear`; the classifier has its own. `layer` is ignored for the classifier.
+const quant::LinearRecipe& linear_for(const TrainRecipe& r, accuracy::LinearKind kind, std::size_t layer,
+                                      std::size_t n_layers);
+
+// Sets the optimizer kind and the master / moment formats of `c` from the recipe.
+void apply_optimizer_settings(const TrainRecipe& r, OptimizerConfig& c);
+
+// Parses the text format; throws lowp::Error "train recipe line N '<line>': why" on anything
+// malformed (unknown key, preset, spec, rotation, or a GEMM combination QuantLinear rejects).
+TrainRecipe parse_train_recipe(std::string_view text);
+
+// The built-in recipes, in a fixed order (fp32, bf16, bf16-pure, bf16-pure-sr,
+// fp8-tensorwise, fp8-rowwise, fp8-rowwise-gw-hp, fp8-delayed, fp8-current, mxfp8,
+// fp8-block128, nvfp4, quartet-fp4, quartet2-nvfp4, switchback-int8).
+std::span<const TrainRecipe> builtin_train_recipes();
+// A built-in name or a readable recipe file; lowp::Error listing the names otherwise.
+TrainRecipe find_train_recipe(std::string_view name_or_path);
+
+// Several lines for `lowp recipes`: per GEMM of the layer linears (formats, scaling, rounding,
+// rotation), the overrides, what stays in high precision, the optimizer formats.
+std::string describe(const TrainRecipe& r);
+
+}  // namespace lowp::train
