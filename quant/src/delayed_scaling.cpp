@@ -35,6 +35,16 @@ void DelayedScaling::record(float amax) {
   if (s > 0 && std::isfinite(s)) scale_ = s;
 }
 
+void DelayedScaling::restore(std::vector<float> history, float scale) {
+  if (history.size() > config_.history_len)
+    throw Error("DelayedScaling: restoring " + std::to_string(history.size()) + " amax values into a history of " +
+                std::to_string(config_.history_len));
+  if (!(scale > 0) || !std::isfinite(scale))
+    throw Error("DelayedScaling: restored scale " + std::to_string(scale) + " is not positive and finite");
+  history_ = std::move(history);
+  scale_ = scale;
+}
+
 namespace {
 float step_multiplier(const QuantSpec& spec, const DelayedScaling& state) {
   const float s = state.scale();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
 
 #include "linear_operand.hpp"
@@ -264,6 +265,53 @@ std::vector<float>& QuantLinear::weight_grad() { return s_->dW; }
 std::vector<float>& QuantLinear::bias_grad() { return s_->db; }
 const LinearRecipe& QuantLinear::recipe() const { return s_->r; }
 void QuantLinear::invalidate_weight_cache() { s_->w_valid = {false, false}; }
+
+std::vector<std::uint8_t> QuantLinear::save_state() const {
+  // Per (gemm, side) with delayed scaling: u32 count, count floats (newest first), the scale.
+  std::vector<std::uint8_t> out;
+  const auto put = [&out](const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::uint8_t*>(p);
+    out.insert(out.end(), b, b + n);
+  };
+  for (const auto& d : s_->delayed) {
+    if (!d) continue;
+    const auto n = static_cast<std::uint32_t>(d->history().size());
+    const float scale = d->scale();
+    put(&n, sizeof n);
+    put(d->history().data(), n * sizeof(float));
+    put(&scale, sizeof scale);
+  }
+  return out;
+}
+
+void QuantLinear::load_state(std::span<const std::uint8_t> bytes) {
+  std::size_t pos = 0;
+  const auto get = [&](void* p, std::size_t n) {
+    if (n > bytes.size() - pos)
+      throw Error("linear '" + s_->r.name + "': layer state truncated at byte " + std::to_string(pos) + " of " +
+                  std::to_string(bytes.size()));
+    std::memcpy(p, bytes.data() + pos, n);
+    pos += n;
+  };
+  std::array<std::pair<std::vector<float>, float>, 6> loaded;
+  for (std::size_t i = 0; i < 6; ++i) {
+    if (!s_->delayed[i]) continue;
+    std::uint32_t n = 0;
+    get(&n, sizeof n);
+    if (n > s_->delayed[i]->config().history_len)
+      throw Error("linear '" + s_->r.name + "': layer state holds an amax history of " + std::to_string(n) +
+                  " values, longer than the recipe's " + std::to_string(s_->delayed[i]->config().history_len));
+    loaded[i].first.resize(n);
+    get(loaded[i].first.data(), n * sizeof(float));
+    get(&loaded[i].second, sizeof(float));
+  }
+  if (pos != bytes.size())
+    throw Error("linear '" + s_->r.name + "': layer state has " + std::to_string(bytes.size() - pos) +
+                " bytes this recipe does not use");
+  for (std::size_t i = 0; i < 6; ++i)
+    if (s_->delayed[i]) s_->delayed[i]->restore(std::move(loaded[i].first), loaded[i].second);
+  invalidate_weight_cache();
+}
 
 void QuantLinear::forward(const float* X, std::size_t M, float* Y, std::uint64_t seed) {
   State& s = *s_;

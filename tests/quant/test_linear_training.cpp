@@ -329,3 +329,40 @@ TEST(LinearTraining, SameBitsAtAnyThreadCount) {
 
 }  // namespace
 }  // namespace lowp::quant
+
+namespace lowp::quant {
+namespace {
+
+// fp8-delayed carries its amax histories across steps; save_state / load_state carry them
+// across a checkpoint, so a resumed layer computes the next step bitwise like the original.
+TEST(LinearTraining, DelayedScalingStateSurvivesACheckpoint) {
+  const LinearProblem p = make_problem(32, 16, 32, 71);
+  const auto step = [&](QuantLinear& l, float gain, std::vector<float>& Y, std::vector<float>& dX) {
+    std::vector<float> X = p.X;
+    for (float& x : X) x *= gain;
+    l.forward(X.data(), p.M, Y.data(), 1);
+    l.backward(p.G.data(), dX.data(), 2);
+  };
+  QuantLinear a(linear_preset("fp8-delayed"), p.K, p.N, false);
+  a.weight() = p.W;
+  std::vector<float> Y(p.M * p.N), dX(p.M * p.K), Y2 = Y, dX2 = dX, Y3 = Y, dX3 = dX;
+  for (float gain : {1.0f, 4.0f, 0.5f}) step(a, gain, Y, dX);
+  const std::vector<std::uint8_t> state = a.save_state();
+  QuantLinear b(linear_preset("fp8-delayed"), p.K, p.N, false), fresh(linear_preset("fp8-delayed"), p.K, p.N, false);
+  b.weight() = fresh.weight() = p.W;
+  b.load_state(state);
+  step(a, 2.0f, Y, dX);
+  step(b, 2.0f, Y2, dX2);
+  step(fresh, 2.0f, Y3, dX3);
+  EXPECT_EQ(Y, Y2);
+  EXPECT_EQ(dX, dX2);
+  EXPECT_NE(Y, Y3);  // without the history the scales differ
+  EXPECT_TRUE(QuantLinear(linear_preset("fp8-rowwise"), 8, 8, false).save_state().empty());
+  test::expect_error([&] { b.load_state(std::span(state).first(state.size() - 1)); }, {"fp8-delayed", "truncated"});
+  std::vector<std::uint8_t> longer = state;
+  longer.push_back(0);
+  test::expect_error([&] { b.load_state(longer); }, {"1 bytes"});
+}
+
+}  // namespace
+}  // namespace lowp::quant

@@ -37,6 +37,9 @@ class DelayedScaling {
   float scale() const noexcept { return scale_; }
   void record(float amax);
   const std::vector<float>& history() const noexcept { return history_; }  // newest first
+  // Puts back a state saved from history() and scale() (checkpoints); lowp::Error when the
+  // history is longer than history_len or the scale not positive and finite.
+  void restore(std::vector<float> history, float scale);
   const DelayedScalingConfig& config() const noexcept { return config_; }
   float fmt_max() const noexcept { return fmt_max_; }
 

@@ -128,6 +128,12 @@ class QuantLinear {
   // Drops the cached quantized weight (after editing the weight through a kept reference).
   void invalidate_weight_cache();
 
+  // The state carried from step to step besides W and b (the delayed-scaling amax histories
+  // and scales), as bytes for checkpoints; load_state() puts it back so training resumes
+  // bitwise, and throws lowp::Error when the bytes do not fit this layer's recipe.
+  std::vector<std::uint8_t> save_state() const;
+  void load_state(std::span<const std::uint8_t> bytes);
+
   const LinearRecipe& recipe() const;
 
  private:
