@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "linear_operand.hpp"
@@ -126,6 +128,9 @@ struct QuantLinear::State {
   std::vector<std::uint8_t> mask_x, mask_w;
   hadamard::Rotation fwd_rot;
 
+  bool collect = false;
+  std::array<OperandStats, 6> stats{};
+
   Operand opA, opB;  // scratch
   std::vector<float> scratch;
 
@@ -143,6 +148,7 @@ struct QuantLinear::State {
     p.random_signs = gr.random_signs;
     p.special = special_of(gr, side);
     if (g == kFwd && p.special == SpecialQuant::quest) p.clip_mask = side == 0 ? &mask_x : &mask_w;
+    if (collect) p.stats = &stats[2 * g + side];
     return p;
   }
 
@@ -265,6 +271,18 @@ std::vector<float>& QuantLinear::weight_grad() { return s_->dW; }
 std::vector<float>& QuantLinear::bias_grad() { return s_->db; }
 const LinearRecipe& QuantLinear::recipe() const { return s_->r; }
 void QuantLinear::invalidate_weight_cache() { s_->w_valid = {false, false}; }
+
+double OperandStats::sqnr_db() const {
+  return noise > 0 ? 10.0 * std::log10(signal / noise) : std::numeric_limits<double>::infinity();
+}
+
+void QuantLinear::collect_stats(bool on) { s_->collect = on; }
+
+std::array<OperandStats, 6> QuantLinear::take_stats() {
+  const auto out = s_->stats;
+  s_->stats = {};
+  return out;
+}
 
 std::vector<std::uint8_t> QuantLinear::save_state() const {
   // Per (gemm, side) with delayed scaling: u32 count, count floats (newest first), the scale.

@@ -6,6 +6,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "lowp/formats/bulk.hpp"
+#include "lowp/formats/codec.hpp"
 
 #include "lowp/numerics/error.hpp"
 
@@ -26,15 +31,54 @@ std::optional<QuantSpec> transposed_spec(const QuantSpec& s) {
   return std::nullopt;
 }
 
-void quantize_in_place(const OperandPlan& plan, const QuantSpec& spec, float* x, std::size_t rows,
-                       std::size_t cols) {
+// Element i of codes packed as lowp/formats/bulk.hpp stores them.
+std::uint32_t code_at(const std::vector<std::uint8_t>& codes, int bits, std::size_t i) {
+  switch (bits) {
+    case 4: return (codes[i / 2] >> (4 * (i % 2))) & 0xfu;
+    case 6: {
+      const std::size_t g = 3 * (i / 4);
+      const std::uint32_t w = codes[g] | (codes[g + 1] << 8) | (std::uint32_t{codes[g + 2]} << 16);
+      return (w >> (6 * (i % 4))) & 0x3fu;
+    }
+    case 8: return codes[i];
+    case 16: {
+      std::uint16_t c;
+      std::memcpy(&c, codes.data() + 2 * i, 2);
+      return c;
+    }
+    default: {
+      std::uint32_t c;
+      std::memcpy(&c, codes.data() + 4 * i, 4);
+      return c;
+    }
+  }
+}
+
+// Fake-quantizes x in place; with `count`, through the codes, returning how many elements
+// were clipped (their code is the format's largest magnitude and the input exceeds it).
+std::size_t quantize_in_place(const OperandPlan& plan, const QuantSpec& spec, float* x, std::size_t rows,
+                              std::size_t cols, bool count) {
   QuantSpec s = spec;
   s.seed = plan.seed;
-  if (plan.delayed) {
-    fake_quant_delayed(s, x, rows, cols, *plan.delayed);
-  } else {
-    fake_quant(s, x, rows, cols);
+  if (!count) {
+    if (plan.delayed) {
+      fake_quant_delayed(s, x, rows, cols, *plan.delayed);
+    } else {
+      fake_quant(s, x, rows, cols);
+    }
+    return 0;
   }
+  const std::size_t n = rows * cols;
+  const std::vector<float> pre(x, x + n);
+  const QuantizedTensor q =
+      plan.delayed ? quantize_delayed(s, pre.data(), rows, cols, *plan.delayed) : quantize(s, pre.data(), rows, cols);
+  dequantize(q, x);
+  const int bits = storage_bits(s.format);
+  const double top = s.format.max_finite();
+  std::size_t sat = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (std::fabs(pre[i]) > std::fabs(x[i]) && std::fabs(decode(s.format, code_at(q.codes, bits, i))) == top) ++sat;
+  return sat;
 }
 
 }  // namespace
@@ -97,15 +141,32 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
     }
     if (plan.random_signs) apply_random_signs(x, rows, cols, rot.seed);
     if (rot.kind != hadamard::RotationKind::none) rot.apply(x, rows, cols);
+    std::vector<float> pre;
+    if (plan.stats && (natural || plan.special != SpecialQuant::none)) pre.assign(x, x + n);
+    std::size_t sat = 0;
     if (plan.special == SpecialQuant::quest) {
-      quest_quantize(x, rows, cols, plan.clip_mask);
+      std::vector<std::uint8_t> local;
+      std::vector<std::uint8_t>* mask = plan.clip_mask ? plan.clip_mask : plan.stats ? &local : nullptr;
+      quest_quantize(x, rows, cols, mask);
+      if (mask) sat = static_cast<std::size_t>(std::count(mask->begin(), mask->end(), 0));
     } else if (plan.special == SpecialQuant::four_over_six) {
-      four_over_six_quantize(x, rows, cols);
+      four_over_six_quantize(x, rows, cols, &sat);
     } else if (plan.special == SpecialQuant::ms_eden) {
-      ms_eden_quantize(x, rows, cols, plan.seed);
+      ms_eden_quantize(x, rows, cols, plan.seed, &sat);
     } else if (natural) {
       const std::size_t r = out.transposed ? cols : rows, c = out.transposed ? rows : cols;
-      quantize_in_place(plan, *natural, x, r, c);
+      sat = quantize_in_place(plan, *natural, x, r, c, plan.stats != nullptr);
+    }
+    if (!pre.empty()) {
+      OperandStats& st = *plan.stats;
+      st.count += n;
+      st.saturated += sat;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double d = static_cast<double>(pre[i]) - x[i];
+        st.signal += static_cast<double>(pre[i]) * pre[i];
+        st.noise += d * d;
+        st.flushed += pre[i] != 0.0f && x[i] == 0.0f;
+      }
     }
     out.data = x;
   } catch (const Error& e) {

@@ -31,6 +31,7 @@ struct OperandPlan {
   bool random_signs = false;         // +-1 per reduction index (from rotation.seed) first
   SpecialQuant special = SpecialQuant::none;
   std::vector<std::uint8_t>* clip_mask = nullptr;  // quest: 1 where the element was not clipped
+  OperandStats* stats = nullptr;     // adds what quantizing did, when set
   std::string what;                  // "linear 'fp8-block128' fwd W" for error messages
 };
 
@@ -50,8 +51,10 @@ void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols);
 // The special quantizers of linear.hpp, in place on a row-major rows x cols matrix whose
 // groups run along the columns. Throw lowp::Error when cols is not a multiple of the group.
 void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<std::uint8_t>* clip_mask);
-void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols);
-void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed);
+// `saturated` (when set) counts the elements above 6 times their block's scale.
+void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols, std::size_t* saturated = nullptr);
+void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed,
+                      std::size_t* saturated = nullptr);
 
 // x[r][j] *= d_j for all rows, d_j = -1 when bit 31 of random_bits(rng_key(seed), j) is set.
 void apply_random_signs(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed);

@@ -89,7 +89,7 @@ void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<st
   }
 }
 
-void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols) {
+void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols, std::size_t* saturated) {
   constexpr std::size_t G = 16;
   check_groups("four_over_six", cols, G);
   const std::size_t n = rows * cols;
@@ -115,11 +115,14 @@ void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols) {
       const double err = block_sq_error(v, q, G, mult);
       if (err < best_err) best_err = err, best = q, best_mult = mult;  // ties keep 6
     }
-    for (std::size_t i = 0; i < G; ++i) v[i] = best[i] * best_mult;
+    for (std::size_t i = 0; i < G; ++i) {
+      if (saturated && best_mult > 0 && std::fabs(v[i]) > 6.0f * best_mult) ++*saturated;
+      v[i] = best[i] * best_mult;
+    }
   }
 }
 
-void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed) {
+void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed, std::size_t* saturated) {
   constexpr std::size_t G = 16;
   check_groups("ms_eden", cols, G);
   const std::size_t n = rows * cols;
@@ -132,7 +135,10 @@ void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_
     for (std::size_t i = 0; i < G; ++i) a = std::max(a, std::isfinite(v[i]) ? std::fabs(v[i]) : 0.0f);
     const float s = nvfp4_block_scale(a, ts, 6.0f).value;
     const float mult = ts * s;
-    for (std::size_t i = 0; i < G; ++i) q[i] = mult > 0 ? v[i] / mult : 0.0f;
+    for (std::size_t i = 0; i < G; ++i) {
+      q[i] = mult > 0 ? v[i] / mult : 0.0f;
+      if (saturated && std::fabs(q[i]) > 6.0f) ++*saturated;
+    }
     e2m1_rtn({q, G});
     // EDEN's correction <x,x>/<x,q> makes the block unbiased over random rotations; it is
     // folded into the block scale, which is then rounded stochastically (so stays unbiased).

@@ -366,3 +366,67 @@ TEST(LinearTraining, DelayedScalingStateSurvivesACheckpoint) {
 
 }  // namespace
 }  // namespace lowp::quant
+
+namespace lowp::quant {
+namespace {
+
+// Operand statistics: collecting them changes no result; the saturation and flush counts of
+// MXFP8 (OCP floor scales, so a block's largest elements can exceed 448 * 2^e) against counts
+// made here from the scale rule; signal and noise against the operand quantized directly.
+TEST(LinearTraining, OperandStatsCountSaturationAndFlushes) {
+  LinearProblem p = make_problem(64, 32, 64, 81);
+  for (std::size_t i = 0; i < p.X.size(); i += 5) p.X[i] *= 1e-4f;  // some tiny values to flush
+  for (const LinearRecipe& r : linear_presets()) {
+    if (r.name == "fp8-block128") continue;  // 128-multiples only (and slow)
+    const auto plain = run_linear(r, p, 1, 2);
+    QuantLinear layer(r, p.K, p.N, true);
+    layer.weight() = p.W;
+    layer.bias() = p.b;
+    layer.collect_stats(true);
+    std::vector<float> Y(p.M * p.N), dX(p.M * p.K);
+    layer.forward(p.X.data(), p.M, Y.data(), 1);
+    layer.backward(p.G.data(), dX.data(), 2);
+    EXPECT_EQ(Y, plain.Y) << r.name;
+    EXPECT_EQ(dX, plain.dX) << r.name;
+    EXPECT_EQ(layer.weight_grad(), plain.dW) << r.name;
+    const auto st = layer.take_stats();
+    if (r.engine == LinearEngine::emulated && r.fwd.a) {
+      EXPECT_EQ(st[0].count, p.X.size()) << r.name;
+    }
+    EXPECT_EQ(layer.take_stats()[0].count, 0u);  // reset
+  }
+  QuantLinear layer(linear_preset("mxfp8"), p.K, p.N, false);
+  layer.weight() = p.W;
+  layer.collect_stats(true);
+  std::vector<float> Y(p.M * p.N);
+  layer.forward(p.X.data(), p.M, Y.data(), 1);
+  const OperandStats x = layer.take_stats()[0];
+  std::size_t sat = 0, flushed = 0;
+  double signal = 0;
+  for (std::size_t b = 0; b < p.X.size(); b += 32) {
+    float a = 0;
+    for (std::size_t i = b; i < b + 32; ++i) a = std::max(a, std::fabs(p.X[i]));
+    const double scale = std::ldexp(1.0, std::ilogb(a) - 8);  // E4M3's emax is 8
+    for (std::size_t i = b; i < b + 32; ++i) {
+      const double v = std::fabs(p.X[i]) / scale;
+      sat += v > 448;
+      flushed += p.X[i] != 0 && v <= 0x1p-10;  // at most half the smallest subnormal 2^-9
+      signal += double(p.X[i]) * p.X[i];
+    }
+  }
+  std::vector<float> xq = p.X;
+  fake_quant(parse_quant_spec("mxfp8"), xq.data(), p.M, p.K);
+  double noise = 0;
+  for (std::size_t i = 0; i < xq.size(); ++i) noise += std::pow(double(p.X[i]) - xq[i], 2);
+  EXPECT_GT(sat, 0u);
+  EXPECT_GT(flushed, 0u);
+  EXPECT_EQ(x.count, p.X.size());
+  EXPECT_EQ(x.saturated, sat);
+  EXPECT_EQ(x.flushed, flushed);
+  EXPECT_DOUBLE_EQ(x.signal, signal);
+  EXPECT_DOUBLE_EQ(x.noise, noise);
+  EXPECT_NEAR(x.sqnr_db(), 10 * std::log10(signal / noise), 1e-9);
+}
+
+}  // namespace
+}  // namespace lowp::quant

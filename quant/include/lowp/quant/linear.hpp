@@ -19,6 +19,7 @@
 // Its wgrad runs on the emulated path (bf16 operands, float32 accumulation).
 #pragma once
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -64,6 +65,15 @@ struct GemmRecipe {
 };
 
 enum class LinearEngine { emulated, switchback_int8 };
+
+// What quantizing one GEMM operand did (after its rotation): the signal and the noise
+// sum x^2 and sum (x - q)^2, the elements clipped at the format's largest value times their
+// group's scale (|x| above it), and the nonzero elements that became zero.
+struct OperandStats {
+  std::size_t count = 0, saturated = 0, flushed = 0;
+  double signal = 0, noise = 0;
+  double sqnr_db() const;  // 10 log10(signal / noise); +inf when noise is 0
+};
 
 struct LinearRecipe {
   std::string name;
@@ -133,6 +143,13 @@ class QuantLinear {
   // bitwise, and throws lowp::Error when the bytes do not fit this layer's recipe.
   std::vector<std::uint8_t> save_state() const;
   void load_state(std::span<const std::uint8_t> bytes);
+
+  // With collection on, every quantized operand adds to its OperandStats, indexed
+  // 2 * gemm + side (0 fwd X, 1 fwd W, 2 dgrad dY, 3 dgrad W^T, 4 wgrad dY^T, 5 wgrad X^T).
+  // A cached weight is counted when it is quantized, not on every reuse; float32 operands
+  // and the int8 GEMM's operands are not counted. take_stats() returns them and resets.
+  void collect_stats(bool on);
+  std::array<OperandStats, 6> take_stats();
 
   const LinearRecipe& recipe() const;
 
