@@ -315,7 +315,8 @@ TEST(LinearTraining, Mxfp8ColumnwiseCopiesFromFloat) {
 TEST(LinearTraining, SameBitsAtAnyThreadCount) {
   const LinearProblem p = make_problem(128, 128, 128, 61);
   const int saved = omp_get_max_threads();
-  for (const char* name : {"nvfp4-train", "quartet-fp4", "quartet2-nvfp4", "fp8-block128"}) {
+  // (fp8-block128's accumulator computes each output alone: gemm_emulated's own tests.)
+  for (const char* name : {"nvfp4-train", "quartet-fp4", "quartet2-nvfp4"}) {
     omp_set_num_threads(1);
     const auto one = run_linear(linear_preset(name), p, 3, 4, 2);
     omp_set_num_threads(2);
