@@ -78,8 +78,8 @@ void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<st
     float sum = 0, sq = 0;
     for (std::size_t i = 0; i < G; ++i) sum += v[i], sq += v[i] * v[i];
     const float mean = sum / G, msq = sq / G, var = msq - mean * mean;
-    const float std = var >= 0 ? std::sqrt(var) : 1.0f;
-    const float scale = pow2_floor(0.75f * std + 1e-8f);
+    const float sd = var >= 0 ? std::sqrt(var) : 1.0f;
+    const float scale = pow2_floor(0.75f * sd + 1e-8f);
     for (std::size_t i = 0; i < G; ++i) {
       y[i] = v[i] / scale;
       if (clip_mask) (*clip_mask)[g * G + i] = std::fabs(y[i]) < 6.0f;

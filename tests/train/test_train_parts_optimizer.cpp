@@ -54,7 +54,7 @@ struct RefAdam {
       for (std::size_t i = 0; i < p[k].size(); ++i) {
         const double mh = m[k][i] / (1 - std::pow(c.beta1, t)), vh = v[k][i] / (1 - std::pow(c.beta2, t));
         double x = p[k][i];
-        if (decay[k]) x *= 1 - eta * c.weight_decay;
+        if (decay[k]) x *= 1 - lr * c.weight_decay;  // decay at the unclipped rate
         x -= eta * mh / (std::sqrt(vh) + c.eps);
         p[k][i] = float(x);
       }

@@ -295,8 +295,9 @@ StepStats Optimizer::step(std::span<const ParamTensor> tensors) {
     for (std::size_t i = 0; i < n; ++i) sum += g[i] * g[i] / std::max(v[i] / bc2, c.eps * c.eps);
     ts.rms_g2_over_v = n ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
     if (c.kind == OptimizerKind::stable_adamw) ts.lr_scale = 1.0 / std::max(1.0, ts.rms_g2_over_v / c.update_clip);
+    // The clipped rate scales the Adam step only; decay uses lr_t (the paper's reference code).
     const double lr = st.lr * ts.lr_scale;
-    const double decay = p.decay ? lr * c.weight_decay : 0.0;
+    const double decay = p.decay ? st.lr * c.weight_decay : 0.0;
     const RngKey key = rng_key(mix(mix(c.seed, t_), k));
     for (std::size_t i = 0; i < n; ++i) {
       const double x = p.param[i];

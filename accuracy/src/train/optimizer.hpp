@@ -10,7 +10,7 @@
 //   mh = m / (1 - b1^t);  vh = v / (1 - b2^t)
 //   r  = sqrt(mean(g^2 / max(vh, eps^2)))       per tensor: the second-moment signal
 //   lr_t from the schedule; StableAdamW: lr_p = lr_t / max(1, r / update_clip), AdamW: lr_t
-//   p <- p - lr_p wd p - lr_p mh / (sqrt(vh) + eps)   (wd only where the tensor decays)
+//   p <- p - lr_t wd p - lr_p mh / (sqrt(vh) + eps)   (wd only where the tensor decays)
 // Arithmetic in double per element, then p rounded to the master format. The moments used
 // in the update are the stored (rounded) values. Results do not depend on the thread count.
 #pragma once
