@@ -36,8 +36,10 @@ std::uint32_t code_at(const std::vector<std::uint8_t>& codes, int bits, std::siz
   switch (bits) {
     case 4: return (codes[i / 2] >> (4 * (i % 2))) & 0xfu;
     case 6: {
+      // A trailing partial group may be stored in fewer than 3 bytes.
       const std::size_t g = 3 * (i / 4);
-      const std::uint32_t w = codes[g] | (codes[g + 1] << 8) | (std::uint32_t{codes[g + 2]} << 16);
+      const auto byte = [&](std::size_t k) -> std::uint32_t { return k < codes.size() ? codes[k] : 0u; };
+      const std::uint32_t w = byte(g) | (byte(g + 1) << 8) | (byte(g + 2) << 16);
       return (w >> (6 * (i % 4))) & 0x3fu;
     }
     case 8: return codes[i];
