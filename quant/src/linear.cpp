@@ -305,6 +305,7 @@ std::vector<std::uint8_t> QuantLinear::save_state() const {
 void QuantLinear::load_state(std::span<const std::uint8_t> bytes) {
   std::size_t pos = 0;
   const auto get = [&](void* p, std::size_t n) {
+    if (n == 0) return;  // p may be the null data() of an empty vector
     if (n > bytes.size() - pos)
       throw Error("linear '" + s_->r.name + "': layer state truncated at byte " + std::to_string(pos) + " of " +
                   std::to_string(bytes.size()));

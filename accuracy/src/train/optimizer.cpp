@@ -55,6 +55,7 @@ E parse_enum(std::string_view s, std::initializer_list<std::pair<std::string_vie
 struct Writer {
   std::vector<std::uint8_t> out;
   void raw(const void* p, std::size_t n) {
+    if (n == 0) return;
     const auto* b = static_cast<const std::uint8_t*>(p);
     out.insert(out.end(), b, b + n);
   }
@@ -69,6 +70,7 @@ struct Reader {
   std::span<const std::uint8_t> in;
   std::size_t pos = 0;
   void raw(void* p, std::size_t n) {
+    if (n == 0) return;  // p may be the null data() of an empty vector
     if (n > in.size() - pos)
       throw Error("optimizer state: truncated at byte " + std::to_string(pos) + " of " + std::to_string(in.size()));
     std::memcpy(p, in.data() + pos, n);
