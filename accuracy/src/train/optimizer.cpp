@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
+#include <numbers>
 
 #include "lowp/formats/codec.hpp"
 #include "lowp/formats/registry.hpp"
@@ -130,7 +130,7 @@ double learning_rate(const Schedule& s, std::size_t t) {
   const double span = static_cast<double>(s.total_steps - s.warmup_steps);
   const double done = std::min(1.0, static_cast<double>(t - s.warmup_steps) / span);
   const double floor = s.min_lr_ratio * s.lr;
-  return floor + (s.lr - floor) * 0.5 * (1.0 + std::cos(M_PI * done));
+  return floor + (s.lr - floor) * 0.5 * (1.0 + std::cos(std::numbers::pi * done));
 }
 
 double combined_rms(std::span<const TensorStepStats> tensors) {
