@@ -46,7 +46,11 @@ std::size_t invalid_utf8_at(std::string_view s);
 
 struct BpeModel {
   std::string name;
-  std::unordered_map<std::string, int> vocab;   // token text -> id
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, int, Hash, std::equal_to<>> vocab;  // token text -> id
   std::unordered_map<std::uint64_t, std::pair<int, int>> merges;  // (left id, right id) -> (rank, merged id)
   std::vector<std::unique_ptr<Regex>> split;    // pre-tokenizer regexes (none: the whole text is one word)
   bool byte_level = false;     // bytes are mapped to GPT-2's printable characters before BPE
@@ -64,7 +68,7 @@ struct BpeModel {
                    std::pair{rank, merged});
   }
   int lookup(std::string_view s) const {
-    const auto it = vocab.find(std::string(s));
+    const auto it = vocab.find(s);
     return it == vocab.end() ? -1 : it->second;
   }
   void encode(std::string_view text, std::vector<int>& out) const;
