@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <unistd.h>
 
 #include "lowp/accuracy/tokenizer.hpp"
 #include "lowp/numerics/error.hpp"
@@ -108,6 +109,53 @@ TEST(TokenizerBpe, InvalidUtf8IsOneLineError) {
   const Tokenizer t = load_gguf_tokenizer(f);
   lowp::test::expect_error([&] { t.encode("ab\xC3(", false); }, {"not valid UTF-8 at byte 2"});
   lowp::test::expect_error([&] { t.encode("\xED\xA0\x80", false); }, {"not valid UTF-8 at byte 0"});  // a surrogate
+}
+
+// Hand-made tokenizer.json files: what lowp reads and what it refuses, in one line naming the file.
+TEST(TokenizerBpe, HfJsonFeaturesAndErrors) {
+  const fs::path dir = fs::temp_directory_path() / ("lowp_test_hfjson_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& model, const std::string& pre = "null",
+                   const std::string& extra = "") {
+    const fs::path p = dir / name;
+    std::ofstream(p) << "{\"added_tokens\": [{\"id\": 5, \"content\": \"<eos>\", \"special\": true}, "
+                        "{\"id\": 6, \"content\": \"xyz\", \"special\": false}], "
+                     << "\"pre_tokenizer\": " << pre << ", " << extra << "\"model\": " << model << "}";
+    return p.string();
+  };
+  // Digits (one by one) then a literal Split on "-"; "xyz" is a non-special added token, matched
+  // in the raw text; "<eos>" is special and is not.
+  const std::string bpe =
+      R"({"type": "BPE", "vocab": {"1": 0, "2": 1, "12": 2, "-": 3, "a": 4, "<": 7, "e": 8, "o": 9, "s": 10, ">": 11}, )"
+      R"("merges": [["1", "2"]]})";
+  const Tokenizer t = load_hf_tokenizer(write(
+      "ok.json", bpe,
+      R"({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true}, )"
+      R"({"type": "Split", "pattern": {"String": "-"}, "behavior": "Isolated", "invert": false}]})"));
+  EXPECT_EQ(t.vocab_size(), 12);
+  EXPECT_FALSE(t.add_bos());
+  EXPECT_EQ(t.encode("12-a", false), (std::vector<int>{0, 1, 3, 4}));  // digits apart: no "12"
+  EXPECT_EQ(t.encode("axyz-<eos>", false), (std::vector<int>{4, 6, 3, 7, 8, 9, 10, 11}));
+  const Tokenizer whole = load_hf_tokenizer(write("whole.json", bpe));
+  EXPECT_EQ(whole.encode("12-a", false), (std::vector<int>{2, 3, 4}));
+  lowp::test::expect_error([&] { whole.encode("b", false); }, {"cannot encode 'b'"});
+
+  const std::string f1 = write("wp.json", R"({"type": "WordPiece", "vocab": {"a": 0}})");
+  lowp::test::expect_error([&] { load_hf_tokenizer(f1); }, {f1, "tokenizer model 'WordPiece' is not supported"});
+  const std::string f2 = write("pre.json", bpe, R"({"type": "Whitespace"})");
+  lowp::test::expect_error([&] { load_hf_tokenizer(f2); }, {f2, "pre-tokenizer 'Whitespace' is not supported"});
+  const std::string f3 = write("merge.json", R"({"type": "BPE", "vocab": {"a": 0}, "merges": ["ab"]})");
+  lowp::test::expect_error([&] { load_hf_tokenizer(f3); }, {f3, "merge 0 'ab' is not two pieces"});
+  const std::string f4 = write("id.json", R"({"type": "BPE", "vocab": {"a": 4000000}, "merges": []})");
+  lowp::test::expect_error([&] { load_hf_tokenizer(f4); }, {f4, "token id 4000000", "far beyond"});
+  const std::string f5 = write("re.json", bpe, R"({"type": "Split", "pattern": {"Regex": "(a"}, "behavior": "Isolated"})");
+  lowp::test::expect_error([&] { load_hf_tokenizer(f5); }, {f5, "regex", "does not compile"});
+  const std::string f6 = write("norm.json", bpe, "null", R"("normalizer": {"type": "Lowercase"}, )");
+  lowp::test::expect_error([&] { load_hf_tokenizer(f6); }, {f6, "normalizer 'Lowercase' is not supported"});
+  const std::string f7 = (dir / "trunc.json").string();
+  std::ofstream(f7) << R"({"model": {"type": "BPE", "vocab": {"a": )";
+  lowp::test::expect_error([&] { load_hf_tokenizer(f7); }, {f7, "bad JSON at byte"});
+  fs::remove_all(dir);
 }
 
 }  // namespace

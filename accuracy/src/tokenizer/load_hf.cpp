@@ -150,7 +150,13 @@ Tokenizer load_hf_tokenizer(const std::string& path) {
   const Json& vocab = h.member(model, "vocab", Json::Kind::object, "the model");
   std::vector<std::string> pieces;
   std::vector<TokenType> types;
+  // Ids are dense in real files: bound them by the entry count so a stray id cannot allocate much.
+  const Json* added = root.get("added_tokens");
+  const std::size_t entries = vocab.fields.size() + (added != nullptr ? added->items.size() : 0);
   auto put = [&](int id, const std::string& text, TokenType t) {
+    if (static_cast<std::size_t>(id) >= entries + 65536)
+      h.fail("token id " + std::to_string(id) + " of " + show_string(text) + " is far beyond the " +
+             std::to_string(entries) + " vocabulary entries");
     if (static_cast<std::size_t>(id) >= pieces.size()) {
       pieces.resize(static_cast<std::size_t>(id) + 1);
       types.resize(static_cast<std::size_t>(id) + 1, TokenType::unused);
@@ -170,7 +176,7 @@ Tokenizer load_hf_tokenizer(const std::string& path) {
         m->byte_tokens[b] = id;
     }
   }
-  if (const Json* added = root.get("added_tokens"); added != nullptr && added->kind == Json::Kind::array) {
+  if (added != nullptr && added->kind == Json::Kind::array) {
     for (const Json& a : added->items) {
       const int id = h.token_id(h.member(a, "id", Json::Kind::number, "an added token"), "an added token's id");
       const std::string content = h.str(a, "content");
