@@ -190,30 +190,39 @@ TEST(TokenizerSentencePiece, HfTokenizerJsonWithByteFallbackMatchesLibrary) {
   for (int id = 0; id < 3; ++id)
     j += std::string(id ? ", " : "") + "{\"id\": " + std::to_string(id) + ", \"content\": " + json_string(raw[id]) +
          ", \"special\": true}";
-  j += "], \"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Prepend\", \"prepend\": "
-       "\"\u2581\"}, {\"type\": \"Replace\", \"pattern\": {\"String\": \" \"}, \"content\": \"\u2581\"}]}, "
-       "\"pre_tokenizer\": null, \"model\": {\"type\": \"BPE\", \"unk_token\": \"<unk>\", \"byte_fallback\": true, "
-       "\"vocab\": {";
+  const std::string added = j;
+  // Older converters: a Prepend + Replace normalizer; newer: a Metaspace pre-tokenizer.
+  const std::string normalizer =
+      "], \"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Prepend\", \"prepend\": "
+      "\"\u2581\"}, {\"type\": \"Replace\", \"pattern\": {\"String\": \" \"}, \"content\": \"\u2581\"}]}, "
+      "\"pre_tokenizer\": null, ";
+  const std::string metaspace =
+      "], \"normalizer\": null, \"pre_tokenizer\": {\"type\": \"Metaspace\", \"replacement\": \"\u2581\", "
+      "\"prepend_scheme\": \"first\", \"split\": false}, ";
+  j = "\"model\": {\"type\": \"BPE\", \"unk_token\": \"<unk>\", \"byte_fallback\": true, \"vocab\": {";
   for (int id = 0; id < n; ++id) j += std::string(id ? ", " : "") + json_string(raw[id]) + ": " + std::to_string(id);
   j += "}, \"merges\": [";
   for (std::size_t k = 0; k < merges.size(); ++k)
     j += std::string(k ? ", " : "") + json_string(raw[merges[k].l] + " " + raw[merges[k].r]);
   j += "]}}";
-  const fs::path dir = temp_dir() / "hf";
-  fs::create_directories(dir);
-  std::ofstream(dir / "tokenizer.json", std::ios::binary) << j;
-  std::ofstream(dir / "tokenizer_config.json", std::ios::binary) << R"({"add_bos_token": true, "bos_token": "<s>"})";
+  for (int variant = 0; variant < 2; ++variant) {
+    const std::string& pre = variant ? metaspace : normalizer;
+    const fs::path dir = temp_dir() / (variant ? "hf_meta" : "hf");
+    fs::create_directories(dir);
+    std::ofstream(dir / "tokenizer.json", std::ios::binary) << added << pre << j;
+    std::ofstream(dir / "tokenizer_config.json", std::ios::binary) << R"({"add_bos_token": true, "bos_token": "<s>"})";
 
-  const Tokenizer hf = load_tokenizer(dir.string());
-  EXPECT_EQ(hf.vocab_size(), n);
-  EXPECT_EQ(hf.bos(), 1);
-  EXPECT_TRUE(hf.add_bos());
-  for (const std::string s : {"the quick brown fox", "pieces merge into longer pieces", "numbers 12 345 6789",
-                              "  two  spaces, commas!", "unseen: \xE2\x82\xAC and \xE4\xB8\xAD\xE6\x96\x87",
-                              "the lazy dog sleeps in the sun while the brown fox runs over the tokenizer"}) {
-    const auto ids = hf.encode(s, true);
-    EXPECT_EQ(ids, sp.encode(s, true)) << s;
-    EXPECT_EQ(hf.decode(ids), s);
+    const Tokenizer hf = load_tokenizer(dir.string());
+    EXPECT_EQ(hf.vocab_size(), n);
+    EXPECT_EQ(hf.bos(), 1);
+    EXPECT_TRUE(hf.add_bos());
+    for (const std::string s : {"the quick brown fox", "pieces merge into longer pieces", "numbers 12 345 6789",
+                                "  two  spaces, commas!", "unseen: \xE2\x82\xAC and \xE4\xB8\xAD\xE6\x96\x87",
+                                "the lazy dog sleeps in the sun while the brown fox runs over the tokenizer"}) {
+      const auto ids = hf.encode(s, true);
+      EXPECT_EQ(ids, sp.encode(s, true)) << s;
+      EXPECT_EQ(hf.decode(ids), s);
+    }
   }
 }
 

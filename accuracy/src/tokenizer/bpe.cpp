@@ -255,7 +255,7 @@ void BpeModel::encode(std::string_view text, std::vector<int>& out) const {
     }
     std::string_view seg = text.substr(s.begin, s.end - s.begin);
     norm.clear();
-    if (!prepend.empty() && !seg.empty()) norm = prepend;
+    if (!prepend.empty() && !seg.empty() && (!prepend_first_only || s.begin == 0)) norm = prepend;
     if (add_prefix_space && !seg.empty() && seg[0] != ' ') norm += ' ';
     if (spaces_to_metaspace) {
       for (char c : seg) c == ' ' ? (void)(norm += kMetaspace) : (void)(norm += c);

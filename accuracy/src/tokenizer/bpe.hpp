@@ -57,7 +57,8 @@ struct BpeModel {
   bool byte_fallback = false;  // a character outside the vocabulary becomes <0xNN> tokens
   bool ignore_merges = false;
   bool add_prefix_space = false;   // ByteLevel: a space before text that does not start with one
-  std::string prepend;             // text put before the whole input (SentencePiece: U+2581)
+  std::string prepend;             // text put before each raw segment (SentencePiece: U+2581)
+  bool prepend_first_only = false;  // only before the segment that starts the text (Metaspace "first")
   bool spaces_to_metaspace = false;  // ' ' -> U+2581 (SentencePiece-style normalizer)
   int unk = -1;
   std::vector<std::pair<std::string, int>> user_tokens;  // matched in the raw text, longest first

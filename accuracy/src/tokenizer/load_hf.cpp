@@ -87,8 +87,10 @@ class HfReader {
       if (str(p, "replacement", kMeta) != kMeta) fail("Metaspace replacement other than U+2581 is not supported");
       m.spaces_to_metaspace = true;
       const std::string scheme = str(p, "prepend_scheme", flag(p, "add_prefix_space", true) ? "always" : "never");
-      if (scheme == "always" || scheme == "first") m.prepend = kMeta;
-      else if (scheme != "never") fail("Metaspace prepend_scheme " + show_string(scheme) + " is not supported");
+      if (scheme != "always" && scheme != "first" && scheme != "never")
+        fail("Metaspace prepend_scheme " + show_string(scheme) + " is not supported");
+      if (scheme != "never") m.prepend = kMeta;
+      m.prepend_first_only = scheme == "first";
       if (flag(p, "split", true)) regexes.push_back("\\x{2581}[^\\x{2581}]*");
     } else {
       fail("pre-tokenizer " + show_string(type) + " is not supported (ByteLevel, Split, Digits, Metaspace, Sequence)");
