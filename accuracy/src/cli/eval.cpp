@@ -87,7 +87,9 @@ Command add_eval_command(CLI::App& parent) {
   auto a = std::make_shared<EvalArgs>();
   CLI::App* app = parent.add_subcommand("eval", "Teacher-forced evaluation of a Llama checkpoint: mean NLL and perplexity");
   app->add_option("--model", a->model, "Llama checkpoint: llama2.c .bin, GGUF, or safetensors (+ config.json)")->required();
-  app->add_option("--text", a->text, "Text file, tokenized with the model's tokenizer (GGUF's own, or tokenizer.bin, tokenizer.json or tokenizer.model beside the model)");
+  app->add_option("--text", a->text,
+                  "Text file, tokenized with the model's tokenizer (GGUF's own, or tokenizer.bin, tokenizer.json "
+                  "or tokenizer.model beside the model)");
   app->add_option("--tokens", a->tokens, "Token ids, one per line");
   app->add_option("--bos", a->bos, "With --text: BOS on, off, or auto (the tokenizer's add_bos_token)")->capture_default_str();
   app->add_option("--recipe", a->recipe, "Built-in recipe name (`lowp recipes`) or recipe file")->capture_default_str();
