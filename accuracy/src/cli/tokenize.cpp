@@ -45,7 +45,8 @@ Command add_tokenize_command(CLI::App& parent) {
                   "holding tokenizer.json or tokenizer.model")
       ->required();
   app->add_option("--text", a->text, "Text file (default: standard input)");
-  app->add_option("--bos", a->bos, "on: start with the BOS token; off (default): no BOS; auto: as the tokenizer asks (add_bos_token)")->capture_default_str();
+  app->add_option("--bos", a->bos, "on: start with the BOS token; off: no BOS; auto: as the tokenizer asks (add_bos_token)")
+      ->capture_default_str();
   app->footer(
       "The text is tokenized as a whole, raw bytes in (no trailing newline is added or removed);\n"
       "added tokens marked special (such as <|begin_of_text|>) are not recognised in the text.\n"
