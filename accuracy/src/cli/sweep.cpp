@@ -155,6 +155,7 @@ int run_sweep(Io& io, const SweepArgs& a) {
   if (!a.text.empty() || !a.tokens.empty() || !a.recipes.empty() || a.ctx != 0 || a.layers || a.score_all ||
       a.threads != 0)
     throw Failure{exit_usage, "--text, --tokens, --recipes, --ctx, --layers, --score-all and --threads need --model"};
+  if (a.bos != "auto") throw Failure{exit_usage, "--bos needs --model and --text"};
   return run_tensor(io, a);
 }
 

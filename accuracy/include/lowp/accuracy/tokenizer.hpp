@@ -88,7 +88,8 @@ Tokenizer load_gguf_tokenizer_bytes(std::span<const std::uint8_t> bytes, const s
 // A Hugging Face tokenizer.json: a BPE model with a ByteLevel and/or Split (regex) pre-tokenizer,
 // or SentencePiece-style (U+2581 normalizer or Metaspace, byte fallback); added tokens; BOS from
 // tokenizer_config.json beside it. Added tokens marked special are not matched in the text
-// (as llama.cpp's tokenizer without parse_special).
+// (as llama.cpp's tokenizer without parse_special); their lstrip/rstrip flags are not applied.
+// An NFC normalizer (Qwen2) is taken as the identity: text not already in NFC may differ.
 Tokenizer load_hf_tokenizer(const std::string& path);
 // A SentencePiece tokenizer.model, encoded by libsentencepiece.
 Tokenizer load_sentencepiece_model(const std::string& path);
