@@ -147,8 +147,8 @@ Tokenizer tokenizer_for_model(const std::string& model_path, int vocab_size) {
   // Only a vocabulary of the 256 bytes plus a few specials is taken as byte-level: a larger
   // one (stories260K's 512 SentencePiece pieces) would silently get the wrong ids.
   if (vocab_size >= 256 && vocab_size <= 256 + kMaxByteLevelSpecials) return Tokenizer::byte_level(vocab_size);
-  throw Error(model_path + ": no tokenizer (no tokenizer.bin, tokenizer.json or tokenizer.model beside it, and a vocabulary of " +
-              std::to_string(vocab_size) + " is not byte-level): give token ids with --tokens");
+  throw Error(model_path + ": no tokenizer (no tokenizer.bin, tokenizer.json or tokenizer.model beside it, and a " +
+              "vocabulary of " + std::to_string(vocab_size) + " is not byte-level): give token ids with --tokens");
 }
 
 }  // namespace lowp::accuracy
