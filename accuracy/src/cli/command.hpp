@@ -49,15 +49,25 @@ Command add_decode_command(CLI::App& parent);
 Command add_eval_command(CLI::App& parent);
 Command add_recipes_command(CLI::App& parent);
 Command add_sweep_command(CLI::App& parent);
+Command add_tokenize_command(CLI::App& parent);
 
 // --- Helpers shared by the subcommands (text.cpp) ---
 
 // eval and sweep --model: a usage Failure unless ctx is 0 (the default) or in [2, seq_len].
 void check_ctx_option(int ctx, int seq_len);
-// eval and sweep --model: token ids from `tokens_path`, or the text file `text_path` through
-// the model's tokenizer (`model_path` locates it); ids are checked against `vocab`.
-std::vector<int> read_eval_tokens(const std::string& tokens_path, const std::string& text_path,
-                                  const std::string& model_path, int vocab);
+
+// --bos on|off|auto (auto: `when_auto`); a usage Failure for anything else.
+bool bos_option(const std::string& value, bool when_auto);
+// eval and sweep --model: token ids from `tokens_path` (checked against `vocab`), or the text
+// file `text_path` through the model's tokenizer (`model_path` locates it): the ids of the text file (BOS first when --bos resolves to on, auto
+// following the tokenizer's add_bos as llama.cpp's perplexity tool does) and the id each
+// window's first token is replaced with (-1: none). With --tokens the ids are used as given.
+struct EvalTokens {
+  std::vector<int> ids;
+  int window_bos = -1;
+};
+EvalTokens read_eval_tokens(const std::string& tokens_path, const std::string& text_path, const std::string& model_path,
+                            int vocab, const std::string& bos);
 
 // parse_format, with its lowp::Error turned into a usage Failure.
 Format format_option(const std::string& name);

@@ -17,7 +17,7 @@ namespace lowp::cli {
 namespace {
 
 struct EvalArgs {
-  std::string model, text, tokens, recipe = "fp32", logits_out;
+  std::string model, text, tokens, recipe = "fp32", logits_out, bos = "auto";
   int ctx = 0, threads = 0;
   bool score_all = false, layers = false;
 };
@@ -48,10 +48,11 @@ int run_eval(Io& io, const EvalArgs& a) {
   }
   const accuracy::LlamaModel model = accuracy::load_model(a.model);
   check_ctx_option(a.ctx, model.config.seq_len);
-  const std::vector<int> tokens = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size);
+  const auto [tokens, window_bos] = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size, a.bos);
 
   accuracy::EvalOptions opt;
   opt.ctx = a.ctx;
+  opt.bos = window_bos;
   opt.score_all = a.score_all;
   opt.keep_logits = !a.logits_out.empty();
   opt.threads = a.threads;
@@ -86,8 +87,11 @@ Command add_eval_command(CLI::App& parent) {
   auto a = std::make_shared<EvalArgs>();
   CLI::App* app = parent.add_subcommand("eval", "Teacher-forced evaluation of a Llama checkpoint: mean NLL and perplexity");
   app->add_option("--model", a->model, "Llama checkpoint: llama2.c .bin, GGUF, or safetensors (+ config.json)")->required();
-  app->add_option("--text", a->text, "Text file, tokenized with the model's tokenizer (GGUF's own, or tokenizer.bin beside the model)");
+  app->add_option("--text", a->text,
+                  "Text file, tokenized with the model's tokenizer (GGUF's own, or tokenizer.bin, tokenizer.json "
+                  "or tokenizer.model beside the model)");
   app->add_option("--tokens", a->tokens, "Token ids, one per line");
+  app->add_option("--bos", a->bos, "With --text: BOS on, off, or auto (the tokenizer's add_bos_token)")->capture_default_str();
   app->add_option("--recipe", a->recipe, "Built-in recipe name (`lowp recipes`) or recipe file")->capture_default_str();
   app->add_option("--ctx", a->ctx, "Window length (default: the model's seq_len, or the token count if smaller)");
   app->add_option("--logits-out", a->logits_out, "Write float32 little-endian logits [positions x vocab] to this file");
@@ -97,7 +101,8 @@ Command add_eval_command(CLI::App& parent) {
   app->footer(
       "Windows of --ctx tokens each start at position 0; as llama.cpp's perplexity tool, the\n"
       "second half of each window is scored unless --score-all (unlike it, a trailing partial\n"
-      "window is scored too and no BOS is inserted). Row t of --logits-out holds the\n"
+      "window is scored too). With --text and BOS on, the text starts with BOS and each window's\n"
+      "first token is replaced by BOS, as llama.cpp does. Row t of --logits-out holds the\n"
       "logits after feeding token t. Recipe format: docs/recipes.md.\n"
       "Exit status: 0 success; 1 bad data (model, tokens); 2 usage error (options, recipe).");
   return {app, [a](Io& io) { return run_eval(io, *a); }};

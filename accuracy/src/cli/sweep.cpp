@@ -25,7 +25,7 @@ namespace {
 
 struct SweepArgs {
   // Model sweep.
-  std::string model, text, tokens;
+  std::string model, text, tokens, bos = "auto";
   std::vector<std::string> recipes;
   int ctx = 0;
   bool score_all = false, layers = false;
@@ -115,10 +115,11 @@ int run_model(Io& io, const SweepArgs& a) {
   }
   const accuracy::LlamaModel model = accuracy::load_model(a.model);
   check_ctx_option(a.ctx, model.config.seq_len);
-  const std::vector<int> tokens = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size);
+  const auto [tokens, window_bos] = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size, a.bos);
 
   accuracy::EvalOptions opt;
   opt.ctx = a.ctx;
+  opt.bos = window_bos;
   opt.score_all = a.score_all;
   opt.threads = a.threads;
   ProgressBar bar(io);
@@ -154,6 +155,7 @@ int run_sweep(Io& io, const SweepArgs& a) {
   if (!a.text.empty() || !a.tokens.empty() || !a.recipes.empty() || a.ctx != 0 || a.layers || a.score_all ||
       a.threads != 0)
     throw Failure{exit_usage, "--text, --tokens, --recipes, --ctx, --layers, --score-all and --threads need --model"};
+  if (a.bos != "auto") throw Failure{exit_usage, "--bos needs --model and --text"};
   return run_tensor(io, a);
 }
 
@@ -166,6 +168,7 @@ Command add_sweep_command(CLI::App& parent) {
   app->add_option("--model", a->model, "Llama checkpoint (llama2.c .bin, GGUF, safetensors): run a model sweep");
   app->add_option("--text", a->text, "Model sweep: text file, tokenized with the model's tokenizer");
   app->add_option("--tokens", a->tokens, "Model sweep: token ids, one per line");
+  app->add_option("--bos", a->bos, "Model sweep with --text: BOS on, off, or auto (the tokenizer's add_bos_token)")->capture_default_str();
   app->add_option("--recipes", a->recipes, "Model sweep: recipe names or files, comma-separated (default: `lowp recipes` sweep list)")
       ->delimiter(',');
   app->add_option("--ctx", a->ctx, "Model sweep: window length (default: the model's, or the token count)");

@@ -101,15 +101,29 @@ void check_ctx_option(int ctx, int seq_len) {
                                   "] (the model's seq_len)"};
 }
 
-std::vector<int> read_eval_tokens(const std::string& tokens_path, const std::string& text_path,
-                                  const std::string& model_path, int vocab) {
-  if (!tokens_path.empty()) return accuracy::read_token_file(tokens_path, vocab);
+bool bos_option(const std::string& value, bool when_auto) {
+  if (value == "on") return true;
+  if (value == "off") return false;
+  if (value == "auto") return when_auto;
+  throw Failure{exit_usage, "--bos " + quote_input(value) + " is not on, off or auto"};
+}
+
+EvalTokens read_eval_tokens(const std::string& tokens_path, const std::string& text_path, const std::string& model_path,
+                            int vocab, const std::string& bos) {
+  bos_option(bos, false);  // a bad value is a usage error even with --tokens
+  if (!tokens_path.empty()) {
+    if (bos != "auto") throw Failure{exit_usage, "--bos applies to --text; --tokens ids are used as given"};
+    return {accuracy::read_token_file(tokens_path, vocab), -1};
+  }
   std::ifstream f(text_path, std::ios::binary);
   if (!f) throw Failure{exit_bad_data, "cannot open " + quote_input(text_path)};
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   if (f.bad()) throw Failure{exit_bad_data, "cannot read " + quote_input(text_path)};
   if (text.empty()) throw Failure{exit_bad_data, quote_input(text_path) + " is empty"};
-  return accuracy::tokenizer_for_model(model_path, vocab).encode(text, true, false);
+  const accuracy::Tokenizer t = accuracy::tokenizer_for_model(model_path, vocab);
+  const bool add_bos = bos_option(bos, t.add_bos());
+  if (add_bos && t.bos() < 0) throw Failure{exit_bad_data, model_path + ": --bos on, but the tokenizer has no BOS token"};
+  return {t.encode(text, add_bos, false), add_bos ? t.bos() : -1};
 }
 
 }  // namespace lowp::cli

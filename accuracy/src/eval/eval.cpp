@@ -92,6 +92,8 @@ EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Rec
     throw Error("evaluate: context " + std::to_string(opt.ctx) + " is beyond the model's limit (seq_len " +
                 std::to_string(c.seq_len) + ")");
   if (opt.ctx == 1) throw Error("evaluate: context 1 leaves nothing to predict; use at least 2");
+  if (opt.bos >= c.vocab_size)
+    throw Error("evaluate: BOS id " + std::to_string(opt.bos) + " is outside the model's vocabulary");
   const std::size_t n = tokens.size(), vocab = static_cast<std::size_t>(c.vocab_size);
   const std::size_t ctx = opt.ctx ? static_cast<std::size_t>(opt.ctx) : std::min(n, static_cast<std::size_t>(c.seq_len));
   const int threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
@@ -115,7 +117,14 @@ EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Rec
     const std::size_t T = std::min(ctx, n - start);
     // Row t predicts token t + 1 of the window; llama.cpp scores the second half only.
     const std::size_t first = opt.score_all ? 0 : T / 2;
-    detail::forward_window(pm, tokens.subspan(start, T), logits.data(), log, threads, opt.keep_logits ? 0 : first);
+    std::span<const int> window = tokens.subspan(start, T);
+    std::vector<int> with_bos;
+    if (opt.bos >= 0) {  // llama.cpp's perplexity: the window's first input is BOS (its targets are unchanged)
+      with_bos.assign(window.begin(), window.end());
+      with_bos[0] = opt.bos;
+      window = with_bos;
+    }
+    detail::forward_window(pm, window, logits.data(), log, threads, opt.keep_logits ? 0 : first);
     if (opt.keep_logits) run.logits.insert(run.logits.end(), logits.begin(), logits.begin() + static_cast<std::ptrdiff_t>(T * vocab));
     for (std::size_t t = first; t + 1 < T; ++t) {
       const int target = tokens[start + t + 1];

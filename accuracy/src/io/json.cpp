@@ -61,18 +61,17 @@ class Parser {
       ++p_;
       skip_ws();
       if (peek() == '}' && !at_end()) { ++p_; return v; }
-      std::unordered_set<std::string> keys;
       while (true) {
         skip_ws();
         if (peek() != '"' || at_end()) fail("expected a string key");
         std::string key = string();
-        if (!keys.insert(key).second) fail("duplicate key " + show_string(key));
         skip_ws();
         expect(':');
         v.fields.emplace_back(std::move(key), value(depth + 1));
         skip_ws();
         if (peek() == ',' && !at_end()) { ++p_; continue; }
         expect('}');
+        check_unique_keys(v);
         return v;
       }
     }
@@ -133,11 +132,36 @@ class Parser {
     }
   }
 
+  // Keys are checked once the object is complete (its fields no longer move), so a 100k-entry
+  // vocabulary object costs one hash set of views rather than a copy of every key.
+  void check_unique_keys(const Json& v) {
+    const auto& f = v.fields;
+    auto dup = [&](const std::string& k) { fail("duplicate key " + show_string(k)); };
+    if (f.size() <= 16) {
+      for (std::size_t i = 1; i < f.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (f[i].first == f[j].first) dup(f[i].first);
+      return;
+    }
+    std::unordered_set<std::string_view> keys;
+    keys.reserve(f.size());
+    for (const auto& [k, x] : f)
+      if (!keys.insert(k).second) dup(k);
+  }
+
   std::string string() {
     ++p_;  // opening quote
     std::string s;
     while (true) {
       if (at_end()) fail("unterminated string");
+      // Copy the run up to the next quote, backslash or control character at once.
+      std::size_t run = p_;
+      while (run < t_.size() && t_[run] != '"' && t_[run] != '\\' && static_cast<unsigned char>(t_[run]) >= 0x20) ++run;
+      if (run > p_) {
+        s.append(t_.data() + p_, run - p_);
+        p_ = run;
+        continue;
+      }
       const char c = t_[p_++];
       if (c == '"') return s;
       if (static_cast<unsigned char>(c) < 0x20) {

@@ -7,6 +7,7 @@
 #include "io/gguf_file.hpp"
 #include "lowp/accuracy/tokenizer.hpp"
 #include "io/mapped_file.hpp"
+#include "tokenizer/bpe.hpp"
 
 namespace lowp::accuracy {
 
@@ -52,10 +53,12 @@ Tokenizer load_gguf_tokenizer_bytes(std::span<const std::uint8_t> bytes, const s
   const GgufFile g(bytes, name);
   const auto model = g.get_string("tokenizer.ggml.model");
   if (!model) g.fail("has no tokenizer (tokenizer.ggml.model is missing): give token ids with --tokens");
-  if (*model != "llama")
-    g.fail("tokenizer model " + show_string(*model) + " is not supported (SentencePiece 'llama' only): give token ids with --tokens");
+  if (*model != "llama" && *model != "gpt2")
+    g.fail("tokenizer model " + show_string(*model) +
+           " is not supported (SentencePiece 'llama' and byte-level BPE 'gpt2'): give token ids with --tokens");
   auto pieces = g.get_strings("tokenizer.ggml.tokens");
   if (!pieces) g.fail("metadata 'tokenizer.ggml.tokens' is missing");
+  if (*model == "gpt2") return load_gguf_bpe(g, std::move(*pieces));
   const std::size_t n = pieces->size();
   std::vector<float> scores(n, 0.0f);
   std::vector<TokenType> types(n, TokenType::normal);
@@ -101,7 +104,9 @@ Tokenizer load_gguf_tokenizer_bytes(std::span<const std::uint8_t> bytes, const s
   const int eos = id("tokenizer.ggml.eos_token_id", 2 < n ? 2 : -1);
   const int unk = id("tokenizer.ggml.unknown_token_id", -1);
   const bool prefix = g.get_bool("tokenizer.ggml.add_space_prefix").value_or(true);
-  return Tokenizer(std::move(*pieces), std::move(scores), std::move(types), bos, eos, unk, name, prefix);
+  Tokenizer t(std::move(*pieces), std::move(scores), std::move(types), bos, eos, unk, name, prefix);
+  TokenizerBuilder::set_add_bos(t, g.get_bool("tokenizer.ggml.add_bos_token").value_or(true));
+  return t;
 }
 
 Tokenizer load_gguf_tokenizer(const std::string& path) {
@@ -131,11 +136,19 @@ Tokenizer tokenizer_for_model(const std::string& model_path, int vocab_size) {
   if (dir.empty()) dir = ".";
   const fs::path bin = dir / "tokenizer.bin";
   if (fs::exists(bin, ec)) return load_llama2c_tokenizer(bin.string(), vocab_size);
+  for (const char* file : {"tokenizer.json", "tokenizer.model"}) {
+    if (!fs::exists(dir / file, ec)) continue;
+    Tokenizer t = load_tokenizer((dir / file).string());
+    if (t.vocab_size() > vocab_size)
+      throw Error((dir / file).string() + ": the tokenizer has " + std::to_string(t.vocab_size()) + " tokens, the model " +
+                  std::to_string(vocab_size));
+    return t;
+  }
   // Only a vocabulary of the 256 bytes plus a few specials is taken as byte-level: a larger
   // one (stories260K's 512 SentencePiece pieces) would silently get the wrong ids.
   if (vocab_size >= 256 && vocab_size <= 256 + kMaxByteLevelSpecials) return Tokenizer::byte_level(vocab_size);
-  throw Error(model_path + ": no tokenizer (no tokenizer.bin beside it, and a vocabulary of " +
-              std::to_string(vocab_size) + " is not byte-level): give token ids with --tokens");
+  throw Error(model_path + ": no tokenizer (no tokenizer.bin, tokenizer.json or tokenizer.model beside it, and a " +
+              "vocabulary of " + std::to_string(vocab_size) + " is not byte-level): give token ids with --tokens");
 }
 
 }  // namespace lowp::accuracy

@@ -5,6 +5,8 @@
 #include <queue>
 
 #include "lowp/numerics/error.hpp"
+#include "tokenizer/bpe.hpp"
+#include "tokenizer/sentencepiece.hpp"
 
 namespace lowp::accuracy {
 
@@ -114,7 +116,11 @@ int Tokenizer::lookup(std::string_view s) const {
 std::vector<int> Tokenizer::encode(std::string_view text, bool add_bos, bool add_eos) const {
   std::vector<int> out;
   if (add_bos && bos_ >= 0) out.push_back(bos_);
-  if (byte_level_) {
+  if (sp_) {
+    sp_->encode(text, out);
+  } else if (bpe_) {
+    bpe_->encode(text, out);
+  } else if (byte_level_) {
     for (char c : text) out.push_back(static_cast<unsigned char>(c));
   } else if (!text.empty()) {
     std::string s(space_prefix_ ? 1 : 0, ' ');  // the dummy prefix: words start with a space
@@ -195,8 +201,14 @@ std::string Tokenizer::decode_token(int prev, int id) const {
       return std::string(1, static_cast<char>(byte_piece(p)));
     }
     case TokenType::normal:
+      if (bpe_) {
+        std::string b = bpe_->piece_bytes(p);
+        if (space_prefix_ && prev == bos_ && bos_ >= 0 && !b.empty() && b[0] == ' ') b.erase(0, 1);
+        return b;
+      }
+      [[fallthrough]];
     case TokenType::user:
-      if (prev == bos_ && bos_ >= 0 && !p.empty() && p[0] == ' ') return p.substr(1);
+      if (space_prefix_ && prev == bos_ && bos_ >= 0 && !p.empty() && p[0] == ' ') return p.substr(1);
       return p;
     default:
       return {};
@@ -204,6 +216,10 @@ std::string Tokenizer::decode_token(int prev, int id) const {
 }
 
 std::string Tokenizer::decode(std::span<const int> ids) const {
+  if (sp_) {
+    for (int id : ids) check_id(id, vocab_size());
+    return sp_->decode(ids);
+  }
   std::string out;
   bool first = !byte_level_ && space_prefix_;  // drop the space encode put in front of the text
   for (int id : ids) {

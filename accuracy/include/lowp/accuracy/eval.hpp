@@ -20,6 +20,7 @@ struct EvalOptions {
   bool score_all = false;   // score every position (default: second half of each window)
   bool keep_logits = false; // keep the logits of every position (for --logits-out)
   int threads = 0;          // 0: all
+  int bos = -1;             // >= 0: each window's first token is replaced by this id (llama.cpp perplexity)
   // Called after each window with (tokens done, tokens total).
   std::function<void(std::size_t, std::size_t)> progress;
 };

@@ -1,5 +1,7 @@
 // Tokenizers for evaluation text: byte-level (256 bytes + <s>, </s>), llama2.c tokenizer.bin,
-// and the SentencePiece (SPM/BPE) vocabulary embedded in GGUF files; plus token-id files.
+// the SentencePiece (SPM/BPE) vocabulary embedded in GGUF files, GPT-2 style byte-level BPE
+// (GGUF `gpt2` vocabularies, Hugging Face tokenizer.json), SentencePiece tokenizer.model files
+// (through libsentencepiece); plus token-id files.
 //
 // SPM encoding follows llama2.c / llama.cpp: a space is prepended, the text is split into
 // UTF-8 characters, then the adjacent pair whose concatenation is a vocabulary piece with the
@@ -9,6 +11,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,6 +19,12 @@
 #include <vector>
 
 namespace lowp::accuracy {
+
+namespace detail {
+struct BpeModel;
+struct SpModel;
+struct TokenizerBuilder;
+}  // namespace detail
 
 class Tokenizer {
  public:
@@ -33,6 +42,9 @@ class Tokenizer {
   int bos() const { return bos_; }  // -1: none
   int eos() const { return eos_; }
   bool is_byte_level() const { return byte_level_; }
+  // Whether the model's text starts with BOS, as llama.cpp decides it (tokenizer.ggml.add_bos_token,
+  // tokenizer_config.json's add_bos_token, else the default of the tokenizer type).
+  bool add_bos() const { return add_bos_ && bos_ >= 0; }
   // The stored text and score of a token; lowp::Error for ids outside the vocabulary.
   const std::string& piece(int id) const;
   float score(int id) const;
@@ -44,6 +56,7 @@ class Tokenizer {
   std::string decode_token(int prev, int id) const;
 
  private:
+  friend struct detail::TokenizerBuilder;
   Tokenizer() = default;
   int lookup(std::string_view s) const;  // -1 if not a mergeable piece
 
@@ -59,18 +72,34 @@ class Tokenizer {
   int bos_ = -1, eos_ = -1, unk_ = -1;
   bool byte_level_ = false;
   bool space_prefix_ = true;
+  bool add_bos_ = true;
+  std::shared_ptr<const detail::BpeModel> bpe_;  // merge-ranked BPE (tokenizer/bpe.hpp)
+  std::shared_ptr<const detail::SpModel> sp_;    // a SentencePiece processor
 };
 
 // llama2.c tokenizer.bin: int32 max_token_length, then vocab_size x (float32 score, int32
 // length, bytes). The file does not store the count: it comes from the model.
 Tokenizer load_llama2c_tokenizer(const std::string& path, int vocab_size);
 Tokenizer load_llama2c_tokenizer_bytes(std::span<const std::uint8_t> bytes, int vocab_size, const std::string& name);
-// The tokenizer.ggml.* vocabulary of a GGUF file (tokenizer.ggml.model "llama" only).
+// The tokenizer.ggml.* vocabulary of a GGUF file: "llama" (SentencePiece) or "gpt2" (byte-level
+// BPE with tokenizer.ggml.merges and the pre-tokenizer named by tokenizer.ggml.pre).
 Tokenizer load_gguf_tokenizer(const std::string& path);
 Tokenizer load_gguf_tokenizer_bytes(std::span<const std::uint8_t> bytes, const std::string& name);
-// The tokenizer for a model file: a GGUF's own; for other files tokenizer.bin in the same
-// directory; else byte-level when vocab_size is 256..272 (bytes
-// plus at most 16 specials). Throws lowp::Error suggesting --tokens.
+// A Hugging Face tokenizer.json: a BPE model with a ByteLevel and/or Split (regex) pre-tokenizer,
+// or SentencePiece-style (U+2581 normalizer or Metaspace, byte fallback); added tokens; BOS from
+// tokenizer_config.json beside it. Added tokens marked special are not matched in the text
+// (as llama.cpp's tokenizer without parse_special); their lstrip/rstrip flags are not applied.
+// An NFC normalizer (Qwen2) is taken as the identity: text not already in NFC may differ.
+Tokenizer load_hf_tokenizer(const std::string& path);
+// A SentencePiece tokenizer.model, encoded by libsentencepiece.
+Tokenizer load_sentencepiece_model(const std::string& path);
+// A tokenizer on its own: a GGUF file (a vocabulary-only one will do), a tokenizer.json, a
+// tokenizer.model, or a folder holding tokenizer.json or tokenizer.model.
+Tokenizer load_tokenizer(const std::string& file_or_dir);
+// The tokenizer for a model file: a GGUF's own; for other files tokenizer.bin, tokenizer.json
+// or tokenizer.model in the same directory (in that order); else byte-level when vocab_size
+// is 256..272 (bytes plus at most 16 specials). Throws lowp::Error suggesting --tokens, or
+// when the tokenizer has more tokens than the model.
 Tokenizer tokenizer_for_model(const std::string& model_path, int vocab_size);
 
 // A token-id file: one non-negative id per line (blank lines skipped). Throws lowp::Error
