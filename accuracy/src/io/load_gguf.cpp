@@ -1,7 +1,9 @@
-// GGUF v3 (and v2, the same layout) checkpoints of the llama architecture: F32/F16/BF16 tensors, Q8_0 dequantized.
+// GGUF v3 (and v2, the same layout) checkpoints of the llama architecture; every tensor type io/ggml
+// decodes is widened to float32.
 // llama.cpp's converter already permuted HF q/k to the interleaved RoPE order, as lowp uses.
 #include <cmath>
 
+#include "io/ggml/ggml_types.hpp"
 #include "io/gguf_file.hpp"
 #include "io/load_common.hpp"
 #include "lowp/accuracy/loaders.hpp"
@@ -23,17 +25,13 @@ std::vector<float> tensor(const GgufFile& g, const std::string& name, std::vecto
     };
     g.fail("tensor '" + name + "' has shape " + fmt(t->dims) + ", expected " + fmt(shape) + " (ne0 first)");
   }
-  StoredType st;
-  switch (t->type) {
-    case ggml_f32: st = StoredType::f32; break;
-    case ggml_f16: st = StoredType::f16; break;
-    case ggml_bf16: st = StoredType::bf16; break;
-    case ggml_q8_0: st = StoredType::q8_0; break;
-    default:
-      g.fail("tensor '" + name + "' has type " + ggml_type_name(t->type) +
-             ", which lowp does not load (F32, F16, BF16 and Q8_0 only)");
-  }
-  return to_f32(st, t->data, t->elements);
+  if (!ggml::can_dequantize(t->type))
+    g.fail("tensor '" + name + "' has type " + ggml_type_name(t->type) +
+           ", which lowp does not load (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K to Q6_K, IQ4_NL, IQ4_XS, "
+           "TQ1_0, TQ2_0 and MXFP4)");
+  std::vector<float> out(t->elements);
+  ggml::dequantize(t->type, t->data.data(), out.data(), out.size());
+  return out;
 }
 
 }  // namespace
