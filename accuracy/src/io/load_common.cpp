@@ -1,5 +1,7 @@
 #include "io/load_common.hpp"
 
+#include <algorithm>
+
 #include "lowp/numerics/half.hpp"
 
 namespace lowp::accuracy::detail {
@@ -27,6 +29,17 @@ std::vector<float> to_f32(StoredType type, Bytes data, std::uint64_t count) {
       }
       break;
   }
+  return out;
+}
+
+std::vector<float> unpermute(const std::vector<float>& w, int heads, int hd, int cols) {
+  std::vector<float> out(w.size());
+  const std::size_t c = static_cast<std::size_t>(cols);
+  for (int h = 0; h < heads; ++h)
+    for (int j = 0; j < hd; ++j) {
+      const int dst = h * hd + (j < hd / 2 ? 2 * j : 2 * (j - hd / 2) + 1);
+      std::copy_n(&w[static_cast<std::size_t>(h * hd + j) * c], c, &out[static_cast<std::size_t>(dst) * c]);
+    }
   return out;
 }
 

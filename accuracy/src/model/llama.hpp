@@ -57,6 +57,7 @@ using LinearGroup = std::vector<Linear>;
 struct PreparedLayer {
   std::vector<float> attn_norm, ffn_norm;
   LinearGroup qkv, wo, gate_up, down;
+  std::vector<float> qkv_bias, wo_bias;  // [bq | bk | bv] and bo, empty when the model has none
 };
 
 struct PreparedModel {
