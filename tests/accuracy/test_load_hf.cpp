@@ -282,4 +282,153 @@ TEST(LoadHf, BadConfigsAndShards) {
   std::filesystem::remove_all(dir);
 }
 
+// --- the same models as llama.cpp's convert_hf_to_gguf.py writes them ----------------------
+
+// HF rows of a llama's q/k as the converter permutes them: row (h, half, j) of the HF tensor
+// becomes row (h, j, half), i.e. pairs (2j, 2j+1) hold rotate-half's (j, j + hd/2).
+std::vector<float> converter_permute(const std::vector<float>& w, int heads, int hd) {
+  const std::size_t cols = w.size() / static_cast<std::size_t>(heads * hd);
+  std::vector<float> out(w.size());
+  for (int h = 0; h < heads; ++h)
+    for (int half = 0; half < 2; ++half)
+      for (int j = 0; j < hd / 2; ++j) {
+        const std::size_t from = static_cast<std::size_t>(h * hd + half * hd / 2 + j), to = static_cast<std::size_t>(h * hd + 2 * j + half);
+        std::copy_n(&w[from * cols], cols, &out[to * cols]);
+      }
+  return out;
+}
+
+std::vector<std::uint8_t> gguf_from_hf(const HfSpec& sp, const HfTensors& ts, const std::string& arch, bool f16) {
+  struct T {
+    std::string name;
+    std::vector<float> data;
+    std::vector<std::uint64_t> ne;
+  };
+  std::vector<T> out;
+  const bool llama = arch == "llama";
+  auto add = [&](const std::string& gname, const std::string& hname, int permute_heads = 0) {
+    const HfTensor& t = ts.at(hname);
+    std::vector<float> d = permute_heads && llama ? converter_permute(t.data, permute_heads, sp.head_dim) : t.data;
+    std::vector<std::uint64_t> ne(t.shape.rbegin(), t.shape.rend());  // GGUF lists ne0 (columns) first
+    out.push_back({gname, std::move(d), ne});
+  };
+  add("token_embd.weight", "model.embed_tokens.weight");
+  for (int l = 0; l < sp.layers; ++l) {
+    const std::string h = "model.layers." + std::to_string(l) + ".", g = "blk." + std::to_string(l) + ".";
+    add(g + "attn_norm.weight", h + "input_layernorm.weight");
+    add(g + "attn_q.weight", h + "self_attn.q_proj.weight", sp.heads);
+    add(g + "attn_k.weight", h + "self_attn.k_proj.weight", sp.kv_heads);
+    add(g + "attn_v.weight", h + "self_attn.v_proj.weight");
+    add(g + "attn_output.weight", h + "self_attn.o_proj.weight");
+    if (sp.qkv_bias) {
+      add(g + "attn_q.bias", h + "self_attn.q_proj.bias", sp.heads);
+      add(g + "attn_k.bias", h + "self_attn.k_proj.bias", sp.kv_heads);
+      add(g + "attn_v.bias", h + "self_attn.v_proj.bias");
+    }
+    add(g + "ffn_norm.weight", h + "post_attention_layernorm.weight");
+    add(g + "ffn_gate.weight", h + "mlp.gate_proj.weight");
+    add(g + "ffn_up.weight", h + "mlp.up_proj.weight");
+    add(g + "ffn_down.weight", h + "mlp.down_proj.weight");
+  }
+  add("output_norm.weight", "model.norm.weight");
+  if (!sp.tied) add("output.weight", "lm_head.weight");
+  if (sp.scaling == "llama3") {  // the converter's rope_freqs: base frequency / scaled frequency
+    const auto f = ReferenceHf(sp, {}).inv_freq();
+    std::vector<float> factors(f.size());
+    for (std::size_t i = 0; i < f.size(); ++i)
+      factors[i] = static_cast<float>(std::pow(sp.theta, -2.0 * static_cast<double>(i) / sp.head_dim) / f[i]);
+    out.push_back({"rope_freqs.weight", factors, {factors.size()}});
+  }
+
+  ByteSink s;
+  s.put_bytes("GGUF", 4);
+  s.put<std::uint32_t>(3);
+  s.put<std::uint64_t>(out.size());
+  ByteSink kvs;
+  std::uint64_t n_kv = 0;
+  auto key = [&](const std::string& k, std::uint32_t type) {
+    gguf_string(kvs, k);
+    kvs.put(type);
+    ++n_kv;
+  };
+  auto u32 = [&](const std::string& k, std::uint32_t v) { key(arch + "." + k, 4); kvs.put(v); };
+  auto f32 = [&](const std::string& k, float v) { key(arch + "." + k, 6); kvs.put(v); };
+  key("general.architecture", 8);
+  gguf_string(kvs, arch);
+  u32("context_length", 4096);
+  u32("embedding_length", sp.dim);
+  u32("feed_forward_length", sp.hidden);
+  u32("block_count", sp.layers);
+  u32("attention.head_count", sp.heads);
+  u32("attention.head_count_kv", sp.kv_heads);
+  u32("attention.key_length", sp.head_dim);
+  u32("attention.value_length", sp.head_dim);
+  u32("rope.dimension_count", sp.head_dim);
+  f32("rope.freq_base", static_cast<float>(sp.theta));
+  f32("attention.layer_norm_rms_epsilon", static_cast<float>(sp.eps));
+  if (sp.scaling == "linear") {
+    key(arch + ".rope.scaling.type", 8);
+    gguf_string(kvs, "linear");
+    f32("rope.scaling.factor", static_cast<float>(sp.factor));
+  }
+  s.put(n_kv);
+  s.put_bytes(kvs.b.data(), kvs.b.size());
+  std::vector<ByteSink> datas;
+  std::uint64_t offset = 0;
+  for (const T& t : out) {
+    const bool half = f16 && t.ne.size() == 2;  // the converter keeps 1-D tensors in F32
+    ByteSink d;
+    for (float x : t.data) {
+      if (half) d.put(lowp::f32_to_f16(x));
+      else d.put(x);
+    }
+    gguf_string(s, t.name);
+    s.put<std::uint32_t>(static_cast<std::uint32_t>(t.ne.size()));
+    for (auto e : t.ne) s.put<std::uint64_t>(e);
+    s.put<std::uint32_t>(half ? 1 : 0);
+    s.put<std::uint64_t>(offset);
+    offset = (offset + d.b.size() + 31) / 32 * 32;
+    datas.push_back(std::move(d));
+  }
+  s.pad_to(32);
+  for (auto& d : datas) {
+    s.put_bytes(d.b.data(), d.b.size());
+    s.pad_to(32);
+  }
+  return s.b;
+}
+
+// GGUF metadata carries the same: rope.freq_base, rope_freqs.weight (Llama 3), rope.scaling.*
+// (linear), attention.key_length (head_dim), and qwen2's biases in rotate-half order.
+TEST(LoadHf, SameModelsFromGguf) {
+  const std::string dir = temp_dir("hf_gguf");
+  const auto cs = cases();
+  std::uint32_t seed = 300;
+  for (const auto& [index, arch] : std::vector<std::pair<int, std::string>>{{1, "llama"}, {3, "llama"}, {4, "qwen2"}}) {
+    const Case& c = cs[static_cast<std::size_t>(index)];
+    SCOPED_TRACE(c.name);
+    // F16 GGUFs of F16-exact tensors (bf16 values with a wide exponent are not) keep them exactly.
+    const StDtype dt = index == 3 ? StDtype::f16 : c.dtype;
+    const HfTensors ts = random_tensors(c.spec, dt, seed++);
+    write_file(dir + "/m.gguf", gguf_from_hf(c.spec, ts, arch, dt == StDtype::f16));
+    const LlamaModel m = load_model(dir + "/m.gguf");
+    EXPECT_EQ(m.config.head_dim(), c.spec.head_dim);
+    EXPECT_EQ(m.config.rope_freq_factors.empty(), c.spec.scaling != "llama3");
+    const auto tokens = random_tokens(32, c.spec.vocab, seed);
+    EvalOptions opt;
+    opt.keep_logits = true;
+    opt.score_all = true;
+    const EvalRun run = evaluate(m, tokens, find_recipe("fp32"), opt);
+    const auto want = ReferenceHf(c.spec, [&](const std::string& n) -> const std::vector<float>& { return ts.at(n).data; }).run(tokens);
+    ASSERT_EQ(run.logits.size(), want.size());
+    double worst = 0, scale = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      worst = std::max(worst, std::abs(run.logits[i] - want[i]));
+      scale = std::max(scale, std::abs(want[i]));
+    }
+    EXPECT_LE(worst, 2e-5 * std::max(1.0, scale)) << "largest logit " << scale;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
