@@ -52,8 +52,9 @@ Command add_sweep_command(CLI::App& parent);
 
 // --- Helpers shared by the subcommands (text.cpp) ---
 
-// eval and sweep --model: a usage Failure unless ctx is 0 (the default) or in [2, seq_len].
-void check_ctx_option(int ctx, int seq_len);
+// eval and sweep --model: a usage Failure unless ctx is 0 (the default) or >= 2; one warning
+// line on `err` when it exceeds the model's seq_len.
+void check_ctx_option(int ctx, int seq_len, std::ostream& err);
 // eval and sweep --model: token ids from `tokens_path`, or the text file `text_path` through
 // the model's tokenizer (`model_path` locates it); ids are checked against `vocab`.
 std::vector<int> read_eval_tokens(const std::string& tokens_path, const std::string& text_path,

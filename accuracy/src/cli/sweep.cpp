@@ -114,7 +114,7 @@ int run_model(Io& io, const SweepArgs& a) {
     throw Failure{exit_usage, e.what()};
   }
   const accuracy::LlamaModel model = accuracy::load_model(a.model);
-  check_ctx_option(a.ctx, model.config.seq_len);
+  check_ctx_option(a.ctx, model.config.seq_len, io.err);
   const std::vector<int> tokens = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size);
 
   accuracy::EvalOptions opt;

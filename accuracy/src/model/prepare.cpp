@@ -153,7 +153,7 @@ const quant::LinearRecipe* find_preset(const Recipe& r) {
 
 }  // namespace
 
-PreparedModel prepare(const LlamaModel& model, const Recipe& recipe) {
+PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions) {
   PreparedModel pm;
   pm.cfg = model.config;
   pm.recipe = recipe;
@@ -220,7 +220,7 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe) {
 
   // RoPE angles in double, rounded once: pair i of a head turns by pos * theta^(-2i/head_dim),
   // times the linear scale, over the pair's frequency factor.
-  const std::size_t half = hd / 2, seq = static_cast<std::size_t>(c.seq_len);
+  const std::size_t half = hd / 2, seq = positions ? positions : static_cast<std::size_t>(c.seq_len);
   pm.rope_cos.resize(seq * half);
   pm.rope_sin.resize(seq * half);
   for (std::size_t pos = 0; pos < seq; ++pos)
