@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 
 #include "io/ggml/ggml_types.hpp"
@@ -234,15 +235,133 @@ TEST(GgmlDequant, TypesNamedAndRefused) {
   EXPECT_EQ(ggml::block_size(ggml::q4_k), 256u);
   EXPECT_EQ(ggml::block_bytes(ggml::q6_k), 210u);
   EXPECT_EQ(ggml::bytes_for(ggml::q3_k, 512), 220u);
-  EXPECT_TRUE(ggml::known(ggml::iq2_xxs));
-  EXPECT_FALSE(ggml::can_dequantize(ggml::iq2_xxs));
+  EXPECT_TRUE(ggml::can_dequantize(ggml::iq2_xxs));
+  EXPECT_TRUE(ggml::known(ggml::i32));
+  EXPECT_FALSE(ggml::can_dequantize(ggml::i32));
   std::vector<float> out(256);
   std::vector<std::uint8_t> blocks(300);
-  expect_error([&] { ggml::dequantize(ggml::iq2_xxs, blocks.data(), out.data(), 256); }, {"IQ2_XXS (16)"});
+  expect_error([&] { ggml::dequantize(ggml::i32, blocks.data(), out.data(), 256); }, {"I32 (26)"});
   expect_error([&] { ggml::dequantize(777, blocks.data(), out.data(), 256); }, {"unknown (777)"});
   expect_error([&] { ggml::dequantize(ggml::q4_k, blocks.data(), out.data(), 100); }, {"Q4_K (12)", "whole blocks of 256"});
   expect_error([&] { ggml::block_size(5); }, {"Q4_3 (5)"});
   expect_error([&] { ggml::bytes_for(ggml::q8_0, 33); }, {"Q8_0 (8)", "whole blocks of 32"});
+}
+
+// The grid-coded types (../shared has no file of them): random blocks decoded, every value
+// checked to be (scale from the block's documented bit fields) x (a value of the type's grid
+// alphabet) with the documented sign rules. The grid indices themselves are not checked
+// against llama.cpp here.
+TEST(GgmlDequant, GridTypesScalesSignsAndAlphabets) {
+  std::mt19937 gen(11);
+  const auto u16 = [](const std::vector<std::uint8_t>& b, std::size_t at) { return static_cast<unsigned>(b[at] | b[at + 1] << 8); };
+  const auto u32 = [](const std::vector<std::uint8_t>& b, std::size_t at) {
+    return static_cast<std::uint32_t>(b[at] | b[at + 1] << 8 | b[at + 2] << 16) | static_cast<std::uint32_t>(b[at + 3]) << 24;
+  };
+  const auto in = [](double v, std::initializer_list<int> set) {
+    for (int s : set)
+      if (std::abs(std::abs(v) - s) < 1e-9) return true;
+    return false;
+  };
+  for (int rep = 0; rep < 20; ++rep) {
+    auto block = [&](std::size_t n) {
+      std::vector<std::uint8_t> b(n);
+      for (auto& x : b) x = static_cast<std::uint8_t>(gen());
+      return b;
+    };
+    {  // IQ2_XXS: per 32, uint32 #2 = scale (top 4 bits) and four 7-bit sign groups, even parity.
+      auto b = block(66);
+      put_half(b, 0, 0x3C00);
+      const auto y = decode(ggml::iq2_xxs, b, 256);
+      for (int ib = 0; ib < 8; ++ib) {
+        const std::uint32_t aux = u32(b, 2 + 8 * ib + 4);
+        const double db = (0.5 + (aux >> 28)) * 0.25;
+        for (int g = 0; g < 4; ++g) {
+          int negative = 0;
+          for (int j = 0; j < 8; ++j) {
+            const double v = y[32 * ib + 8 * g + j] / db;
+            ASSERT_TRUE(in(v, {8, 25, 43})) << v;
+            negative += v < 0;
+            if (j < 7) {
+              ASSERT_EQ(v < 0, ((aux >> (7 * g + j)) & 1) != 0);
+            }
+          }
+          ASSERT_EQ(negative % 2, 0);
+        }
+      }
+    }
+    {  // IQ2_XS: 4-bit scales in bytes 66.., the low nibble for the first 16 of each 32.
+      auto b = block(74);
+      put_half(b, 0, 0x3C00);
+      const auto y = decode(ggml::iq2_xs, b, 256);
+      for (int i = 0; i < 256; ++i) {
+        const int sc = i % 32 < 16 ? b[66 + i / 32] & 15 : b[66 + i / 32] >> 4;
+        const unsigned q = u16(b, 2 + 2 * (i / 8));
+        const double v = y[i] / ((0.5 + sc) * 0.25);
+        ASSERT_TRUE(in(v, {8, 25, 43})) << v;
+        if (i % 8 < 7) {
+          ASSERT_EQ(v < 0, ((q >> (9 + i % 8)) & 1) != 0);
+        }
+      }
+    }
+    {  // IQ2_S: explicit sign bytes at 34.., scales at 74..
+      auto b = block(82);
+      put_half(b, 0, 0x3C00);
+      const auto y = decode(ggml::iq2_s, b, 256);
+      for (int i = 0; i < 256; ++i) {
+        const int sc = i % 32 < 16 ? b[74 + i / 32] & 15 : b[74 + i / 32] >> 4;
+        const double v = y[i] / ((0.5 + sc) * 0.25);
+        ASSERT_TRUE(in(v, {8, 25, 43})) << v;
+        ASSERT_EQ(v < 0, ((b[34 + i / 8] >> (i % 8)) & 1) != 0);
+      }
+    }
+    {  // IQ3_XXS: scales and signs after the 64 index bytes; grid values 4, 12, ..., 62.
+      auto b = block(98);
+      put_half(b, 0, 0x3C00);
+      const auto y = decode(ggml::iq3_xxs, b, 256);
+      for (int i = 0; i < 256; ++i) {
+        const std::uint32_t aux = u32(b, 66 + 4 * (i / 32));
+        const double v = y[i] / ((0.5 + (aux >> 28)) * 0.5);
+        ASSERT_TRUE(in(v, {4, 12, 20, 28, 36, 44, 52, 62})) << v;
+        if (i % 8 < 7) {
+          ASSERT_EQ(v < 0, ((aux >> (7 * (i % 32 / 8) + i % 8)) & 1) != 0);
+        }
+      }
+    }
+    {  // IQ3_S: odd scales 1 + 2s per 32 (nibbles at 106..), sign bytes at 74..; grid 1, 3, ..., 15.
+      auto b = block(110);
+      put_half(b, 0, 0x3C00);
+      const auto y = decode(ggml::iq3_s, b, 256);
+      for (int i = 0; i < 256; ++i) {
+        const int sc = (i / 32) % 2 == 0 ? b[106 + i / 64] & 15 : b[106 + i / 64] >> 4;
+        const double v = y[i] / (1 + 2 * sc);
+        ASSERT_TRUE(in(v, {1, 3, 5, 7, 9, 11, 13, 15})) << v;
+        ASSERT_EQ(v < 0, ((b[74 + i / 8] >> (i % 8)) & 1) != 0);
+      }
+    }
+    {  // IQ1_S: per 32, uint16 at 34..: scale 2s + 1 (bits 12..14), delta -+1/8 (bit 15); grid -1, 0, 1.
+      auto b = block(50);
+      put_half(b, 0, 0x3C00);
+      const auto y = decode(ggml::iq1_s, b, 256);
+      for (int i = 0; i < 256; ++i) {
+        const unsigned qh = u16(b, 34 + 2 * (i / 32));
+        const double g = y[i] / (2 * ((qh >> 12) & 7) + 1) - (qh & 0x8000 ? -0.125 : 0.125);
+        ASSERT_TRUE(in(g, {0, 1})) << g;
+      }
+    }
+    {  // IQ1_M: the f16 scale spread over the top nibbles of the four uint16 scales (here 1.0).
+      auto b = block(56);
+      for (int k = 0; k < 4; ++k) b[48 + 2 * k + 1] = static_cast<std::uint8_t>((b[48 + 2 * k + 1] & 0x0F) | ((0x3C00 >> (4 * k)) & 15) << 4);
+      const auto y = decode(ggml::iq1_m, b, 256);
+      for (int i = 0; i < 256; ++i) {
+        const unsigned sc = u16(b, 48 + 2 * (i / 64));
+        const int s = (sc >> (6 * ((i / 32) % 2) + 3 * ((i % 32) / 16))) & 7;
+        const int qh = b[32 + i / 16];
+        const double delta = (qh >> (4 * ((i % 16) / 8))) & 8 ? -0.125 : 0.125;
+        const double g = y[i] / (2 * s + 1) - delta;
+        ASSERT_TRUE(in(g, {0, 1})) << i << " " << g;
+      }
+    }
+  }
 }
 
 }  // namespace

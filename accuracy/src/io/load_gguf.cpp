@@ -28,8 +28,7 @@ std::vector<float> tensor(const GgufFile& g, const std::string& name, std::vecto
   }
   if (!ggml::can_dequantize(t->type))
     g.fail("tensor '" + name + "' has type " + ggml_type_name(t->type) +
-           ", which lowp does not load (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K to Q6_K, IQ4_NL, IQ4_XS, "
-           "TQ1_0, TQ2_0 and MXFP4)");
+           ", which lowp does not load (F32, F16, BF16, the Q, K, IQ and TQ block types and MXFP4)");
   std::vector<float> out(t->elements);
   ggml::dequantize(t->type, t->data.data(), out.data(), out.size());
   return out;

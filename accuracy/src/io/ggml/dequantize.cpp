@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "io/ggml/ggml_types.hpp"
+#include "io/ggml/iq_decoders.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/half.hpp"
 
@@ -304,21 +305,21 @@ const std::array<Traits, kTypes>& traits() {
     a[q5_k] = {"Q5_K", QK_K, 176, [](const std::uint8_t* b, float* y) { decode_q45_k(b, y, true); }};
     a[q6_k] = {"Q6_K", QK_K, 210, decode_q6_k};
     a[q8_k] = {"Q8_K", QK_K, 292, decode_q8_k};
-    // Grid-coded types: storage known, decoding not implemented (their codebooks are not here).
-    a[iq2_xxs] = {"IQ2_XXS", QK_K, 66, nullptr};
-    a[iq2_xs] = {"IQ2_XS", QK_K, 74, nullptr};
-    a[iq3_xxs] = {"IQ3_XXS", QK_K, 98, nullptr};
-    a[iq1_s] = {"IQ1_S", QK_K, 50, nullptr};
+    a[iq2_xxs] = {"IQ2_XXS", QK_K, 66, detail::decode_iq2_xxs};
+    a[iq2_xs] = {"IQ2_XS", QK_K, 74, detail::decode_iq2_xs};
+    a[iq3_xxs] = {"IQ3_XXS", QK_K, 98, detail::decode_iq3_xxs};
+    a[iq1_s] = {"IQ1_S", QK_K, 50, detail::decode_iq1_s};
     a[iq4_nl] = {"IQ4_NL", 32, 18, decode_iq4_nl};
-    a[iq3_s] = {"IQ3_S", QK_K, 110, nullptr};
-    a[iq2_s] = {"IQ2_S", QK_K, 82, nullptr};
+    a[iq3_s] = {"IQ3_S", QK_K, 110, detail::decode_iq3_s};
+    a[iq2_s] = {"IQ2_S", QK_K, 82, detail::decode_iq2_s};
     a[iq4_xs] = {"IQ4_XS", QK_K, 136, decode_iq4_xs};
+    // Integer and float64 tensors are not weights: storage known, not decoded.
     a[i8] = {"I8", 1, 1, nullptr};
     a[i16] = {"I16", 1, 2, nullptr};
     a[i32] = {"I32", 1, 4, nullptr};
     a[i64] = {"I64", 1, 8, nullptr};
     a[f64] = {"F64", 1, 8, nullptr};
-    a[iq1_m] = {"IQ1_M", QK_K, 56, nullptr};
+    a[iq1_m] = {"IQ1_M", QK_K, 56, detail::decode_iq1_m};
     a[tq1_0] = {"TQ1_0", QK_K, 54, decode_tq1_0};
     a[tq2_0] = {"TQ2_0", QK_K, 66, decode_tq2_0};
     a[mxfp4] = {"MXFP4", 32, 17, decode_mxfp4};
