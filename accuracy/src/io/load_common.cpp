@@ -18,16 +18,6 @@ std::vector<float> to_f32(StoredType type, Bytes data, std::uint64_t count) {
     case StoredType::f32: std::memcpy(out.data(), p, 4 * count); break;
     case StoredType::f16: for (std::uint64_t i = 0; i < count; ++i) out[i] = f16_to_f32(u16(i)); break;
     case StoredType::bf16: for (std::uint64_t i = 0; i < count; ++i) out[i] = bf16_to_f32(u16(i)); break;
-    case StoredType::q8_0:
-      // Blocks of 32: float16 scale d, then 32 int8 q; x = d * q.
-      for (std::uint64_t b = 0; b < count / 32; ++b) {
-        const std::uint8_t* blk = p + 34 * b;
-        std::uint16_t dh;
-        std::memcpy(&dh, blk, 2);
-        const float d = f16_to_f32(dh);
-        for (int i = 0; i < 32; ++i) out[32 * b + i] = d * static_cast<float>(static_cast<std::int8_t>(blk[2 + i]));
-      }
-      break;
   }
   return out;
 }

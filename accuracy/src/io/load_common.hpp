@@ -9,7 +9,7 @@
 
 namespace lowp::accuracy::detail {
 
-enum class StoredType { f32, f16, bf16, q8_0 };
+enum class StoredType { f32, f16, bf16 };
 
 // Decodes `count` elements of `type` from `data` (whose size the caller has checked).
 std::vector<float> to_f32(StoredType type, Bytes data, std::uint64_t count);
