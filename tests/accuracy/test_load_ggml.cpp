@@ -364,4 +364,43 @@ TEST(GgmlDequant, GridTypesScalesSignsAndAlphabets) {
   }
 }
 
+// NVFP4: per 16 weights a UE4M3 scale (4 exponent bits, bias 7, 3 mantissa bits; 0x7F reads as
+// 0 in ggml) times FP4 E2M1 values. Every scale byte and nibble.
+TEST(GgmlDequant, Nvfp4AllScalesAndCodes) {
+  const auto e2m1 = [](int c) {
+    const int s = c >> 3, e = (c >> 1) & 3, m = c & 1;
+    const double mag = e == 0 ? 0.5 * m : std::ldexp(1.0 + 0.5 * m, e - 1);
+    return s ? -mag : mag;
+  };
+  const auto ue4m3 = [](int x) {
+    const int e = (x >> 3) & 15, m = x & 7;
+    if (x == 0x7F) return 0.0;  // ggml zeroes this code only; bit 7 is otherwise ignored
+    return e == 0 ? std::ldexp(m, -9) : std::ldexp(1.0 + m / 8.0, e - 7);
+  };
+  ASSERT_EQ(ggml::block_bytes(ggml::nvfp4), 36u);
+  for (int x = 0; x < 256; x += 4) {
+    std::vector<std::uint8_t> b(36);
+    for (int s = 0; s < 4; ++s) b[s] = static_cast<std::uint8_t>(x + s);
+    for (int j = 0; j < 32; ++j) b[4 + j] = static_cast<std::uint8_t>((j % 16) | ((j * 7) % 16) << 4);
+    const auto y = decode(ggml::nvfp4, b, 64);
+    for (int s = 0; s < 4; ++s)
+      for (int j = 0; j < 8; ++j) {
+        const int byte = b[4 + 8 * s + j];
+        ASSERT_EQ(y[16 * s + j], static_cast<float>(e2m1(byte & 15) * ue4m3(x + s))) << x + s << " " << j;
+        ASSERT_EQ(y[16 * s + j + 8], static_cast<float>(e2m1(byte >> 4) * ue4m3(x + s))) << x + s << " " << j;
+      }
+  }
+}
+
+// Q1_0 / Q2_0: bits and 2-bit codes from the low end of each byte.
+TEST(GgmlDequant, Q1Q2Codes) {
+  std::vector<std::uint8_t> b(18);
+  put_half(b, 0, 0x4100);  // 2.5
+  for (int j = 0; j < 16; ++j) b[2 + j] = static_cast<std::uint8_t>(j * 37 + 11);
+  const auto y1 = decode(ggml::q1_0, b, 128);
+  for (int i = 0; i < 128; ++i) ASSERT_EQ(y1[i], ((b[2 + i / 8] >> (i % 8)) & 1) ? 2.5f : -2.5f) << i;
+  const auto y2 = decode(ggml::q2_0, b, 64);
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(y2[i], 2.5f * static_cast<float>(((b[2 + i / 4] >> (2 * (i % 4))) & 3) - 1)) << i;
+}
+
 }  // namespace

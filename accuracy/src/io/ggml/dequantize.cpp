@@ -3,6 +3,7 @@
 // This file is compiled with -ffp-contract=off: a fused multiply-add in `d * q - m` would
 // round once instead of twice and break that.
 #include <array>
+#include <cmath>
 #include <cstring>
 
 #include "io/ggml/ggml_types.hpp"
@@ -102,6 +103,38 @@ void decode_mxfp4(const std::uint8_t* b, float* y) {
     y[j] = static_cast<float>(kMxfp4[qs[j] & 0x0F]) * d;
     y[j + 16] = static_cast<float>(kMxfp4[qs[j] >> 4]) * d;
   }
+}
+
+// NVFP4 (64 weights): four UE4M3 scale bytes, one per 16, then 8 bytes of E2M1 nibbles per 16
+// (low nibbles first). The scale is halved to match the doubled value table; 0x7F reads as 0.
+float ue4m3_half(std::uint8_t x) {
+  if (x == 0 || x == 0x7F) return 0.0f;
+  const int e = (x >> 3) & 0x0F, m = x & 7;
+  const float raw = e == 0 ? std::ldexp(static_cast<float>(m), -9) : std::ldexp(1.0f + static_cast<float>(m) / 8.0f, e - 7);
+  return raw * 0.5f;
+}
+
+void decode_nvfp4(const std::uint8_t* b, float* y) {
+  for (int s = 0; s < 4; ++s, y += 16) {
+    const float d = ue4m3_half(b[s]);
+    const std::uint8_t* qs = b + 4 + 8 * s;
+    for (int j = 0; j < 8; ++j) {
+      y[j] = static_cast<float>(kMxfp4[qs[j] & 0x0F]) * d;
+      y[j + 8] = static_cast<float>(kMxfp4[qs[j] >> 4]) * d;
+    }
+  }
+}
+
+// Q1_0 (128 weights): f16 d, one bit a weight (1: +d, 0: -d).
+void decode_q1_0(const std::uint8_t* b, float* y) {
+  const float d = half_at(b);
+  for (int j = 0; j < 128; ++j) y[j] = (b[2 + j / 8] >> (j % 8)) & 1 ? d : -d;
+}
+
+// Q2_0 (64 weights): f16 d, 2-bit codes q for (q - 1) d, four a byte from the low bits.
+void decode_q2_0(const std::uint8_t* b, float* y) {
+  const float d = half_at(b);
+  for (int j = 0; j < 64; ++j) y[j] = static_cast<float>(((b[2 + j / 4] >> (2 * (j % 4))) & 3) - 1) * d;
 }
 
 // --- 256-element super-blocks (K-quants) ------------------------------------------------
@@ -281,7 +314,7 @@ struct Traits {
   void (*decode)(const std::uint8_t*, float*) = nullptr;
 };
 
-constexpr std::size_t kTypes = 40;
+constexpr std::size_t kTypes = 43;
 
 const std::array<Traits, kTypes>& traits() {
   static const std::array<Traits, kTypes> t = [] {
@@ -323,6 +356,9 @@ const std::array<Traits, kTypes>& traits() {
     a[tq1_0] = {"TQ1_0", QK_K, 54, decode_tq1_0};
     a[tq2_0] = {"TQ2_0", QK_K, 66, decode_tq2_0};
     a[mxfp4] = {"MXFP4", 32, 17, decode_mxfp4};
+    a[nvfp4] = {"NVFP4", 64, 36, decode_nvfp4};
+    a[q1_0] = {"Q1_0", 128, 18, decode_q1_0};
+    a[q2_0] = {"Q2_0", 64, 18, decode_q2_0};
     // Numbers of types ggml has removed: named for messages, no storage.
     a[4] = {"Q4_2"};
     a[5] = {"Q4_3"};
