@@ -41,7 +41,9 @@ ModelSweep run_model_sweep(const LlamaModel& model, std::span<const int> tokens,
   sweep.ctx = opt.ctx > 0 ? opt.ctx : static_cast<int>(std::min<std::size_t>(model.config.seq_len, tokens.size()));
   sweep.score_all = opt.score_all;
   auto t0 = std::chrono::steady_clock::now();
-  EvalRun ref = base ? *base : evaluate(model, tokens, find_recipe("fp32"), eval_options("fp32 reference", 0));
+  EvalRun own;  // the fp32 run, when no base is given (a base's rows are not copied)
+  if (!base) own = evaluate(model, tokens, find_recipe("fp32"), eval_options("fp32 reference", 0));
+  const EvalRun& ref = base ? *base : own;
   if (base) sweep.reference = "base logits";
   sweep.ref_seconds = base ? 0.0 : seconds_since(t0);
   sweep.scored = ref.scored();
@@ -67,7 +69,7 @@ ModelSweep run_model_sweep(const LlamaModel& model, std::span<const int> tokens,
     sweep.results.push_back(std::move(r));
   }
   if (progress) progress("done", 1.0);
-  sweep.reference_run = std::move(ref);
+  if (!base) sweep.reference_run = std::move(own);
 
   std::stable_sort(sweep.results.begin(), sweep.results.end(), [](const RecipeResult& a, const RecipeResult& b) {
     const int ra = rank(a), rb = rank(b);

@@ -32,7 +32,7 @@ struct ModelSweep {
   double ref_ppl = 0, ref_ppl_se = 0, ref_seconds = 0;
   std::size_t ref_nonfinite = 0;
   std::string reference = "fp32";  // what the KLDs are measured from (a label for reports)
-  EvalRun reference_run;           // its scored log-probabilities (for --save-base-logits)
+  EvalRun reference_run;           // the fp32 run's scored log-probabilities (empty with a base)
   // Ascending mean KLD; a NaN mean (every position nonfinite) next, failed recipes last,
   // each group in the order given.
   std::vector<RecipeResult> results;
