@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -132,6 +133,136 @@ class ReferenceLlama {
   const accuracy::LlamaConfig& c_;
   Hook hook_;
   std::vector<float> key_cache_, value_cache_;
+};
+
+// A float64 forward of a Hugging Face checkpoint as transformers' LlamaForCausalLM /
+// MistralForCausalLM / Qwen2ForCausalLM compute it, over the HF tensors themselves: rotate-half
+// RoPE on the HF row order (no interleaving), inverse frequencies with rope_scaling applied the
+// way transformers does (linear: divided by the factor; llama3: _compute_llama3_parameters),
+// optional q/k/v/o biases, head_dim independent of hidden_size. The test writes the files
+// from the same tensors, so any layout or scaling slip in the loader shows in the logits.
+struct HfSpec {
+  int dim = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
+  double eps = 1e-5, theta = 10000;
+  std::string scaling = "none";  // "none", "linear", "llama3"
+  double factor = 1, low_freq_factor = 1, high_freq_factor = 4, original_max = 8192;
+  bool tied = false, qkv_bias = false, o_bias = false;
+};
+
+class ReferenceHf {
+ public:
+  // get(name) returns the tensor `name` as stored (row-major HF shapes).
+  using Get = std::function<const std::vector<float>&(const std::string&)>;
+  ReferenceHf(HfSpec s, Get get) : s_(std::move(s)), get_(std::move(get)) {}
+
+  std::vector<double> inv_freq() const {
+    const int half = s_.head_dim / 2;
+    std::vector<double> f(half);
+    const double pi = std::acos(-1.0);
+    for (int i = 0; i < half; ++i) {
+      double v = 1.0 / std::pow(s_.theta, 2.0 * i / s_.head_dim);
+      if (s_.scaling == "linear") v /= s_.factor;
+      if (s_.scaling == "llama3") {
+        const double wavelen = 2 * pi / v, low_wl = s_.original_max / s_.low_freq_factor,
+                     high_wl = s_.original_max / s_.high_freq_factor;
+        const double scaled = wavelen > low_wl ? v / s_.factor : v;
+        const bool medium = !(wavelen < high_wl) && !(wavelen > low_wl);
+        const double smooth = (s_.original_max / wavelen - s_.low_freq_factor) / (s_.high_freq_factor - s_.low_freq_factor);
+        v = medium ? (1 - smooth) * scaled / s_.factor + smooth * scaled : scaled;
+      }
+      f[i] = v;
+    }
+    return f;
+  }
+
+  // Logits (T x vocab) of the whole sequence at positions 0..T-1.
+  std::vector<double> run(const std::vector<int>& tokens) const {
+    const std::size_t T = tokens.size(), D = s_.dim, hd = s_.head_dim, H = s_.heads, KV = s_.kv_heads;
+    const std::size_t qd = H * hd, kvd = KV * hd, F = s_.hidden, V = s_.vocab;
+    const auto& emb = get_("model.embed_tokens.weight");
+    std::vector<std::vector<double>> x(T, std::vector<double>(D));
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t i = 0; i < D; ++i) x[t][i] = emb[static_cast<std::size_t>(tokens[t]) * D + i];
+    const auto freq = inv_freq();
+    for (int l = 0; l < s_.layers; ++l) {
+      const std::string p = "model.layers." + std::to_string(l) + ".";
+      std::vector<std::vector<double>> q(T), k(T), v(T);
+      for (std::size_t t = 0; t < T; ++t) {
+        const auto h = norm(x[t], get_(p + "input_layernorm.weight"));
+        q[t] = mv(get_(p + "self_attn.q_proj.weight"), h, qd, s_.qkv_bias ? &get_(p + "self_attn.q_proj.bias") : nullptr);
+        k[t] = mv(get_(p + "self_attn.k_proj.weight"), h, kvd, s_.qkv_bias ? &get_(p + "self_attn.k_proj.bias") : nullptr);
+        v[t] = mv(get_(p + "self_attn.v_proj.weight"), h, kvd, s_.qkv_bias ? &get_(p + "self_attn.v_proj.bias") : nullptr);
+        rotate_half(q[t], H, freq, static_cast<double>(t));
+        rotate_half(k[t], KV, freq, static_cast<double>(t));
+      }
+      for (std::size_t t = 0; t < T; ++t) {
+        std::vector<double> att(qd, 0.0);
+        for (std::size_t h = 0; h < H; ++h) {
+          const std::size_t g = h / (H / KV);
+          std::vector<double> sc(t + 1);
+          double mx = -1e300;
+          for (std::size_t u = 0; u <= t; ++u) {
+            double d = 0;
+            for (std::size_t i = 0; i < hd; ++i) d += q[t][h * hd + i] * k[u][g * hd + i];
+            mx = std::max(mx, sc[u] = d / std::sqrt(static_cast<double>(hd)));
+          }
+          double sum = 0;
+          for (auto& e : sc) sum += e = std::exp(e - mx);
+          for (std::size_t u = 0; u <= t; ++u)
+            for (std::size_t i = 0; i < hd; ++i) att[h * hd + i] += sc[u] / sum * v[u][g * hd + i];
+        }
+        const auto o = mv(get_(p + "self_attn.o_proj.weight"), att, D, s_.o_bias ? &get_(p + "self_attn.o_proj.bias") : nullptr);
+        for (std::size_t i = 0; i < D; ++i) x[t][i] += o[i];
+        const auto h = norm(x[t], get_(p + "post_attention_layernorm.weight"));
+        auto g = mv(get_(p + "mlp.gate_proj.weight"), h, F, nullptr);
+        const auto up = mv(get_(p + "mlp.up_proj.weight"), h, F, nullptr);
+        for (std::size_t i = 0; i < F; ++i) g[i] = g[i] / (1 + std::exp(-g[i])) * up[i];
+        const auto d = mv(get_(p + "mlp.down_proj.weight"), g, D, nullptr);
+        for (std::size_t i = 0; i < D; ++i) x[t][i] += d[i];
+      }
+    }
+    std::vector<double> logits;
+    const auto& out = get_(s_.tied ? "model.embed_tokens.weight" : "lm_head.weight");
+    for (std::size_t t = 0; t < T; ++t) {
+      const auto row = mv(out, norm(x[t], get_("model.norm.weight")), V, nullptr);
+      logits.insert(logits.end(), row.begin(), row.end());
+    }
+    return logits;
+  }
+
+ private:
+  std::vector<double> norm(const std::vector<double>& x, const std::vector<float>& w) const {
+    double ss = 0;
+    for (double e : x) ss += e * e;
+    const double r = 1 / std::sqrt(ss / static_cast<double>(x.size()) + s_.eps);
+    std::vector<double> o(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) o[i] = w[i] * (x[i] * r);
+    return o;
+  }
+  static std::vector<double> mv(const std::vector<float>& W, const std::vector<double>& x, std::size_t rows,
+                                const std::vector<float>* bias) {
+    std::vector<double> y(rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+      double a = bias ? (*bias)[r] : 0.0;
+      for (std::size_t c = 0; c < x.size(); ++c) a += static_cast<double>(W[r * x.size() + c]) * x[c];
+      y[r] = a;
+    }
+    return y;
+  }
+  // transformers' apply_rotary_pos_emb: x * cos + rotate_half(x) * sin, halves of each head.
+  void rotate_half(std::vector<double>& x, std::size_t heads, const std::vector<double>& freq, double pos) const {
+    const std::size_t hd = s_.head_dim, half = hd / 2;
+    for (std::size_t h = 0; h < heads; ++h)
+      for (std::size_t i = 0; i < half; ++i) {
+        const double c = std::cos(pos * freq[i]), s = std::sin(pos * freq[i]);
+        const double a = x[h * hd + i], b = x[h * hd + half + i];
+        x[h * hd + i] = a * c - b * s;
+        x[h * hd + half + i] = b * c + a * s;
+      }
+  }
+
+  HfSpec s_;
+  Get get_;
 };
 
 }  // namespace lowp::test

@@ -248,10 +248,30 @@ TEST(EvalPoints, BadInputIsOneLine) {
             "evaluate: token 0 is id -1, outside the model's vocabulary [0, 40)");
   EXPECT_EQ(error_of([&] { evaluate(m, std::vector<int>{}, fp32); }), "evaluate: the token list is empty");
   EvalOptions opt;
-  opt.ctx = 49;
-  EXPECT_EQ(error_of([&] { evaluate(m, std::vector<int>{1, 2}, fp32, opt); }),
-            "evaluate: context 49 is beyond the model's limit (seq_len 48)");
+  opt.ctx = -1;
+  EXPECT_EQ(error_of([&] { evaluate(m, std::vector<int>{1, 2}, fp32, opt); }), "evaluate: context -1 is negative");
   EXPECT_EQ(error_of([&] { find_recipe("fp9"); }).find("unknown recipe 'fp9'"), 0u);
+}
+
+// A window longer than the metadata's seq_len runs: RoPE goes on past it, giving what a model
+// declaring the longer context gives, and the token-by-token reference agrees.
+TEST(EvalPoints, ContextBeyondSeqLen) {
+  const LlamaModel m = small_model(31);  // seq_len 48
+  LlamaModel longer = m;
+  longer.config.seq_len = 80;
+  const auto tokens = random_tokens(70, m.config.vocab_size, 8);
+  EvalOptions opt;
+  opt.ctx = 64;
+  opt.keep_logits = true;
+  const EvalRun a = evaluate(m, tokens, find_recipe("fp32"), opt);
+  const EvalRun b = evaluate(longer, tokens, find_recipe("fp32"), opt);
+  EXPECT_EQ(a.logits, b.logits);
+  EXPECT_EQ(a.scored(), 31u + 2u);  // windows [0, 64) and [64, 70): rows 32..62 and 3..4
+  std::vector<int> first(tokens.begin(), tokens.begin() + 64);
+  const auto ref = ReferenceLlama(longer).run(first);
+  EXPECT_LE(max_abs_diff(std::vector<float>(a.logits.begin(), a.logits.begin() + static_cast<long>(ref.size())), ref), 1e-5f);
+  opt.ctx = 1000;  // windows never exceed the tokens
+  EXPECT_EQ(evaluate(m, tokens, find_recipe("fp32"), opt).scored(), 70u - 1u - 35u);
 }
 
 }  // namespace

@@ -112,8 +112,10 @@ TEST(LoadGguf, BadFiles) {
 
   // Unknown / unsupported tensor types are named.
   const std::size_t q = info_pos(good, "blk.0.attn_q.weight");
+  expect_error([&] { load(patched<std::uint32_t>(good, q + 4 + 16, 4)); },
+               {"m.gguf", "'blk.0.attn_q.weight'", "Q4_2 (4)", "does not load"});
   expect_error([&] { load(patched<std::uint32_t>(good, q + 4 + 16, 12)); },
-               {"m.gguf", "'blk.0.attn_q.weight'", "Q4_K (12)", "does not load"});
+               {"m.gguf", "'blk.0.attn_q.weight' is Q4_K (12) but its row length 16 is not a multiple of the block size 256"});
   expect_error([&] { load(patched<std::uint32_t>(good, q + 4 + 16, 777)); }, {"m.gguf", "unknown (777)"});
   // Offsets: past the end of the file, unaligned.
   expect_error([&] { load(patched<std::uint64_t>(good, q + 4 + 16 + 4, 1u << 20)); },

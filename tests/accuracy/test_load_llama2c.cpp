@@ -130,4 +130,122 @@ TEST(LoadLlama2c, BadHeaders) {
   expect_error([] { load_llama2c("/nonexistent/m.bin"); }, {"/nonexistent/m.bin", "cannot open"});
 }
 
+// --- the int8 export (export.py version 2, runq.c) ---------------------------------------
+
+const std::string kTinyF32 = std::string(LOWP_SHARED_DIR) + "/models/tinyllamas/stories260K.bin";
+const std::string kTinyQ80 = std::string(LOWP_SHARED_DIR) + "/models/tinyllamas/stories260K_q80.bin";
+
+// The int8 export of the same weights: norms identical, every weight within half a step
+// (s / 2, s = the group's absmax / 127 as export.py sets it) of the float32 original.
+TEST(LoadLlama2c, Q80ExportOfStories260K) {
+  if (!std::filesystem::exists(kTinyQ80) || !std::filesystem::exists(kTinyF32))
+    GTEST_SKIP() << "needs " << kTinyQ80 << " and " << kTinyF32;
+  const LlamaModel f = load_llama2c(kTinyF32);
+  const LlamaModel q = load_model(kTinyQ80);
+  lowp::test::expect_same_config(f.config, q.config);
+  EXPECT_TRUE(q.classifier.empty());
+  std::size_t groups = 0;
+  lowp::test::for_each_tensor(f, q, [&](const std::string& n, const std::vector<float>& x, const std::vector<float>& y) {
+    ASSERT_EQ(x.size(), y.size()) << n;
+    if (n.find("norm") != std::string::npos) {
+      EXPECT_EQ(x, y) << n;
+      return;
+    }
+    for (std::size_t g = 0; g < x.size(); g += 32, ++groups) {
+      float amax = 0;
+      for (std::size_t i = g; i < g + 32; ++i) amax = std::max(amax, std::fabs(x[i]));
+      const double step = amax / 127.0;
+      for (std::size_t i = g; i < g + 32; ++i)
+        ASSERT_LE(std::fabs(double(x[i]) - y[i]), step * (0.5 + 1e-5)) << n << " [" << i << "]";
+    }
+  });
+  EXPECT_GT(groups, 5000u);
+}
+
+// A hand-made int8 file: codes and scales chosen here, every value q * s exactly.
+std::vector<std::uint8_t> q80_bytes(const LlamaConfig& c, bool shared, int gs, std::uint32_t seed) {
+  std::vector<std::uint8_t> b(256, 0);
+  auto put = [&](const void* p, std::size_t n, std::size_t at) { std::memcpy(b.data() + at, p, n); };
+  const std::uint32_t magic = 0x616b3432;
+  const std::int32_t h[9] = {2, c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len, 0};
+  put(&magic, 4, 0);
+  put(h, 32, 4);
+  b[36] = shared;
+  put(&gs, 4, 37);
+  auto f32 = [&](std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const float v = 1.0f + static_cast<float>((i * 7 + seed) % 13) / 64.0f;
+      const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
+      b.insert(b.end(), p, p + 4);
+    }
+  };
+  auto q8 = [&](std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) b.push_back(static_cast<std::uint8_t>((i * 37 + seed) % 256));
+    for (std::size_t g = 0; g < n / gs; ++g) {
+      const float s = std::ldexp(1.0f + static_cast<float>(g % 5) / 8.0f, -7 - static_cast<int>(g % 3));
+      const auto* p = reinterpret_cast<const std::uint8_t*>(&s);
+      b.insert(b.end(), p, p + 4);
+    }
+  };
+  const std::size_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim();
+  f32(2 * c.n_layers * dim + dim);
+  q8(c.vocab_size * dim);
+  for (std::size_t n : {dim * dim, kv * dim, kv * dim, dim * dim, hid * dim, dim * hid, hid * dim})
+    for (int l = 0; l < c.n_layers; ++l) q8(n);
+  if (!shared) q8(c.vocab_size * dim);
+  return b;
+}
+
+TEST(LoadLlama2c, Q80ByHand) {
+  const LlamaConfig c = small_config();
+  for (bool shared : {true, false}) {
+    const auto b = q80_bytes(c, shared, 16, 5);
+    const LlamaModel m = load_llama2c_bytes(b, "q.bin");
+    EXPECT_EQ(m.classifier.empty(), shared);
+    // token_embedding: the first quantized tensor, right after the norms.
+    const std::size_t at = 256 + 4 * (2 * c.n_layers * c.dim + c.dim), n = static_cast<std::size_t>(c.vocab_size) * c.dim;
+    for (std::size_t i : {std::size_t{0}, std::size_t{17}, n / 2 + 3, n - 1}) {
+      const auto code = static_cast<std::int8_t>(b[at + i]);
+      float s;
+      std::memcpy(&s, &b[at + n + 4 * (i / 16)], 4);
+      EXPECT_EQ(m.token_embedding[i], static_cast<float>(code) * s) << i;
+    }
+    float norm0;
+    std::memcpy(&norm0, &b[256], 4);
+    EXPECT_EQ(m.layers[0].attn_norm[0], norm0);
+    float ffn0;
+    std::memcpy(&ffn0, &b[256 + 4 * c.n_layers * c.dim], 4);
+    EXPECT_EQ(m.layers[0].ffn_norm[0], ffn0);
+    // The last tensor: the classifier, or w3 of the last layer.
+    const std::size_t last = shared ? static_cast<std::size_t>(c.hidden_dim) * c.dim : n;
+    const std::size_t begin = b.size() - last - 4 * (last / 16);
+    const std::vector<float>& t = shared ? m.layers.back().w_up : m.classifier;
+    float s;
+    std::memcpy(&s, &b[begin + last], 4);
+    EXPECT_EQ(t[5], static_cast<float>(static_cast<std::int8_t>(b[begin + 5])) * s);
+  }
+}
+
+TEST(LoadLlama2c, Q80BadFiles) {
+  const LlamaConfig c = small_config();
+  const auto good = q80_bytes(c, false, 16, 1);
+  auto load = [](const std::vector<std::uint8_t>& b) { return load_llama2c_bytes(b, "q.bin"); };
+  ASSERT_NO_THROW(load(good));
+  auto set = [&](std::size_t at, std::int32_t v) {
+    auto b = good;
+    std::memcpy(b.data() + at, &v, 4);
+    return b;
+  };
+  expect_error([&] { load(set(4, 1)); }, {"q.bin", "export version 1 is not supported"});
+  expect_error([&] { load(set(37, 0)); }, {"q.bin", "group_size is 0"});
+  expect_error([&] { load(set(37, 48)); }, {"q.bin", "not a multiple of group_size 48"});
+  expect_error([&] { load(std::vector<std::uint8_t>(good.begin(), good.end() - 1)); },
+               {"q.bin", "implies " + std::to_string(good.size()) + " bytes"});
+  auto sh = good;
+  sh[36] = 7;
+  expect_error([&] { load(sh); }, {"q.bin", "shared_classifier is 7"});
+  expect_error([&] { load(std::vector<std::uint8_t>(good.begin(), good.begin() + 20)); }, {"q.bin", "header field n_heads"});
+  expect_error([&] { load(set(8, -64)); }, {"q.bin", "dim is -64"});
+}
+
 }  // namespace

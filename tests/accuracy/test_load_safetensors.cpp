@@ -128,7 +128,9 @@ TEST(LoadSafetensors, BadFiles) {
   expect_error([&] { load(good, cfg_with("\"hidden_size\": 16", "\"hidden_size\": 32")); },
                {"'model.embed_tokens.weight' has shape [40, 16], expected [40, 32]"});
   expect_error([&] { load(good, cfg_with("\"llama\"", "\"gpt2\"")); }, {"config.json: model_type 'gpt2' is not supported"});
-  expect_error([&] { load(good, cfg_with("{", "{\"rope_scaling\": {\"type\": \"llama3\"},")); }, {"rope_scaling is not supported"});
+  expect_error([&] { load(good, cfg_with("{", "{\"rope_scaling\": {\"type\": \"llama3\"},")); }, {"rope_scaling.factor is missing"});
+  expect_error([&] { load(good, cfg_with("{", "{\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2},")); },
+               {"rope_scaling type 'dynamic' is not supported"});
   expect_error([&] { load(good, cfg_with("\"tie_word_embeddings\": true", "\"tie_word_embeddings\": false")); },
                {"'lm_head.weight' is missing (config.json says tie_word_embeddings is false)"});
   expect_error([&] { load(good, cfg_with("}", "")); }, {"config.json: bad JSON at byte", "expected '}'"});

@@ -117,8 +117,13 @@ TEST_F(CliEval, BadInputIsOneLine) {
   const std::string tokens = dir_ + "/tokens.txt";
   one_line(lowp_run({"eval", "--model", path_, "--tokens", tokens, "--recipe", "fp7"}), 2,
            "lowp eval: unknown recipe 'fp7'");
-  one_line(lowp_run({"eval", "--model", path_, "--tokens", tokens, "--ctx", "33"}), 2,
-           "lowp eval: --ctx 33 is outside [2, 32] (the model's seq_len)");
+  one_line(lowp_run({"eval", "--model", path_, "--tokens", tokens, "--ctx", "1"}), 2, "lowp eval: --ctx 1 is below 2");
+  // Past the model's seq_len (32): one warning line, and the evaluation runs.
+  const Result longer = lowp_run({"eval", "--model", path_, "--tokens", tokens, "--ctx", "33"});
+  EXPECT_EQ(longer.code, 0) << longer.err;
+  EXPECT_EQ(longer.err, "lowp: warning: --ctx 33 is beyond the model's context length 32 (from its metadata); positions "
+                        "past it are extrapolated\n");
+  EXPECT_NE(longer.out.find("PPL"), std::string::npos);
   one_line(lowp_run({"eval", "--model", path_}), 2, "lowp eval: exactly one of --text and --tokens is required");
   lowp::test::write_text(dir_ + "/big.txt", "1\n300\n");
   one_line(lowp_run({"eval", "--model", path_, "--tokens", dir_ + "/big.txt"}), 1, "lowp eval: ");

@@ -122,9 +122,41 @@ TEST(CliSweep, ModelSweepBadTokens) {
   std::ofstream(d / "empty.txt") << "";
   expect_one_line(lowp_run({"sweep", "--model", kModel, "--tokens", (d / "empty.txt").string(), "--recipes", "bf16"}),
                   1, "lowp sweep: ");
-  // --ctx beyond seq_len is a usage error, as for `lowp eval`.
-  expect_one_line(lowp_run({"sweep", "--model", kModel, "--tokens", kTokens, "--ctx", "100000", "--recipes", "bf16"}), 2,
-                  "lowp sweep: --ctx 100000 is outside [2, 512] (the model's seq_len)");
+  // --ctx below 2 is a usage error, as for `lowp eval` (past seq_len only warns).
+  expect_one_line(lowp_run({"sweep", "--model", kModel, "--tokens", kTokens, "--ctx", "1", "--recipes", "bf16"}), 2,
+                  "lowp sweep: --ctx 1 is below 2");
+  fs::remove_all(d);
+}
+
+// --save-base-logits writes llama.cpp's --kl-divergence-base file; --base-logits reads it back
+// as the reference: lowp's fp32 is ~0 from its own saved reference, bf16 as far as before.
+TEST(CliSweep, BaseLogitsRoundTrip) {
+  if (!fs::exists(kModel) || !fs::exists(kTokens)) GTEST_SKIP() << "../shared/models/stories260K.bin is absent";
+  const fs::path d = temp_dir();
+  const std::string base = (d / "base.kld").string();
+  const Result w = lowp_run({"sweep", "--model", kModel, "--tokens", kTokens, "--ctx", "64", "--recipes", "bf16",
+                             "--save-base-logits", base});
+  ASSERT_EQ(w.code, 0) << w.err;
+  EXPECT_EQ(fs::file_size(base), 20u + 4u * 256 + 2u * 4 * 31 * (512 + 4));  // 4 windows of 64, vocab 512
+  const Result r = lowp_run({"sweep", "--model", kModel, "--base-logits", base, "--recipes", "bf16,fp32", "--json",
+                             (d / "m.json").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("llama.cpp base logits reference: PPL"), std::string::npos) << r.out;
+  const auto fp32 = r.out.find("\nfp32 "), bf16 = r.out.find("\nbf16 ");
+  ASSERT_NE(fp32, std::string::npos) << r.out;
+  EXPECT_LT(fp32, bf16);
+  EXPECT_NE(read(d / "m.json").find("\"recipe\": \"llama.cpp base logits\""), std::string::npos);
+
+  expect_one_line(lowp_run({"sweep", "--model", kModel, "--base-logits", base, "--tokens", kTokens}), 2,
+                  "lowp sweep: --base-logits brings its own tokens");
+  expect_one_line(lowp_run({"sweep", "--model", kModel, "--base-logits", base, "--score-all"}), 2,
+                  "lowp sweep: base logits score the second half");
+  expect_one_line(lowp_run({"sweep", "--model", kModel, "--base-logits", base, "--ctx", "32"}), 2,
+                  "lowp sweep: --ctx 32 differs from the base logits' n_ctx 64");
+  expect_one_line(lowp_run({"sweep", "--model", kModel, "--base-logits", base, "--save-base-logits", base}), 2,
+                  "lowp sweep: --base-logits and --save-base-logits exclude each other");
+  expect_one_line(lowp_run({"sweep", "--model", kModel, "--base-logits", kTokens}), 1, "lowp sweep: ");
+  expect_one_line(lowp_run({"sweep", "--base-logits", base}), 2, "lowp sweep: --text, --tokens");
   fs::remove_all(d);
 }
 

@@ -53,8 +53,9 @@ Command add_tokenize_command(CLI::App& parent);
 
 // --- Helpers shared by the subcommands (text.cpp) ---
 
-// eval and sweep --model: a usage Failure unless ctx is 0 (the default) or in [2, seq_len].
-void check_ctx_option(int ctx, int seq_len);
+// eval and sweep --model: a usage Failure unless ctx is 0 (the default) or >= 2; one warning
+// line on `err` when it exceeds the model's seq_len.
+void check_ctx_option(int ctx, int seq_len, std::ostream& err);
 
 // --bos on|off|auto (auto: `when_auto`); a usage Failure for anything else.
 bool bos_option(const std::string& value, bool when_auto);

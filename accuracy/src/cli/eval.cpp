@@ -47,7 +47,7 @@ int run_eval(Io& io, const EvalArgs& a) {
     throw Failure{exit_usage, e.what()};
   }
   const accuracy::LlamaModel model = accuracy::load_model(a.model);
-  check_ctx_option(a.ctx, model.config.seq_len);
+  check_ctx_option(a.ctx, model.config.seq_len, io.err);
   const auto [tokens, window_bos] = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size, a.bos);
 
   accuracy::EvalOptions opt;
@@ -93,7 +93,7 @@ Command add_eval_command(CLI::App& parent) {
   app->add_option("--tokens", a->tokens, "Token ids, one per line");
   app->add_option("--bos", a->bos, "With --text: BOS on, off, or auto (the tokenizer's add_bos_token)")->capture_default_str();
   app->add_option("--recipe", a->recipe, "Built-in recipe name (`lowp recipes`) or recipe file")->capture_default_str();
-  app->add_option("--ctx", a->ctx, "Window length (default: the model's seq_len, or the token count if smaller)");
+  app->add_option("--ctx", a->ctx, "Window length (default: the model's seq_len, or the token count if smaller; past seq_len with a warning)");
   app->add_option("--logits-out", a->logits_out, "Write float32 little-endian logits [positions x vocab] to this file");
   app->add_flag("--score-all", a->score_all, "Score every position, not the second half of each window");
   app->add_flag("--layers", a->layers, "Also print the SQNR of every quantized tensor at every layer");

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "lowp/accuracy/base_logits.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/model_sweep.hpp"
 #include "lowp/accuracy/report.hpp"
@@ -29,6 +30,7 @@ struct SweepArgs {
   std::vector<std::string> recipes;
   int ctx = 0;
   bool score_all = false, layers = false;
+  std::string base_logits, save_base_logits;  // llama.cpp's --kl-divergence-base files
   // Tensor sweep.
   std::size_t rows = 256, cols = 4096;
   std::uint64_t seed = 1;
@@ -103,8 +105,29 @@ int run_tensor(Io& io, const SweepArgs& a) {
   return exit_ok;
 }
 
+// llama.cpp evaluates each chunk of a base-logits file with its first token replaced by BOS
+// when the vocabulary adds one, which shows as the file's first token being BOS: do the same.
+void bos_per_window(std::vector<int>& tokens, int ctx, const std::string& model, int vocab) {
+  int bos = -1;
+  try {
+    bos = accuracy::tokenizer_for_model(model, vocab).bos();
+  } catch (const Error&) {
+    return;  // no tokenizer: the tokens are fed as stored
+  }
+  if (bos < 0 || tokens.empty() || tokens[0] != bos) return;
+  for (std::size_t i = 0; i < tokens.size(); i += static_cast<std::size_t>(ctx)) tokens[i] = bos;
+}
+
 int run_model(Io& io, const SweepArgs& a) {
-  if (a.text.empty() == a.tokens.empty()) throw Failure{exit_usage, "--model needs exactly one of --text and --tokens"};
+  const bool base = !a.base_logits.empty();
+  if (base && !a.save_base_logits.empty())
+    throw Failure{exit_usage, "--base-logits and --save-base-logits exclude each other"};
+  if (base && (!a.text.empty() || !a.tokens.empty() || a.bos != "auto"))
+    throw Failure{exit_usage, "--base-logits brings its own tokens: drop --text / --tokens / --bos"};
+  if ((base || !a.save_base_logits.empty()) && a.score_all)
+    throw Failure{exit_usage, "base logits score the second half of each window, as llama.cpp: drop --score-all"};
+  if (!base && a.text.empty() == a.tokens.empty())
+    throw Failure{exit_usage, "--model needs exactly one of --text and --tokens (or --base-logits)"};
   // Unknown recipe names are usage errors, found before any evaluation.
   std::vector<accuracy::Recipe> recipes;
   try {
@@ -114,19 +137,42 @@ int run_model(Io& io, const SweepArgs& a) {
     throw Failure{exit_usage, e.what()};
   }
   const accuracy::LlamaModel model = accuracy::load_model(a.model);
-  check_ctx_option(a.ctx, model.config.seq_len);
-  const auto [tokens, window_bos] = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size, a.bos);
+  accuracy::BaseLogits reference;
+  std::vector<int> tokens;
+  int ctx = a.ctx;
+  if (base) {
+    reference = accuracy::read_base_logits(a.base_logits);
+    if (reference.run.vocab != static_cast<std::size_t>(model.config.vocab_size))
+      throw Failure{exit_bad_data, quote_input(a.base_logits) + " has n_vocab " + std::to_string(reference.run.vocab) +
+                                       ", the model's vocabulary is " + std::to_string(model.config.vocab_size)};
+    if (ctx != 0 && ctx != reference.ctx)
+      throw Failure{exit_usage, "--ctx " + std::to_string(ctx) + " differs from the base logits' n_ctx " +
+                                    std::to_string(reference.ctx)};
+    ctx = reference.ctx;
+    tokens = reference.tokens;
+    bos_per_window(tokens, ctx, a.model, model.config.vocab_size);
+  }
+  check_ctx_option(ctx, model.config.seq_len, io.err);
+  int window_bos = -1;
+  if (!base) {
+    auto read = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size, a.bos);
+    tokens = std::move(read.ids);
+    window_bos = read.window_bos;
+  }
 
   accuracy::EvalOptions opt;
-  opt.ctx = a.ctx;
+  opt.ctx = ctx;
   opt.bos = window_bos;
   opt.score_all = a.score_all;
   opt.threads = a.threads;
   ProgressBar bar(io);
   accuracy::ModelSweep sweep = accuracy::run_model_sweep(
-      model, tokens, recipes, opt, [&bar](std::string_view what, double f) { bar.update(what, f); });
+      model, tokens, recipes, opt, [&bar](std::string_view what, double f) { bar.update(what, f); },
+      base ? &reference.run : nullptr);
   sweep.model = a.model;
+  if (base) sweep.reference = "llama.cpp base logits";
   bar.update("", 1.0);
+  if (!a.save_base_logits.empty()) accuracy::write_base_logits(a.save_base_logits, sweep.ctx, tokens, sweep.reference_run);
 
   accuracy::write_model_sweep_table(io.out, sweep);
   if (a.layers) accuracy::write_model_sweep_layers(io.out, sweep);
@@ -153,8 +199,9 @@ int run_sweep(Io& io, const SweepArgs& a) {
     return run_model(io, a);
   }
   if (!a.text.empty() || !a.tokens.empty() || !a.recipes.empty() || a.ctx != 0 || a.layers || a.score_all ||
-      a.threads != 0)
-    throw Failure{exit_usage, "--text, --tokens, --recipes, --ctx, --layers, --score-all and --threads need --model"};
+      a.threads != 0 || !a.base_logits.empty() || !a.save_base_logits.empty())
+    throw Failure{exit_usage, "--text, --tokens, --recipes, --ctx, --layers, --score-all, --threads, --base-logits and "
+                              "--save-base-logits need --model"};
   if (a.bos != "auto") throw Failure{exit_usage, "--bos needs --model and --text"};
   return run_tensor(io, a);
 }
@@ -174,6 +221,10 @@ Command add_sweep_command(CLI::App& parent) {
   app->add_option("--ctx", a->ctx, "Model sweep: window length (default: the model's, or the token count)");
   app->add_flag("--score-all", a->score_all, "Model sweep: score every position, not the second half of each window");
   app->add_flag("--layers", a->layers, "Model sweep: also print the per-layer SQNR of every quantized tensor");
+  app->add_option("--base-logits", a->base_logits,
+                  "Model sweep: llama.cpp's --kl-divergence-base file as the reference (its tokens and n_ctx)");
+  app->add_option("--save-base-logits", a->save_base_logits,
+                  "Model sweep: write the fp32 reference as a file llama.cpp's --kl-divergence reads");
   app->add_option("--specs", a->specs, "Tensor sweep: quantization specs, comma-separated (default: every format)")
       ->delimiter(',');
   app->add_option("--distributions", a->distributions, "Tensor sweep: gaussian,laplace,student_t3,llm_activations")
@@ -194,6 +245,10 @@ Command add_sweep_command(CLI::App& parent) {
       "With --model: the fp32 reference once, then each recipe on the same tokens; the table is\n"
       "sorted by mean KL divergence (llama.cpp's --kl-divergence statistics). A recipe producing\n"
       "NaN shows its nonfinite count. CSV columns and JSON keys: docs/sweep.md.\n"
+      "--base-logits FILE replaces the fp32 reference by llama.cpp's log-probabilities (from\n"
+      "llama-perplexity --kl-divergence-base FILE): the file's tokens in windows of its n_ctx, each\n"
+      "window starting with BOS when the file's first token is the model's BOS, as llama.cpp does.\n"
+      "--save-base-logits FILE writes lowp's fp32 reference in that format (complete windows only).\n"
       "Exit status: 0 success; 1 bad data (model, tokens, a recipe that failed: the results of\n"
       "the others are still written); 2 usage error.");
   return {app, [a](Io& io) { return run_sweep(io, *a); }};

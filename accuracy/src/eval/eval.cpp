@@ -88,14 +88,13 @@ EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Rec
     if (tokens[i] < 0 || tokens[i] >= c.vocab_size)
       throw Error("evaluate: token " + std::to_string(i) + " is id " + std::to_string(tokens[i]) +
                   ", outside the model's vocabulary [0, " + std::to_string(c.vocab_size) + ")");
-  if (opt.ctx < 0 || opt.ctx > c.seq_len)
-    throw Error("evaluate: context " + std::to_string(opt.ctx) + " is beyond the model's limit (seq_len " +
-                std::to_string(c.seq_len) + ")");
+  if (opt.ctx < 0) throw Error("evaluate: context " + std::to_string(opt.ctx) + " is negative");
   if (opt.ctx == 1) throw Error("evaluate: context 1 leaves nothing to predict; use at least 2");
   if (opt.bos >= c.vocab_size)
     throw Error("evaluate: BOS id " + std::to_string(opt.bos) + " is outside the model's vocabulary");
   const std::size_t n = tokens.size(), vocab = static_cast<std::size_t>(c.vocab_size);
-  const std::size_t ctx = opt.ctx ? static_cast<std::size_t>(opt.ctx) : std::min(n, static_cast<std::size_t>(c.seq_len));
+  // A context past the model's seq_len is allowed (RoPE goes on); windows never exceed the tokens.
+  const std::size_t ctx = std::min(n, opt.ctx ? static_cast<std::size_t>(opt.ctx) : static_cast<std::size_t>(c.seq_len));
   const int threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
   // The quantization and Hadamard kernels size their OpenMP teams from this task's
   // nthreads-var: set it for the evaluation so --threads bounds them too.
@@ -105,7 +104,7 @@ EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Rec
     ~ThreadLimit() { omp_set_num_threads(saved); }
   } limit(threads);
 
-  const detail::PreparedModel pm = detail::prepare(model, recipe);
+  const detail::PreparedModel pm = detail::prepare(model, recipe, ctx);
   detail::ErrorLog log;
   for (const auto& e : pm.weight_errors) log.add(e);
 

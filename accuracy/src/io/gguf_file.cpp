@@ -1,5 +1,7 @@
 #include "io/gguf_file.hpp"
 
+#include "io/ggml/ggml_types.hpp"
+
 #include <cmath>
 #include <unordered_map>
 
@@ -71,31 +73,20 @@ GgufValue read_value(ByteReader& r, std::uint32_t type, const std::string& field
   return v;
 }
 
+// Bytes of a tensor's data; 0 for a type whose storage ggml does not define (refused by whoever
+// asks for the tensor, named with its number).
 std::uint64_t tensor_bytes(const GgufTensor& t, const std::string& file) {
-  const std::string what = file + ": tensor " + show_string(t.name) + " size";
-  switch (t.type) {
-    case ggml_f32: return checked_mul(t.elements, 4, what);
-    case ggml_f16: case ggml_bf16: return checked_mul(t.elements, 2, what);
-    case ggml_q8_0:
-      if (t.dims[0] % 32 != 0)
-        throw Error(file + ": tensor " + show_string(t.name) + " is Q8_0 but its row length " + std::to_string(t.dims[0]) +
-                    " is not a multiple of the block size 32");
-      return checked_mul(t.elements / 32, 34, what);
-    default: return 0;
-  }
+  if (!ggml::known(t.type)) return 0;
+  const std::size_t block = ggml::block_size(t.type);
+  if (t.dims[0] % block != 0)
+    throw Error(file + ": tensor " + show_string(t.name) + " is " + ggml::type_name(t.type) + " but its row length " +
+                std::to_string(t.dims[0]) + " is not a multiple of the block size " + std::to_string(block));
+  return checked_mul(t.elements / block, ggml::block_bytes(t.type), file + ": tensor " + show_string(t.name) + " size");
 }
 
 }  // namespace
 
-std::string ggml_type_name(std::uint32_t type) {
-  static const char* const names[] = {
-      "F32", "F16", "Q4_0", "Q4_1", "Q4_2", "Q4_3", "Q5_0", "Q5_1", "Q8_0", "Q8_1", "Q2_K", "Q3_K",
-      "Q4_K", "Q5_K", "Q6_K", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
-      "IQ2_S", "IQ4_XS", "I8", "I16", "I32", "I64", "F64", "IQ1_M", "BF16", "Q4_0_4_4", "Q4_0_4_8",
-      "Q4_0_8_8", "TQ1_0", "TQ2_0", "IQ4_NL_4_4", "IQ4_NL_4_8", "IQ4_NL_8_8", "MXFP4"};
-  const std::string n = type < std::size(names) ? names[type] : "unknown";
-  return n + " (" + std::to_string(type) + ")";
-}
+std::string ggml_type_name(std::uint32_t type) { return ggml::type_name(type); }
 
 GgufFile::GgufFile(Bytes bytes, std::string name) : name_(std::move(name)) {
   ByteReader r(bytes, name_);
@@ -160,7 +151,7 @@ GgufFile::GgufFile(Bytes bytes, std::string name) : name_(std::move(name)) {
       checked_add(r.pos(), alignment - 1, name_ + ": data section start") / alignment * alignment;
   for (GgufTensor& t : tensors_) {
     const std::uint64_t n = tensor_bytes(t, name_);
-    if (n == 0) continue;  // a type lowp does not read: refused by whoever asks for the tensor
+    if (n == 0) continue;  // a type without known storage: refused by whoever asks for the tensor
     const std::uint64_t begin = checked_add(data_start, t.offset, name_ + ": tensor " + show_string(t.name) + " offset");
     if (begin > bytes.size() || n > bytes.size() - begin)
       r.fail("tensor " + show_string(t.name) + " data [offset " + std::to_string(begin) + ", " + std::to_string(n) +

@@ -16,8 +16,6 @@ enum GgufValueType : std::uint32_t {
   gguf_bool = 7, gguf_string = 8, gguf_array = 9, gguf_u64 = 10, gguf_i64 = 11, gguf_f64 = 12,
 };
 
-enum GgmlType : std::uint32_t { ggml_f32 = 0, ggml_f16 = 1, ggml_q8_0 = 8, ggml_bf16 = 30 };
-
 // "Q4_K (12)": the ggml name of a tensor type, for messages.
 std::string ggml_type_name(std::uint32_t type);
 
@@ -38,7 +36,7 @@ struct GgufTensor {
   std::uint32_t type = 0;
   std::uint64_t offset = 0;         // from the start of the data section
   std::uint64_t elements = 0;
-  Bytes data;                       // empty for types lowp does not read (size unknown)
+  Bytes data;                       // empty for types whose storage is unknown (see io/ggml)
 };
 
 class GgufFile {

@@ -9,10 +9,14 @@
 
 namespace lowp::accuracy::detail {
 
-enum class StoredType { f32, f16, bf16, q8_0 };
+enum class StoredType { f32, f16, bf16 };
 
 // Decodes `count` elements of `type` from `data` (whose size the caller has checked).
 std::vector<float> to_f32(StoredType type, Bytes data, std::uint64_t count);
+
+// HF's rotate-half q/k layout back to interleaved pairs: row j of a head holds interleaved row
+// 2j (j < hd/2) or 2(j - hd/2) + 1. `w` is (heads * hd) x cols (cols 1 for a bias).
+std::vector<float> unpermute(const std::vector<float>& w, int heads, int hd, int cols);
 
 // A hyperparameter that must lie in [1, 2^31): `file: <key> is <v>, must be ...` otherwise.
 int positive_int(std::int64_t v, const std::string& key, const std::string& file);

@@ -1,7 +1,10 @@
-// GGUF v3 (and v2, the same layout) checkpoints of the llama architecture: F32/F16/BF16 tensors, Q8_0 dequantized.
-// llama.cpp's converter already permuted HF q/k to the interleaved RoPE order, as lowp uses.
+// GGUF v3 (and v2, the same layout) checkpoints of the llama and qwen2 architectures; every
+// tensor type io/ggml decodes is widened to float32. llama.cpp's converter permutes a llama's
+// HF q/k rows to the interleaved RoPE order lowp uses; qwen2 keeps HF's rotate-half order
+// (llama.cpp runs it with NEOX RoPE), so its q/k rows and biases are permuted here.
 #include <cmath>
 
+#include "io/ggml/ggml_types.hpp"
 #include "io/gguf_file.hpp"
 #include "io/load_common.hpp"
 #include "lowp/accuracy/loaders.hpp"
@@ -23,17 +26,12 @@ std::vector<float> tensor(const GgufFile& g, const std::string& name, std::vecto
     };
     g.fail("tensor '" + name + "' has shape " + fmt(t->dims) + ", expected " + fmt(shape) + " (ne0 first)");
   }
-  StoredType st;
-  switch (t->type) {
-    case ggml_f32: st = StoredType::f32; break;
-    case ggml_f16: st = StoredType::f16; break;
-    case ggml_bf16: st = StoredType::bf16; break;
-    case ggml_q8_0: st = StoredType::q8_0; break;
-    default:
-      g.fail("tensor '" + name + "' has type " + ggml_type_name(t->type) +
-             ", which lowp does not load (F32, F16, BF16 and Q8_0 only)");
-  }
-  return to_f32(st, t->data, t->elements);
+  if (!ggml::can_dequantize(t->type))
+    g.fail("tensor '" + name + "' has type " + ggml_type_name(t->type) +
+           ", which lowp does not load (F32, F16, BF16, the Q, K, IQ and TQ block types and MXFP4)");
+  std::vector<float> out(t->elements);
+  ggml::dequantize(t->type, t->data.data(), out.data(), out.size());
+  return out;
 }
 
 }  // namespace
@@ -42,11 +40,13 @@ LlamaModel load_gguf_bytes(std::span<const std::uint8_t> bytes, const std::strin
   const GgufFile g(bytes, name);
   const auto arch = g.get_string("general.architecture");
   if (!arch) g.fail("metadata 'general.architecture' is missing");
-  if (*arch != "llama") g.fail("architecture " + show_string(*arch) + " is not supported (llama only)");
+  if (*arch != "llama" && *arch != "qwen2")
+    g.fail("architecture " + show_string(*arch) + " is not supported (llama, qwen2)");
+  const std::string a = *arch + ".";
   auto req_int = [&](const std::string& key) {
-    const auto v = g.get_int("llama." + key);
-    if (!v) g.fail("metadata 'llama." + key + "' is missing");
-    return positive_int(*v, "llama." + key, name);
+    const auto v = g.get_int(a + key);
+    if (!v) g.fail("metadata '" + a + key + "' is missing");
+    return positive_int(*v, a + key, name);
   };
 
   LlamaModel m;
@@ -57,30 +57,71 @@ LlamaModel load_gguf_bytes(std::span<const std::uint8_t> bytes, const std::strin
   c.hidden_dim = req_int("feed_forward_length");
   c.n_layers = req_int("block_count");
   c.n_heads = req_int("attention.head_count");
-  c.n_kv_heads = g.find("llama.attention.head_count_kv") ? req_int("attention.head_count_kv") : c.n_heads;
+  c.n_kv_heads = g.find(a + "attention.head_count_kv") ? req_int("attention.head_count_kv") : c.n_heads;
   c.seq_len = req_int("context_length");
-  if (const auto eps = g.get_float("llama.attention.layer_norm_rms_epsilon")) c.norm_eps = static_cast<float>(*eps);
-  if (const auto theta = g.get_float("llama.rope.freq_base")) c.rope_theta = static_cast<float>(*theta);
+  if (const auto eps = g.get_float(a + "attention.layer_norm_rms_epsilon")) c.norm_eps = static_cast<float>(*eps);
+  if (const auto theta = g.get_float(a + "rope.freq_base")) c.rope_theta = static_cast<float>(*theta);
+  if (g.find(a + "attention.key_length")) {
+    c.head_size = req_int("attention.key_length");
+    if (g.find(a + "attention.value_length") && req_int("attention.value_length") != c.head_size)
+      g.fail(a + "attention.value_length differs from key_length, which lowp does not support");
+  }
+  if (g.find(a + "rope.dimension_count") && c.n_heads > 0 &&
+      req_int("rope.dimension_count") != (c.head_size ? c.head_size : c.dim / c.n_heads))
+    g.fail(a + "rope.dimension_count " + std::to_string(req_int("rope.dimension_count")) +
+           " is not the head size: partial RoPE is not supported");
+  // Linear RoPE scaling (rope.scaling.*, or the older rope.scale_linear); Llama 3's scaling
+  // arrives as the rope_freqs.weight tensor instead.
+  const std::string scaling = g.get_string(a + "rope.scaling.type").value_or("none");
+  if (scaling == "linear") {
+    const auto f = g.get_float(a + "rope.scaling.factor");
+    if (!f || !(*f > 0)) g.fail(a + "rope.scaling.factor must be a positive number for linear scaling");
+    c.rope_freq_scale = static_cast<float>(1.0 / *f);
+  } else if (scaling != "none") {
+    g.fail("RoPE scaling type " + show_string(scaling) + " is not supported (linear, none)");
+  } else if (const auto f = g.get_float(a + "rope.scale_linear"); f && *f != 1.0) {
+    if (!(*f > 0)) g.fail(a + "rope.scale_linear must be positive");
+    c.rope_freq_scale = static_cast<float>(1.0 / *f);
+  }
   const GgufTensor* emb = g.tensor("token_embd.weight");
   if (!emb) g.fail("tensor 'token_embd.weight' is missing");
   if (emb->dims.size() != 2) g.fail("tensor 'token_embd.weight' must have 2 dimensions");
   c.vocab_size = positive_int(static_cast<std::int64_t>(std::min<std::uint64_t>(emb->dims[1], INT64_MAX)),
                               "the vocabulary size (token_embd.weight ne1)", name);
-  if (g.find("llama.vocab_size") && req_int("vocab_size") != c.vocab_size)
-    g.fail("llama.vocab_size " + std::to_string(req_int("vocab_size")) + " disagrees with token_embd.weight (" +
+  if (g.find(a + "vocab_size") && req_int("vocab_size") != c.vocab_size)
+    g.fail(a + "vocab_size " + std::to_string(req_int("vocab_size")) + " disagrees with token_embd.weight (" +
            std::to_string(c.vocab_size) + " rows)");
   validate(c, name);
+  if (g.tensor("rope_freqs.weight")) {
+    c.rope_freq_factors = tensor(g, "rope_freqs.weight", {static_cast<std::uint64_t>(c.head_dim() / 2)});
+    validate(c, name);
+  }
 
-  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size;
+  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size, qd = c.q_dim();
+  const bool neox = *arch == "qwen2";
+  const int hd = c.head_dim();
+  // Rotate-half rows to interleaved pairs (qwen2 only).
+  auto qk = [&](std::vector<float> w, int heads, int cols) {
+    return neox ? unpermute(w, heads, hd, cols) : w;
+  };
+  auto optional = [&](const std::string& n, std::uint64_t len) {
+    return g.tensor(n) ? tensor(g, n, {len}) : std::vector<float>{};
+  };
   m.token_embedding = tensor(g, "token_embd.weight", {dim, vocab});
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     LayerWeights w;
     w.attn_norm = tensor(g, p + "attn_norm.weight", {dim});
-    w.wq = tensor(g, p + "attn_q.weight", {dim, dim});
-    w.wk = tensor(g, p + "attn_k.weight", {dim, kv});
+    w.wq = qk(tensor(g, p + "attn_q.weight", {dim, qd}), c.n_heads, c.dim);
+    w.wk = qk(tensor(g, p + "attn_k.weight", {dim, kv}), c.n_kv_heads, c.dim);
     w.wv = tensor(g, p + "attn_v.weight", {dim, kv});
-    w.wo = tensor(g, p + "attn_output.weight", {dim, dim});
+    w.wo = tensor(g, p + "attn_output.weight", {qd, dim});
+    w.bq = optional(p + "attn_q.bias", qd);
+    if (!w.bq.empty()) w.bq = qk(w.bq, c.n_heads, 1);
+    w.bk = optional(p + "attn_k.bias", kv);
+    if (!w.bk.empty()) w.bk = qk(w.bk, c.n_kv_heads, 1);
+    w.bv = optional(p + "attn_v.bias", kv);
+    w.bo = optional(p + "attn_output.bias", dim);
     w.ffn_norm = tensor(g, p + "ffn_norm.weight", {dim});
     w.w_gate = tensor(g, p + "ffn_gate.weight", {dim, hid});
     w.w_down = tensor(g, p + "ffn_down.weight", {hid, dim});

@@ -1,10 +1,13 @@
-// Hugging Face Llama checkpoints: one or more .safetensors files plus config.json. HF stores
-// q/k rows in rotate-half order per head; they are permuted back to interleaved pairs here.
+// Hugging Face Llama-family checkpoints (llama, mistral, qwen2): one or more .safetensors files
+// (model.safetensors.index.json names the shards when present) plus config.json. HF stores q/k
+// rows in rotate-half order per head; they are permuted back to interleaved pairs here.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 
 #include "io/json.hpp"
 #include "io/load_common.hpp"
@@ -117,27 +120,76 @@ std::vector<float> tensor(const TensorMap& ts, const std::string& name, std::vec
   return to_f32(st, t.data, t.elements);
 }
 
-// HF row j of a head holds interleaved row 2j (j < hd/2) or 2(j - hd/2) + 1: put them back.
-std::vector<float> unpermute(const std::vector<float>& w, int heads, int hd, int cols) {
-  std::vector<float> out(w.size());
-  const std::size_t c = cols;
-  for (int h = 0; h < heads; ++h)
-    for (int j = 0; j < hd; ++j) {
-      const int dst = h * hd + (j < hd / 2 ? 2 * j : 2 * (j - hd / 2) + 1);
-      std::copy_n(&w[(h * hd + j) * c], c, &out[dst * c]);
+const Json* present(const Json& o, const char* key) {
+  const Json* v = o.get(key);
+  return v && v->kind != Json::Kind::null ? v : nullptr;
+}
+
+double rope_number(const Json& rs, const char* key, const std::string& file, std::optional<double> fallback = {}) {
+  const Json* v = present(rs, key);
+  if (!v) {
+    if (fallback) return *fallback;
+    throw Error(file + ": rope_scaling." + key + " is missing");
+  }
+  if (v->kind != Json::Kind::number || !std::isfinite(v->num) || v->num <= 0)
+    throw Error(file + ": rope_scaling." + key + " must be a positive number");
+  return v->num;
+}
+
+// rope_scaling {"rope_type": "llama3" | "linear" | "default", ...} into the config's frequency
+// scale and factors (transformers' _compute_llama3_parameters, as per-pair divisors).
+void rope_scaling(const Json& cfg, LlamaConfig& c, const std::string& file) {
+  const Json* rs = present(cfg, "rope_scaling");
+  if (!rs) return;
+  if (rs->kind != Json::Kind::object) throw Error(file + ": rope_scaling must be an object or null");
+  const Json* type = present(*rs, "rope_type");
+  if (!type) type = present(*rs, "type");
+  if (!type || type->kind != Json::Kind::string) throw Error(file + ": rope_scaling has no string 'rope_type'");
+  if (type->str == "default") return;
+  if (type->str == "linear") {
+    c.rope_freq_scale = static_cast<float>(1.0 / rope_number(*rs, "factor", file));
+    return;
+  }
+  if (type->str != "llama3")
+    throw Error(file + ": rope_scaling type " + show_string(type->str) + " is not supported (llama3, linear, default)");
+  const double factor = rope_number(*rs, "factor", file), low = rope_number(*rs, "low_freq_factor", file),
+               high = rope_number(*rs, "high_freq_factor", file),
+               original = rope_number(*rs, "original_max_position_embeddings", file);
+  if (!(high > low)) throw Error(file + ": rope_scaling high_freq_factor must exceed low_freq_factor");
+  const double low_wavelen = original / low, high_wavelen = original / high, pi = std::acos(-1.0);
+  const int hd = c.head_dim();
+  c.rope_freq_factors.resize(static_cast<std::size_t>(hd / 2));
+  for (int i = 0; i < hd / 2; ++i) {
+    const double freq = std::pow(static_cast<double>(c.rope_theta), -2.0 * i / hd), wavelen = 2 * pi / freq;
+    double divisor = 1.0;
+    if (wavelen > low_wavelen) {
+      divisor = factor;
+    } else if (wavelen >= high_wavelen) {  // between: interpolate freq / factor and freq
+      const double smooth = (original / wavelen - low) / (high - low);
+      divisor = 1.0 / ((1 - smooth) / factor + smooth);
     }
-  return out;
+    c.rope_freq_factors[static_cast<std::size_t>(i)] = static_cast<float>(divisor);
+  }
 }
 
 LlamaModel build(const TensorMap& ts, std::string_view config_json, const std::string& config_name,
                  const std::string& name) {
   const Json cfg = parse_json(config_json, config_name);
   if (cfg.kind != Json::Kind::object) throw Error(config_name + ": not a JSON object");
-  if (const Json* mt = cfg.get("model_type"); mt && !(mt->kind == Json::Kind::string && mt->str == "llama"))
-    throw Error(config_name + ": model_type " + (mt->kind == Json::Kind::string ? show_string(mt->str) : std::string("(not a string)")) +
-                " is not supported (llama only)");
-  if (const Json* rs = cfg.get("rope_scaling"); rs && rs->kind != Json::Kind::null)
-    throw Error(config_name + ": rope_scaling is not supported");
+  std::string type = "llama";
+  if (const Json* mt = cfg.get("model_type")) {
+    type = mt->kind == Json::Kind::string ? mt->str : "(not a string)";
+    if (type != "llama" && type != "mistral" && type != "qwen2")
+      throw Error(config_name + ": model_type " + show_string(type) + " is not supported (llama, mistral, qwen2)");
+  }
+  auto flag = [&](const char* key) {
+    const Json* v = present(cfg, key);
+    if (v && v->kind != Json::Kind::boolean) throw Error(config_name + ": '" + key + "' must be true or false");
+    return v && v->b;
+  };
+  if (flag("mlp_bias")) throw Error(config_name + ": mlp_bias is not supported");
+  // Qwen2 always has q/k/v biases; Llama's attention_bias adds q/k/v/o ones.
+  const bool qkv_bias = type == "qwen2" || flag("attention_bias"), o_bias = type != "qwen2" && flag("attention_bias");
 
   LlamaModel m;
   m.source = "safetensors";
@@ -157,22 +209,33 @@ LlamaModel build(const TensorMap& ts, std::string_view config_json, const std::s
     if (t->kind != Json::Kind::boolean) throw Error(config_name + ": 'tie_word_embeddings' must be true or false");
     tied = t->b;
   }
+  if (present(cfg, "head_dim")) c.head_size = config_int(cfg, "head_dim", config_name);
+  // A sliding window shorter than the context (Mistral 7B v0.1) bounds the usable context.
+  if (const Json* sw = present(cfg, "sliding_window");
+      sw && (type == "mistral" || flag("use_sliding_window")) && sw->is_uint && sw->u > 0 &&
+      sw->u < static_cast<std::uint64_t>(c.seq_len))
+    c.seq_len = static_cast<int>(sw->u);
   validate(c, config_name);
-  if (const Json* hd = cfg.get("head_dim"); hd && hd->kind != Json::Kind::null &&
-                                            !(hd->is_uint && hd->u == static_cast<std::uint64_t>(c.head_dim())))
-    throw Error(config_name + ": head_dim differs from hidden_size / num_attention_heads, which lowp does not support");
+  rope_scaling(cfg, c, config_name);
+  validate(c, config_name);
 
-  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size;
+  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size, qd = c.q_dim();
   const int hd = c.head_dim();
   m.token_embedding = tensor(ts, "model.embed_tokens.weight", {vocab, dim}, name);
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     LayerWeights w;
     w.attn_norm = tensor(ts, p + "input_layernorm.weight", {dim}, name);
-    w.wq = unpermute(tensor(ts, p + "self_attn.q_proj.weight", {dim, dim}, name), c.n_heads, hd, c.dim);
+    w.wq = unpermute(tensor(ts, p + "self_attn.q_proj.weight", {qd, dim}, name), c.n_heads, hd, c.dim);
     w.wk = unpermute(tensor(ts, p + "self_attn.k_proj.weight", {kv, dim}, name), c.n_kv_heads, hd, c.dim);
     w.wv = tensor(ts, p + "self_attn.v_proj.weight", {kv, dim}, name);
-    w.wo = tensor(ts, p + "self_attn.o_proj.weight", {dim, dim}, name);
+    w.wo = tensor(ts, p + "self_attn.o_proj.weight", {dim, qd}, name);
+    if (qkv_bias) {
+      w.bq = unpermute(tensor(ts, p + "self_attn.q_proj.bias", {qd}, name), c.n_heads, hd, 1);
+      w.bk = unpermute(tensor(ts, p + "self_attn.k_proj.bias", {kv}, name), c.n_kv_heads, hd, 1);
+      w.bv = tensor(ts, p + "self_attn.v_proj.bias", {kv}, name);
+    }
+    if (o_bias) w.bo = tensor(ts, p + "self_attn.o_proj.bias", {dim}, name);
     w.ffn_norm = tensor(ts, p + "post_attention_layernorm.weight", {dim}, name);
     w.w_gate = tensor(ts, p + "mlp.gate_proj.weight", {hid, dim}, name);
     w.w_down = tensor(ts, p + "mlp.down_proj.weight", {dim, hid}, name);
@@ -204,11 +267,30 @@ LlamaModel load_safetensors(const std::string& path) {
   std::error_code ec;
   std::vector<std::string> files;
   fs::path dir;
+  std::vector<std::pair<std::string, std::string>> weight_map;  // tensor -> shard, from the index
   if (fs::is_directory(path, ec)) {
     dir = path;
-    for (const auto& e : fs::directory_iterator(path, ec))
-      if (e.path().extension() == ".safetensors") files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
+    const fs::path index = dir / "model.safetensors.index.json";
+    if (fs::exists(index, ec)) {
+      const std::string iname = index.string();
+      const Json j = parse_json(read_text_file(iname), iname);
+      const Json* map = j.kind == Json::Kind::object ? j.get("weight_map") : nullptr;
+      if (!map || map->kind != Json::Kind::object) throw Error(iname + ": no object 'weight_map'");
+      std::set<std::string> shards;
+      for (const auto& [tensor, file] : map->fields) {
+        if (file.kind != Json::Kind::string || file.str.empty() || file.str.find('/') != std::string::npos)
+          throw Error(iname + ": weight_map entry " + show_string(tensor) + " must name a file in this directory");
+        const std::string shard = (dir / file.str).string();
+        if (shards.insert(shard).second && !fs::exists(shard, ec))
+          throw Error(iname + ": shard " + show_string(file.str) + " (of tensor " + show_string(tensor) + ") does not exist");
+        weight_map.emplace_back(tensor, shard);
+      }
+      files.assign(shards.begin(), shards.end());
+    } else {
+      for (const auto& e : fs::directory_iterator(path, ec))
+        if (e.path().extension() == ".safetensors") files.push_back(e.path().string());
+      std::sort(files.begin(), files.end());
+    }
     if (files.empty()) throw Error(path + ": no .safetensors files in this directory");
   } else {
     files.push_back(path);
@@ -224,6 +306,11 @@ LlamaModel load_safetensors(const std::string& path) {
   for (const std::string& f : files) {
     maps.push_back(std::make_unique<MappedFile>(f));
     parse_safetensors(maps.back()->bytes(), f, ts);
+  }
+  for (const auto& [tensor, shard] : weight_map) {
+    const auto it = ts.find(tensor);
+    if (it == ts.end() || it->second.file != shard)
+      throw Error(shard + ": tensor " + show_string(tensor) + " is not in this shard, as model.safetensors.index.json says");
   }
   return build(ts, config_text, config, files.size() == 1 ? files[0] : path);
 }

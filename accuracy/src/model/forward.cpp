@@ -34,7 +34,8 @@ class Window {
   Window(const PreparedModel& pm, std::size_t T, ErrorLog& log, int threads)
       : pm_(pm), r_(pm.recipe), c_(pm.cfg), T_(T), log_(log), threads_(threads),
         dim_(static_cast<std::size_t>(c_.dim)), kv_(static_cast<std::size_t>(c_.kv_dim())),
-        hd_(static_cast<std::size_t>(c_.head_dim())), hidden_(static_cast<std::size_t>(c_.hidden_dim)) {}
+        hd_(static_cast<std::size_t>(c_.head_dim())), qd_(static_cast<std::size_t>(c_.q_dim())),
+        hidden_(static_cast<std::size_t>(c_.hidden_dim)) {}
 
   // Logits of rows [first, T) only: rows before `first` are not scored.
   void run(std::span<const int> tokens, float* logits, std::size_t first) {
@@ -56,8 +57,9 @@ class Window {
     const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
     xb_.resize(T_ * dim_);
     rmsnorm(x_.data(), L.attn_norm.data(), xb_.data(), T_, dim_, c_.norm_eps);
-    qkv_.resize(T_ * (dim_ + 2 * kv_));
+    qkv_.resize(T_ * (qd_ + 2 * kv_));
     linear(L.qkv, xb_.data(), qkv_.data(), l);
+    add_bias(qkv_.data(), L.qkv_bias);
     split_qkv();
     rope(q_.data(), static_cast<std::size_t>(c_.n_heads));
     rope(k_.data(), static_cast<std::size_t>(c_.n_kv_heads));
@@ -69,7 +71,7 @@ class Window {
     }
     quantize_point(r_.kv, k_.data(), T_, kv_, l, "kv.k");  // as written to the KV cache
     quantize_point(r_.kv, v_.data(), T_, kv_, l, "kv.v");
-    quantize_point(r_.q, q_.data(), T_, dim_, l, "q");
+    quantize_point(r_.q, q_.data(), T_, qd_, l, "q");
     quantize_point(r_.k, k_.data(), T_, kv_, l, "k");
     quantize_point(r_.v, v_.data(), T_, kv_, l, "v");
     attend(l);
@@ -77,6 +79,7 @@ class Window {
       pm_.head_rotation.apply_inverse(att_.data(), T_ * static_cast<std::size_t>(c_.n_heads), hd_);
     out_.resize(T_ * dim_);
     linear(L.wo, att_.data(), out_.data(), l);
+    add_bias(out_.data(), L.wo_bias);
     for (std::size_t i = 0; i < T_ * dim_; ++i) x_[i] += out_[i];
   }
 
@@ -102,7 +105,7 @@ class Window {
     const auto heads = static_cast<std::size_t>(c_.n_heads);
     const std::size_t group = heads / static_cast<std::size_t>(c_.n_kv_heads);
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
-    att_.resize(T_ * dim_);
+    att_.resize(T_ * qd_);
     qh_.resize(T_ * hd_);
     kh_.resize(T_ * hd_);
     vt_.resize(hd_ * T_);
@@ -112,7 +115,7 @@ class Window {
       const std::size_t g = h / group;
       for (std::size_t t = 0; t < T_; ++t)
         for (std::size_t d = 0; d < hd_; ++d) {
-          qh_[t * hd_ + d] = q_[t * dim_ + h * hd_ + d];
+          qh_[t * hd_ + d] = q_[t * qd_ + h * hd_ + d];
           kh_[t * hd_ + d] = k_[t * kv_ + g * hd_ + d];
           vt_[d * T_ + t] = v_[t * kv_ + g * hd_ + d];
         }
@@ -128,7 +131,7 @@ class Window {
       }
       quantize_point(r_.p, s_.data(), T_, T_, l, "p");  // each head's P: one T x T tensor
       quant::gemm_f32(s_.data(), vt_.data(), oh_.data(), T_, hd_, T_, false, threads_);
-      for (std::size_t t = 0; t < T_; ++t) std::copy_n(oh_.data() + t * hd_, hd_, att_.data() + t * dim_ + h * hd_);
+      for (std::size_t t = 0; t < T_; ++t) std::copy_n(oh_.data() + t * hd_, hd_, att_.data() + t * qd_ + h * hd_);
     }
   }
 
@@ -149,16 +152,23 @@ class Window {
   }
 
   void split_qkv() {
-    const std::size_t w = dim_ + 2 * kv_;
-    q_.resize(T_ * dim_);
+    const std::size_t w = qd_ + 2 * kv_;
+    q_.resize(T_ * qd_);
     k_.resize(T_ * kv_);
     v_.resize(T_ * kv_);
     for (std::size_t t = 0; t < T_; ++t) {
       const float* row = qkv_.data() + t * w;
-      std::copy_n(row, dim_, q_.data() + t * dim_);
-      std::copy_n(row + dim_, kv_, k_.data() + t * kv_);
-      std::copy_n(row + dim_ + kv_, kv_, v_.data() + t * kv_);
+      std::copy_n(row, qd_, q_.data() + t * qd_);
+      std::copy_n(row + qd_, kv_, k_.data() + t * kv_);
+      std::copy_n(row + qd_ + kv_, kv_, v_.data() + t * kv_);
     }
+  }
+
+  // Each of the T_ rows of y (width bias.size()) += bias.
+  void add_bias(float* y, const std::vector<float>& bias) const {
+    const std::size_t n = bias.size();
+    for (std::size_t t = 0; t < T_ && n; ++t)
+      for (std::size_t i = 0; i < n; ++i) y[t * n + i] += bias[i];
   }
 
   // y = x W^T for each linear of the group, outputs side by side (rows x sum n).
@@ -226,7 +236,7 @@ class Window {
   const std::size_t T_;
   ErrorLog& log_;
   const int threads_;
-  const std::size_t dim_, kv_, hd_, hidden_;
+  const std::size_t dim_, kv_, hd_, qd_, hidden_;
   std::vector<float> x_, xb_, qkv_, q_, k_, v_, att_, out_, gu_, hb_, xq_, part_, before_;
   std::vector<float> qh_, kh_, vt_, s_, oh_;  // one head's attention
 };

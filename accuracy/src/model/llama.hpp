@@ -57,6 +57,7 @@ using LinearGroup = std::vector<Linear>;
 struct PreparedLayer {
   std::vector<float> attn_norm, ffn_norm;
   LinearGroup qkv, wo, gate_up, down;
+  std::vector<float> qkv_bias, wo_bias;  // [bq | bk | bv] and bo, empty when the model has none
 };
 
 struct PreparedModel {
@@ -74,7 +75,8 @@ struct PreparedModel {
 };
 
 // Throws lowp::Error naming the recipe, the tensor and its shape when a spec does not fit.
-PreparedModel prepare(const LlamaModel& model, const Recipe& recipe);
+// RoPE tables cover `positions` positions (0: the model's seq_len).
+PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions = 0);
 
 // QuaRot (Ashkboos et al. 2024) on a copy of the model: RMSNorm gains folded into the next
 // linears, the residual stream rotated by a randomized Hadamard R (embedding E R, input-side

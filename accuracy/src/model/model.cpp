@@ -36,7 +36,8 @@ void validate(const LlamaConfig& c, const std::string& file) {
   positive(c.n_kv_heads, "n_kv_heads");
   positive(c.vocab_size, "vocab_size");
   positive(c.seq_len, "seq_len");
-  if (c.dim % c.n_heads != 0)
+  if (c.head_size < 0) throw Error(file + ": head_dim is " + std::to_string(c.head_size) + ", must be positive");
+  if (c.head_size == 0 && c.dim % c.n_heads != 0)
     throw Error(file + ": dim " + std::to_string(c.dim) + " is not a multiple of n_heads " +
                 std::to_string(c.n_heads));
   if (c.n_kv_heads > c.n_heads || c.n_heads % c.n_kv_heads != 0)
@@ -48,6 +49,13 @@ void validate(const LlamaConfig& c, const std::string& file) {
     throw Error(file + ": norm_eps " + std::to_string(c.norm_eps) + " must be positive and finite");
   if (!(std::isfinite(c.rope_theta) && c.rope_theta > 0))
     throw Error(file + ": rope_theta " + std::to_string(c.rope_theta) + " must be positive and finite");
+  if (!(std::isfinite(c.rope_freq_scale) && c.rope_freq_scale > 0))
+    throw Error(file + ": RoPE frequency scale " + std::to_string(c.rope_freq_scale) + " must be positive and finite");
+  if (!c.rope_freq_factors.empty() && c.rope_freq_factors.size() != static_cast<std::size_t>(c.head_dim() / 2))
+    throw Error(file + ": " + std::to_string(c.rope_freq_factors.size()) + " RoPE frequency factors, head_dim " +
+                std::to_string(c.head_dim()) + " needs " + std::to_string(c.head_dim() / 2));
+  for (float f : c.rope_freq_factors)
+    if (!(std::isfinite(f) && f > 0)) throw Error(file + ": RoPE frequency factor " + std::to_string(f) + " must be positive and finite");
 }
 
 void validate(const LlamaModel& m) {
@@ -58,16 +66,20 @@ void validate(const LlamaModel& m) {
     throw Error(file + ": " + std::to_string(m.layers.size()) + " layers of weights, config says " +
                 std::to_string(c.n_layers));
 
-  const std::size_t dim = c.dim, hidden = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size;
+  const std::size_t dim = c.dim, hidden = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size, qd = c.q_dim();
   check_size(m, m.token_embedding, vocab, dim, "token_embedding");
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
     const LayerWeights& w = m.layers[l];
     const std::string p = "layer " + std::to_string(l) + " ";
     check_size(m, w.attn_norm, 1, dim, p + "attn_norm");
-    check_size(m, w.wq, dim, dim, p + "wq");
+    check_size(m, w.wq, qd, dim, p + "wq");
     check_size(m, w.wk, kv, dim, p + "wk");
     check_size(m, w.wv, kv, dim, p + "wv");
-    check_size(m, w.wo, dim, dim, p + "wo");
+    check_size(m, w.wo, dim, qd, p + "wo");
+    if (!w.bq.empty()) check_size(m, w.bq, 1, qd, p + "bq");
+    if (!w.bk.empty()) check_size(m, w.bk, 1, kv, p + "bk");
+    if (!w.bv.empty()) check_size(m, w.bv, 1, kv, p + "bv");
+    if (!w.bo.empty()) check_size(m, w.bo, 1, dim, p + "bo");
     check_size(m, w.ffn_norm, 1, dim, p + "ffn_norm");
     check_size(m, w.w_gate, hidden, dim, p + "w_gate");
     check_size(m, w.w_down, dim, hidden, p + "w_down");

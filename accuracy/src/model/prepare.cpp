@@ -153,7 +153,7 @@ const quant::LinearRecipe* find_preset(const Recipe& r) {
 
 }  // namespace
 
-PreparedModel prepare(const LlamaModel& model, const Recipe& recipe) {
+PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions) {
   PreparedModel pm;
   pm.cfg = model.config;
   pm.recipe = recipe;
@@ -167,6 +167,7 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe) {
   const auto& c = pm.cfg;
   const auto dim = static_cast<std::size_t>(c.dim), hidden = static_cast<std::size_t>(c.hidden_dim);
   const auto kv = static_cast<std::size_t>(c.kv_dim()), hd = static_cast<std::size_t>(c.head_dim());
+  const auto qd = static_cast<std::size_t>(c.q_dim());
   const auto vocab = static_cast<std::size_t>(c.vocab_size);
 
   const LlamaModel* m = &model;
@@ -196,12 +197,19 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe) {
     PreparedLayer P;
     P.attn_norm = L.attn_norm;
     P.ffn_norm = L.ffn_norm;
-    const Member qkv[] = {{LinearKind::wq, &L.wq, dim}, {LinearKind::wk, &L.wk, kv}, {LinearKind::wv, &L.wv, kv}};
+    const Member qkv[] = {{LinearKind::wq, &L.wq, qd}, {LinearKind::wk, &L.wk, kv}, {LinearKind::wv, &L.wv, kv}};
     const Member wo[] = {{LinearKind::wo, &L.wo, dim}};
     const Member gate_up[] = {{LinearKind::gate, &L.w_gate, hidden}, {LinearKind::up, &L.w_up, hidden}};
     const Member down[] = {{LinearKind::down, &L.w_down, dim}};
     P.qkv = prep.group(qkv, dim, li);
-    P.wo = prep.group(wo, dim, li);
+    P.wo = prep.group(wo, qd, li);
+    if (!L.bq.empty() || !L.bk.empty() || !L.bv.empty()) {
+      P.qkv_bias.assign(qd + 2 * kv, 0.0f);
+      std::copy(L.bq.begin(), L.bq.end(), P.qkv_bias.begin());
+      std::copy(L.bk.begin(), L.bk.end(), P.qkv_bias.begin() + static_cast<std::ptrdiff_t>(qd));
+      std::copy(L.bv.begin(), L.bv.end(), P.qkv_bias.begin() + static_cast<std::ptrdiff_t>(qd + kv));
+    }
+    P.wo_bias = L.bo;
     P.gate_up = prep.group(gate_up, dim, li);
     P.down = prep.group(down, hidden, li);
     pm.layers.push_back(std::move(P));
@@ -210,13 +218,16 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe) {
   const Member cls[] = {{LinearKind::classifier, &m->output_weight(), vocab}};
   pm.classifier = prep.group(cls, dim, -1);
 
-  // RoPE angles in double, rounded once: pair i of a head turns by pos * theta^(-2i/head_dim).
-  const std::size_t half = hd / 2, seq = static_cast<std::size_t>(c.seq_len);
+  // RoPE angles in double, rounded once: pair i of a head turns by pos * theta^(-2i/head_dim),
+  // times the linear scale, over the pair's frequency factor.
+  const std::size_t half = hd / 2, seq = positions ? positions : static_cast<std::size_t>(c.seq_len);
   pm.rope_cos.resize(seq * half);
   pm.rope_sin.resize(seq * half);
   for (std::size_t pos = 0; pos < seq; ++pos)
     for (std::size_t i = 0; i < half; ++i) {
-      const double freq = std::pow(static_cast<double>(c.rope_theta), -static_cast<double>(2 * i) / static_cast<double>(hd));
+      double freq = std::pow(static_cast<double>(c.rope_theta), -static_cast<double>(2 * i) / static_cast<double>(hd)) *
+                    static_cast<double>(c.rope_freq_scale);
+      if (!c.rope_freq_factors.empty()) freq /= static_cast<double>(c.rope_freq_factors[i]);
       const double angle = static_cast<double>(pos) * freq;
       pm.rope_cos[pos * half + i] = static_cast<float>(std::cos(angle));
       pm.rope_sin[pos * half + i] = static_cast<float>(std::sin(angle));

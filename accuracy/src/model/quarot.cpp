@@ -4,6 +4,7 @@
 
 #include "model/llama.hpp"
 #include "lowp/hadamard/transform.hpp"
+#include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::detail {
 namespace {
@@ -42,6 +43,9 @@ Rotation apply_quarot(LlamaModel& m, std::uint64_t seed) {
   const auto& c = m.config;
   const auto dim = static_cast<std::size_t>(c.dim), hidden = static_cast<std::size_t>(c.hidden_dim);
   const auto vocab = static_cast<std::size_t>(c.vocab_size), kv = static_cast<std::size_t>(c.kv_dim());
+  const auto qd = static_cast<std::size_t>(c.q_dim());
+  for (const auto& L : m.layers)  // an output-side bias would have to turn with the stream
+    if (!L.bo.empty()) throw lowp::Error("an o_proj bias is not supported with QuaRot");
   const Rotation r = hadamard_of(dim, true, seed);
   const Rotation down = hadamard_of(hidden, false, 0);
   r.validate();
@@ -60,12 +64,12 @@ Rotation apply_quarot(LlamaModel& m, std::uint64_t seed) {
     for (auto* w : {&L.w_gate, &L.w_up}) scale_columns(*w, dim, L.ffn_norm);
     L.attn_norm = ones;
     L.ffn_norm = ones;
-    r.fold_into_weight(L.wq.data(), dim, dim);
+    r.fold_into_weight(L.wq.data(), qd, dim);
     r.fold_into_weight(L.wk.data(), kv, dim);
     r.fold_into_weight(L.wv.data(), kv, dim);
     r.fold_into_weight(L.w_gate.data(), hidden, dim);
     r.fold_into_weight(L.w_up.data(), hidden, dim);
-    rotate_output_side(L.wo, dim, dim, r);
+    rotate_output_side(L.wo, dim, qd, r);
     rotate_output_side(L.w_down, dim, hidden, r);
     down.fold_into_weight(L.w_down.data(), dim, hidden);  // its input arrives as h H
   }

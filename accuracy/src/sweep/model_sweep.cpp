@@ -23,7 +23,7 @@ int rank(const RecipeResult& r) {
 }  // namespace
 
 ModelSweep run_model_sweep(const LlamaModel& model, std::span<const int> tokens, std::span<const Recipe> recipes,
-                           const EvalOptions& opt, const SweepProgress& progress) {
+                           const EvalOptions& opt, const SweepProgress& progress, const EvalRun* base) {
   const double steps = static_cast<double>(recipes.size() + 1);
   // The evaluator's per-window progress, folded into the whole sweep's fraction.
   const auto eval_options = [&](std::string_view what, std::size_t step) {
@@ -40,10 +40,12 @@ ModelSweep run_model_sweep(const LlamaModel& model, std::span<const int> tokens,
   sweep.tokens = tokens.size();
   sweep.ctx = opt.ctx > 0 ? opt.ctx : static_cast<int>(std::min<std::size_t>(model.config.seq_len, tokens.size()));
   sweep.score_all = opt.score_all;
-  const Recipe reference = find_recipe("fp32");
   auto t0 = std::chrono::steady_clock::now();
-  const EvalRun ref = evaluate(model, tokens, reference, eval_options("fp32 reference", 0));
-  sweep.ref_seconds = seconds_since(t0);
+  EvalRun own;  // the fp32 run, when no base is given (a base's rows are not copied)
+  if (!base) own = evaluate(model, tokens, find_recipe("fp32"), eval_options("fp32 reference", 0));
+  const EvalRun& ref = base ? *base : own;
+  if (base) sweep.reference = "base logits";
+  sweep.ref_seconds = base ? 0.0 : seconds_since(t0);
   sweep.scored = ref.scored();
   const Comparison self = compare(ref, ref);
   sweep.ref_ppl = self.ppl;
@@ -67,6 +69,7 @@ ModelSweep run_model_sweep(const LlamaModel& model, std::span<const int> tokens,
     sweep.results.push_back(std::move(r));
   }
   if (progress) progress("done", 1.0);
+  if (!base) sweep.reference_run = std::move(own);
 
   std::stable_sort(sweep.results.begin(), sweep.results.end(), [](const RecipeResult& a, const RecipeResult& b) {
     const int ra = rank(a), rb = rank(b);

@@ -41,7 +41,7 @@ constexpr Column kColumns[] = {
 void write_model_sweep_table(std::ostream& out, const ModelSweep& s) {
   out << "Model sweep: " << s.model << "\n  " << s.tokens << " tokens, ctx " << s.ctx << ", " << s.scored
       << " positions scored (" << (s.score_all ? "every position" : "the second half of each window")
-      << ")\n  fp32 reference: PPL " << fixed("%.4f", s.ref_ppl) << " +- " << fixed("%.4f", s.ref_ppl_se) << " ("
+      << ")\n  " << s.reference << " reference: PPL " << fixed("%.4f", s.ref_ppl) << " +- " << fixed("%.4f", s.ref_ppl_se) << " ("
       << fixed("%.2f", s.ref_seconds) << " s)";
   if (s.ref_nonfinite) out << ", " << s.ref_nonfinite << " nonfinite positions";
   out << "\nSorted by mean KL divergence from the reference (nats per token); dp = p_Q(next) - p_ref(next).\n\n";
@@ -95,7 +95,7 @@ void write_model_sweep_json(std::ostream& out, const ModelSweep& s) {
   using report::json_string;
   out << "{\n  \"model\": " << json_string(s.model) << ",\n  \"tokens\": " << s.tokens << ",\n  \"scored\": " << s.scored
       << ",\n  \"ctx\": " << s.ctx << ",\n  \"score_all\": " << (s.score_all ? "true" : "false")
-      << ",\n  \"reference\": {\"recipe\": \"fp32\", \"ppl\": " << json_number(s.ref_ppl)
+      << ",\n  \"reference\": {\"recipe\": " << json_string(s.reference) << ", \"ppl\": " << json_number(s.ref_ppl)
       << ", \"ppl_se\": " << json_number(s.ref_ppl_se) << ", \"nonfinite\": " << s.ref_nonfinite
       << ", \"seconds\": " << json_number(s.ref_seconds) << "},\n  \"recipes\": [";
   for (std::size_t i = 0; i < s.results.size(); ++i) {
@@ -149,7 +149,7 @@ void write_model_sweep_svg(std::ostream& out, const ModelSweep& s) {
       << "<text x=\"" << x0 << "\" y=\"18\" font-size=\"14\" font-weight=\"bold\">lowp sweep: "
       << xml_text(s.model) << ", " << s.scored << " positions scored, ctx " << s.ctx << "</text>\n"
       << "<text x=\"" << kx << "\" y=\"" << top_y - 30 << "\" font-weight=\"bold\">mean KLD from fp32 (nats/token, log scale)</text>\n"
-      << "<text x=\"" << ppx << "\" y=\"" << top_y - 30 << "\" font-weight=\"bold\">perplexity (fp32 reference "
+      << "<text x=\"" << ppx << "\" y=\"" << top_y - 30 << "\" font-weight=\"bold\">perplexity (" << s.reference << " reference "
       << report::fixed("%.4f", s.ref_ppl) << ", dashed)</text>\n";
   for (double d = lo; d <= hi + 1e-9; d += 1) {  // decade grid
     const double gx = kx + kpos(std::pow(10.0, d));

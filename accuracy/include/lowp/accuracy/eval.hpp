@@ -16,7 +16,7 @@
 namespace lowp::accuracy {
 
 struct EvalOptions {
-  int ctx = 0;              // window length; 0: min(model seq_len, token count)
+  int ctx = 0;              // window length; 0: min(model seq_len, token count); may exceed seq_len
   bool score_all = false;   // score every position (default: second half of each window)
   bool keep_logits = false; // keep the logits of every position (for --logits-out)
   int threads = 0;          // 0: all
@@ -48,8 +48,7 @@ struct EvalRun {
   std::size_t scored() const { return targets.size(); }
 };
 
-// Throws lowp::Error for token ids outside [0, vocab), an empty token list, or ctx beyond the
-// model's seq_len. NaN produced by a recipe is not an error: it shows in `nonfinite`.
+// Throws lowp::Error for token ids outside [0, vocab), an empty token list, or a negative ctx. NaN produced by a recipe is not an error: it shows in `nonfinite`.
 EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Recipe& recipe,
                  const EvalOptions& opt = {});
 

@@ -22,16 +22,23 @@ struct LlamaConfig {
   int seq_len = 0;      // the longest context the model supports
   float norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
-  int head_dim() const { return n_heads ? dim / n_heads : 0; }
+  int head_size = 0;    // per-head width when it is not dim / n_heads (0: dim / n_heads)
+  // RoPE frequency of pair i: theta^(-2i/head_dim) * rope_freq_scale / rope_freq_factors[i]
+  // (ggml's freq_scale and rope_freqs; Llama 3's rope_scaling becomes the factors).
+  float rope_freq_scale = 1.0f;           // linear scaling: 1 / factor
+  std::vector<float> rope_freq_factors;   // head_dim / 2 divisors, or empty
+  int head_dim() const { return head_size ? head_size : (n_heads ? dim / n_heads : 0); }
+  int q_dim() const { return head_dim() * n_heads; }
   int kv_dim() const { return head_dim() * n_kv_heads; }
 };
 
 struct LayerWeights {
   std::vector<float> attn_norm;  // dim
-  std::vector<float> wq;         // dim x dim            (n_heads * head_dim rows)
+  std::vector<float> wq;         // q_dim x dim          (n_heads * head_dim rows)
   std::vector<float> wk;         // kv_dim x dim
   std::vector<float> wv;         // kv_dim x dim
-  std::vector<float> wo;         // dim x dim
+  std::vector<float> wo;         // dim x q_dim
+  std::vector<float> bq, bk, bv, bo;  // attention biases (Qwen2, attention_bias); empty when absent
   std::vector<float> ffn_norm;   // dim
   std::vector<float> w_gate;     // hidden x dim  (llama2.c w1)
   std::vector<float> w_down;     // dim x hidden  (llama2.c w2)

@@ -31,6 +31,8 @@ struct ModelSweep {
   std::size_t scored = 0;   // positions scored
   double ref_ppl = 0, ref_ppl_se = 0, ref_seconds = 0;
   std::size_t ref_nonfinite = 0;
+  std::string reference = "fp32";  // what the KLDs are measured from (a label for reports)
+  EvalRun reference_run;           // the fp32 run's scored log-probabilities (empty with a base)
   // Ascending mean KLD; a NaN mean (every position nonfinite) next, failed recipes last,
   // each group in the order given.
   std::vector<RecipeResult> results;
@@ -41,8 +43,10 @@ using SweepProgress = std::function<void(std::string_view, double)>;
 
 // Runs the float32 reference (the built-in "fp32" recipe) and then every recipe. A recipe
 // whose evaluation throws lowp::Error is recorded with its message and the sweep goes on; an
-// error of the reference (bad tokens, ctx) is thrown.
+// error of the reference (bad tokens, ctx) is thrown. A given `base` run (llama.cpp's
+// log-probabilities, base_logits.hpp) is the reference instead: no fp32 run then.
 ModelSweep run_model_sweep(const LlamaModel& model, std::span<const int> tokens, std::span<const Recipe> recipes,
-                           const EvalOptions& opt = {}, const SweepProgress& progress = {});
+                           const EvalOptions& opt = {}, const SweepProgress& progress = {},
+                           const EvalRun* base = nullptr);
 
 }  // namespace lowp::accuracy
