@@ -33,6 +33,16 @@ Format format_option(const std::string& name) {
   }
 }
 
+std::string format_help() {
+  return "Formats: a name or alias from `lowp formats`, or\n  " + std::string(format_grammar()) +
+         "\n"
+         "  eXmY: X exponent and Y mantissa bits, IEEE-like Inf/NaN for X >= 2, all finite for X = 1;\n"
+         "  fn: only all-ones magnitudes are NaN, no Inf; fnuz: the sign-only code is the one NaN, +0\n"
+         "  only; fin: all finite; p3109: IEEE P3109 (sign-only NaN, all-ones +-Inf); fnu: unsigned fn\n"
+         "  without zero (E8M0); _nz: no subnormals and no zero; _bBIAS: bias BIAS instead of\n"
+         "  2^(X-1)-1; u: unsigned. intN: two's complement; intN_sym: without -2^(N-1); uintN.\n";
+}
+
 void for_each_line(Io& io, const std::function<std::string(std::string_view, std::size_t)>& convert) {
   std::string line;
   for (std::size_t k = 0; std::getline(io.in, line); ++k) {
@@ -95,10 +105,8 @@ std::string code_and_value(const Format& f, std::uint32_t code) {
   return hex_code(f, code) + " " + exact_decimal(decode(f, code));
 }
 
-void check_ctx_option(int ctx, int seq_len) {
-  if (ctx != 0 && (ctx < 2 || ctx > seq_len))
-    throw Failure{exit_usage, "--ctx " + std::to_string(ctx) + " is outside [2, " + std::to_string(seq_len) +
-                                  "] (the model's seq_len)"};
+void check_ctx_option(const std::optional<int>& ctx, int seq_len) {
+  if (ctx) check_range("--ctx", *ctx, 2, seq_len, " (the model's seq_len)");
 }
 
 std::vector<int> read_eval_tokens(const std::string& tokens_path, const std::string& text_path,
