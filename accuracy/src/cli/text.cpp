@@ -39,8 +39,8 @@ std::string format_help() {
          "  eXmY: X exponent and Y mantissa bits, IEEE-like Inf/NaN for X >= 2, all finite for X = 1;\n"
          "  fn: only all-ones magnitudes are NaN, no Inf; fnuz: the sign-only code is the one NaN, +0\n"
          "  only; fin: all finite; p3109: IEEE P3109 (sign-only NaN, all-ones +-Inf); fnu: unsigned fn\n"
-         "  without zero (E8M0); _nz: no subnormals and no zero; _bBIAS: bias BIAS instead of\n"
-         "  2^(X-1)-1; u: unsigned. intN: two's complement; intN_sym: without -2^(N-1); uintN.\n";
+         "  without zero (E8M0); _nz (after fn or fin): no subnormals and no zero; _bBIAS: bias BIAS\n"
+         "  instead of 2^(X-1)-1; u: unsigned. intN: two's complement; intN_sym: without -2^(N-1).\n";
 }
 
 void for_each_line(Io& io, const std::function<std::string(std::string_view, std::size_t)>& convert) {
