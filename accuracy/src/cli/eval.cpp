@@ -58,9 +58,9 @@ int run_eval(Io& io, const EvalArgs& a) {
   opt.score_all = a.score_all;
   opt.keep_logits = !a.logits_out.empty();
   opt.threads = a.threads;
-  // Any recipe but the reference itself is compared with the fp32 reference, as in `lowp sweep`.
+  // A recipe that quantizes anything is compared with the fp32 reference, as in `lowp sweep`.
   std::optional<accuracy::EvalRun> reference;
-  if (recipe.name != "fp32") {
+  if (!recipe.is_identity()) {
     accuracy::EvalOptions ref_opt = opt;
     ref_opt.keep_logits = false;
     reference = accuracy::evaluate(model, tokens, accuracy::find_recipe("fp32"), ref_opt);
@@ -118,8 +118,8 @@ Command add_eval_command(CLI::App& parent) {
       "second half of each window is scored unless --score-all (unlike it, a trailing partial\n"
       "window is scored too and no BOS is inserted). Row t of --logits-out holds the\n"
       "logits after feeding token t. Recipe format: docs/recipes.md.\n"
-      "A recipe other than fp32 also runs the fp32 reference on the same tokens and prints\n"
-      "PPL_ref, ln(PPL/PPL_ref), mean KLD and same top1 %, as `lowp sweep` defines them.\n"
+      "A recipe that quantizes anything (not fp32) also runs the fp32 reference on the same\n"
+      "tokens and prints PPL_ref, ln(PPL/PPL_ref), mean KLD and same top1 %, as `lowp sweep`.\n"
       "Exit status: 0 success; 1 bad data (model, tokens); 2 usage error (options, recipe).");
   return {app, [a](Io& io) { return run_eval(io, *a); }};
 }
