@@ -19,10 +19,10 @@ constexpr std::string_view kMxScaleNote =
     "2^(floor(log2 amax) - emax), emax the element format's largest exponent (8 for E4M3, 2 for E2M3\n"
     "and E2M1). amax/scale then lies in [2^emax, 2^(emax+1)): up to 512 against E4M3's largest\n"
     "value 448, up to 8 against 7.5 (E2M3) and 6 (E2M1), so the top of a block clips to the largest\n"
-    "value. That is why mxfp8 ranks below mxfp6 and fp8-tensorwise in the model sweep. RCEIL, which\n"
+    "value: on stories260K (../shared) mxfp8 ranks below mxfp6 and fp8-tensorwise for it. RCEIL, which\n"
     "TransformerEngine and the MXFP8 pre-training recipe use, rounds the scale up instead: the\n"
     "smallest 2^e with 2^e x largest >= amax, so nothing clips, at the cost of coarser steps when\n"
-    "amax/largest sits just above a power of two. The *-rceil recipes are the MX ones with this rule\n"
+    "amax/largest sits just above a power of two. The `*-rceil` recipes are the MX ones with this rule\n"
     "(QuantSpec rule `rceil`).\n";
 
 template <class Range>
