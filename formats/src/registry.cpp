@@ -133,9 +133,12 @@ Format parse_format(std::string_view text) {
     valid += valid.empty() ? "" : ", ";
     valid += p.name;
   }
-  throw Error("unknown format '" + std::string(text) + "'; valid names: " + valid +
-              ", or eXmY[fn|fnuz|fin|fnu|p3109][_nz][_bBIAS] (X in 1..8, Y in 0..23; prefix u for unsigned)" +
-              ", or intN, intN_sym, uintN (N in 2..16)");
+  throw Error("unknown format '" + std::string(text) + "'; valid names: " + valid + ", or " +
+              std::string(format_grammar()));
+}
+
+std::string_view format_grammar() {
+  return "[u]eXmY[fn|fnuz|fin|fnu|p3109][_nz][_bBIAS] (X in 1..8, Y in 0..23), intN, intN_sym or uintN (N in 2..16)";
 }
 
 std::string format_name(const Format& f) {

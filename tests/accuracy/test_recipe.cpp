@@ -81,10 +81,11 @@ TEST(Recipe, BuiltinsAreUniqueAndCoverTheDefaultSweep) {
     }
   }
   const auto sweep = default_sweep_recipes();
-  EXPECT_EQ(sweep.size(), 16u);
+  EXPECT_EQ(sweep.size(), 19u);
   for (const auto& n : sweep) EXPECT_TRUE(names.count(n)) << n;
   for (const char* n : {"fp32", "bf16", "fp16", "fp8-tensorwise", "fp8-rowwise", "fp8-block128", "mxfp8", "mxfp6",
-                        "mxfp4", "nvfp4", "switchback-int8", "fp8-attn", "fp8-attn-hadamard", "kv4", "kv4-hadamard"})
+                        "mxfp4", "nvfp4", "switchback-int8", "fp8-attn", "fp8-attn-hadamard", "kv4", "kv4-hadamard", "mxfp8-rceil", "mxfp6-rceil",
+                        "mxfp4-rceil"})
     EXPECT_TRUE(names.count(n)) << n;
   EXPECT_TRUE(find_recipe("fp32").is_identity());
 }

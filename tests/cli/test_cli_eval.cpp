@@ -14,6 +14,8 @@
 #include "../accuracy/llama_test_util.hpp"
 #include "../accuracy/model_files.hpp"
 #include "cli/cli_run.hpp"
+#include "lowp/accuracy/recipe.hpp"
+#include "lowp/quant/quantize.hpp"
 
 namespace {
 
@@ -108,6 +110,49 @@ TEST_F(CliEval, RecipeAndLayers) {
   EXPECT_TRUE(found) << r.out;
 }
 
+// `eval --recipe R` prints the fp32 reference's PPL, ln(PPL/PPL_ref), mean KLD and same-top-1:
+// checked against the same statistics computed here, in double, from the reference forward's
+// logits and the logits lowp wrote for R.
+TEST_F(CliEval, RecipeIsComparedWithTheFp32Reference) {
+  const Result r = lowp_run({"eval", "--model", path_, "--tokens", dir_ + "/tokens.txt", "--recipe", "mxfp4",
+                             "--score-all", "--logits-out", dir_ + "/q.bin"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::vector<int> tokens = {1, 17, 250, 3, 99, 4, 5, 120};
+  const auto ref = lowp::test::ReferenceLlama(model_).run(tokens);
+  const auto bytes = read_bytes(dir_ + "/q.bin");
+  ASSERT_EQ(bytes.size(), 8u * 300u * 4u);
+  std::vector<float> q(8 * 300);
+  std::memcpy(q.data(), bytes.data(), bytes.size());
+  const auto log_softmax = [](const float* row) {
+    double mx = row[0];
+    for (int j = 1; j < 300; ++j) mx = std::max(mx, static_cast<double>(row[j]));
+    double sum = 0;
+    for (int j = 0; j < 300; ++j) sum += std::exp(row[j] - mx);
+    std::vector<double> l(300);
+    for (int j = 0; j < 300; ++j) l[j] = row[j] - mx - std::log(sum);
+    return l;
+  };
+  double nll_ref = 0, ln_ratio = 0, kld = 0, same = 0;
+  for (std::size_t t = 0; t < 7; ++t) {
+    const auto lr = log_softmax(&ref[t * 300]), lq = log_softmax(&q[t * 300]);
+    const auto target = static_cast<std::size_t>(tokens[t + 1]);
+    nll_ref += -lr[target];
+    ln_ratio += lr[target] - lq[target];
+    for (int j = 0; j < 300; ++j) kld += std::exp(lr[j]) * (lr[j] - lq[j]);
+    same += std::max_element(lr.begin(), lr.end()) - lr.begin() == std::max_element(lq.begin(), lq.end()) - lq.begin();
+  }
+  EXPECT_NEAR(std::stod(value_of(r.out, "PPL_ref")), std::exp(nll_ref / 7), 1e-5 * std::exp(nll_ref / 7));
+  EXPECT_NEAR(std::stod(value_of(r.out, "ln(PPL/PPL_ref)")), ln_ratio / 7, 1e-5);
+  EXPECT_GT(kld / 7, 1e-3);  // mxfp4 moves this model's outputs: the comparison is not trivially 0
+  EXPECT_NEAR(std::stod(value_of(r.out, "mean KLD")), kld / 7, 1e-5);
+  EXPECT_NEAR(std::stod(value_of(r.out, "same top1")), 100.0 * same / 7, 0.01);
+  EXPECT_NE(r.out.find("PPL_ref   "), std::string::npos) << r.out;
+  // The reference itself is not compared with itself.
+  const Result f = lowp_run({"eval", "--model", path_, "--tokens", dir_ + "/tokens.txt"});
+  ASSERT_EQ(f.code, 0) << f.err;
+  EXPECT_EQ(f.out.find("PPL_ref"), std::string::npos) << f.out;
+}
+
 TEST_F(CliEval, BadInputIsOneLine) {
   const auto one_line = [](const Result& r, int code, const std::string& start) {
     EXPECT_EQ(r.code, code) << r.err;
@@ -117,7 +162,7 @@ TEST_F(CliEval, BadInputIsOneLine) {
   const std::string tokens = dir_ + "/tokens.txt";
   one_line(lowp_run({"eval", "--model", path_, "--tokens", tokens, "--recipe", "fp7"}), 2,
            "lowp eval: unknown recipe 'fp7'");
-  one_line(lowp_run({"eval", "--model", path_, "--tokens", tokens, "--ctx", "1"}), 2, "lowp eval: --ctx 1 is below 2");
+  one_line(lowp_run({"eval", "--model", path_, "--tokens", tokens, "--ctx", "1"}), 2, "lowp eval: --ctx 1 is outside [2, 1048576]");
   // Past the model's seq_len (32): one warning line, and the evaluation runs.
   const Result longer = lowp_run({"eval", "--model", path_, "--tokens", tokens, "--ctx", "33"});
   EXPECT_EQ(longer.code, 0) << longer.err;
@@ -159,6 +204,54 @@ TEST(CliRecipes, ListsRecipesAndPresets) {
   const Result bad = lowp_run({"recipes", "--show", "nope"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(bad.err.find("lowp recipes: unknown recipe 'nope'"), 0u) << bad.err;
+}
+
+// The RCEIL recipes: in the default sweep; the floor rule clips the top of a block and RCEIL does
+// not, on a block whose amax is 500 (E4M3, largest 448) or 7.9 (E2M3 7.5, E2M1 6):
+//   floor: scale 2^(floor(log2 amax) - emax) = 1, so amax saturates to the largest value;
+//   RCEIL: scale 2 (2 x largest >= amax), amax / 2 = 250 -> 256 (E4M3 step 16), 3.95 -> 4
+//   (E2M3 step 0.25, E2M1's 4), so amax reads back as 512 or 8.
+TEST(CliRecipes, RceilRecipesDoNotClipWhereTheFloorOnesDo) {
+  const Result r = lowp_run({"recipes"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  struct Case {
+    const char* rceil;
+    const char* floor;
+    float amax, floor_back, rceil_back;
+  };
+  for (const Case c : {Case{"mxfp8-rceil", "mxfp8", 500, 448, 512}, Case{"mxfp6-rceil", "mxfp6", 7.9f, 7.5f, 8},
+                       Case{"mxfp4-rceil", "mxfp4", 7.9f, 6, 8}}) {
+    EXPECT_NE(r.out.find(std::string("\n* ") + c.rceil + " "), std::string::npos) << c.rceil;
+    EXPECT_NE(r.out.find(std::string("\n* ") + c.floor + " "), std::string::npos) << c.floor;
+    const lowp::accuracy::Recipe rc = lowp::accuracy::find_recipe(c.rceil);
+    EXPECT_TRUE(rc.pad);
+    for (std::size_t k = 0; k < rc.weights.size(); ++k) {
+      if (k == lowp::accuracy::linear_kind_count - 1) break;  // the classifier stays float32
+      ASSERT_TRUE(rc.weights[k] && rc.act[k]) << c.rceil << " " << k;
+      for (const auto* spec : {&*rc.weights[k], &*rc.act[k]}) {
+        std::vector<float> block(32, 0.25f);
+        block[7] = c.amax;
+        lowp::quant::fake_quant(*spec, block.data(), 1, 32);
+        EXPECT_EQ(block[7], c.rceil_back) << c.rceil;
+      }
+    }
+    std::vector<float> block(32, 0.25f);
+    block[7] = c.amax;
+    lowp::quant::fake_quant(lowp::quant::parse_quant_spec(c.floor), block.data(), 1, 32);
+    EXPECT_EQ(block[7], c.floor_back) << c.floor;
+  }
+}
+
+// `lowp recipes` ends with the paragraph on floor and RCEIL scales that docs/recipes.md holds.
+TEST(CliRecipes, ShowsTheMxScaleParagraphOfTheDocs) {
+  const Result r = lowp_run({"recipes"});
+  const std::size_t at = r.out.find("\nMX scales, floor or RCEIL.");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string paragraph = r.out.substr(at + 1);
+  EXPECT_NE(paragraph.find("512"), std::string::npos);
+  std::ifstream f(std::string(LOWP_SOURCE_DIR) + "/docs/recipes.md");
+  const std::string docs((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(docs.find(paragraph), std::string::npos) << paragraph;
 }
 
 }  // namespace

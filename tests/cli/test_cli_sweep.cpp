@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -65,7 +66,7 @@ TEST(CliSweep, TensorSweepUsageErrors) {
   expect_one_line(lowp_run({"sweep", "--distributions", "cauchy"}), 2, "lowp sweep: unknown distribution 'cauchy'");
   expect_one_line(lowp_run({"sweep", "--rotations", "givens"}), 2, "lowp sweep: unknown rotation 'givens'");
   expect_one_line(lowp_run({"sweep", "--cols", "100", "--specs", "mxfp4"}), 2, "lowp sweep: ");
-  expect_one_line(lowp_run({"sweep", "--rows", "0"}), 2, "lowp sweep: tensor sweep: empty shape 0 x 4096");
+  expect_one_line(lowp_run({"sweep", "--rows", "0"}), 2, "lowp sweep: --rows 0 is outside [1, 33554432]");
   expect_one_line(lowp_run({"sweep", "--recipes", "bf16"}), 2, "lowp sweep: --text, --tokens, --recipes");
   expect_one_line(lowp_run({"sweep", "--rows", "x"}), 2, "lowp sweep: ");
   expect_one_line(lowp_run({"sweep", "--rows", "4", "--cols", "64", "--specs", "bf16", "--csv", "/nonexistent/dir/t.csv"}),
@@ -113,6 +114,34 @@ TEST(CliSweep, ModelSweepOnTheSharedModel) {
   fs::remove_all(d);
 }
 
+// docs/recipes.md's claim on the shared model: with the OCP floor scale mxfp8 ranks below mxfp6
+// and fp8-tensorwise; with RCEIL scales it ranks above all three (lower mean KLD = better).
+TEST(CliSweep, MxFloorScaleClipsOnTheSharedModel) {
+  if (!fs::exists(kModel) || !fs::exists(kTokens)) GTEST_SKIP() << "../shared/models/stories260K.bin is absent";
+  const fs::path d = temp_dir();
+  const Result r = lowp_run({"sweep", "--model", kModel, "--tokens", kTokens, "--recipes",
+                             "mxfp8,mxfp8-rceil,mxfp6,fp8-tensorwise", "--csv", (d / "m.csv").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::map<std::string, double> kld;  // recipe -> kld_mean, the 6th CSV column
+  std::istringstream csv(read(d / "m.csv"));
+  std::string line;
+  std::getline(csv, line);
+  ASSERT_TRUE(line.starts_with("recipe,ppl,ppl_se,ln_ppl_ratio,ln_ppl_ratio_se,kld_mean,")) << line;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string c; std::getline(row, c, ',');) cells.push_back(c);
+    ASSERT_GE(cells.size(), 6u) << line;
+    kld[cells[0]] = std::stod(cells[5]);
+  }
+  ASSERT_EQ(kld.size(), 4u);
+  EXPECT_GT(kld["mxfp8"], kld["mxfp6"]);
+  EXPECT_GT(kld["mxfp8"], kld["fp8-tensorwise"]);
+  EXPECT_LT(kld["mxfp8-rceil"], kld["mxfp6"]);
+  EXPECT_LT(kld["mxfp8-rceil"], kld["fp8-tensorwise"]);
+  fs::remove_all(d);
+}
+
 TEST(CliSweep, ModelSweepBadTokens) {
   if (!fs::exists(kModel)) GTEST_SKIP() << "../shared/models/stories260K.bin is absent";
   const fs::path d = temp_dir();
@@ -124,7 +153,7 @@ TEST(CliSweep, ModelSweepBadTokens) {
                   1, "lowp sweep: ");
   // --ctx below 2 is a usage error, as for `lowp eval` (past seq_len only warns).
   expect_one_line(lowp_run({"sweep", "--model", kModel, "--tokens", kTokens, "--ctx", "1", "--recipes", "bf16"}), 2,
-                  "lowp sweep: --ctx 1 is below 2");
+                  "lowp sweep: --ctx 1 is outside [2, 1048576]");
   fs::remove_all(d);
 }
 

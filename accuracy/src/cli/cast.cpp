@@ -1,6 +1,7 @@
 // `lowp cast`: values on stdin -> codes of a format, each with the value it decodes to.
 #include <cfenv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -70,15 +71,15 @@ int run_cast(Io& io, const CastArgs& a) {
 Command add_cast_command(CLI::App& parent) {
   auto args = std::make_shared<CastArgs>();
   CLI::App* app = parent.add_subcommand("cast", "Round values read from stdin to a format");
-  app->add_option("--to", args->to, "Target format: a name from `lowp formats` or eXmY[fn|fnuz]")
+  app->add_option("--to", args->to, "Target format (the grammar is below)")
       ->required();
   app->add_option("--round", args->round, "nearest (ties to even), away (ties away), zero, up, down, odd, stochastic")
       ->capture_default_str();
   app->add_flag("--saturate", args->saturate,
                 "Clamp finite overflow and +-inf inputs to +-max instead of Inf/NaN");
   app->add_flag("--flush-subnormals", args->flush_subnormals, "Results that would be subnormal become zero");
-  app->add_option("--seed", args->seed, "Seed for --round stochastic: line k (0-based) uses random bits (seed, k)")
-      ->capture_default_str();
+  add_number_option<std::uint64_t>(app, "--seed", args->seed, 0, UINT64_MAX,
+                                   "Seed for --round stochastic, default 0: line k (0-based) uses random bits (seed, k)");
   app->footer(
       "Input: one value per line: decimal (rounded directly to the format, never twice), C99\n"
       "hex-float (0x1.8p+3), nan, inf or -inf; surrounding whitespace is ignored; an empty\n"
@@ -88,7 +89,8 @@ Command add_cast_command(CLI::App& parent) {
       "Example: echo 1000 | lowp cast --to float8_e5m2   prints   0x64 1024\n"
       "A bad line stops lowp with exit status 1 and one line on stderr naming it; the lines\n"
       "before it have already been printed, none after it is. Exit status 2: a usage error\n"
-      "(unknown format or rounding mode, bad option).");
+      "(unknown format or rounding mode, bad option).\n" +
+      format_help());
   return {app, [args](Io& io) { return run_cast(io, *args); }};
 }
 

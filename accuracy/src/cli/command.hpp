@@ -7,12 +7,15 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "lowp/formats/format.hpp"
@@ -51,11 +54,15 @@ Command add_recipes_command(CLI::App& parent);
 Command add_sweep_command(CLI::App& parent);
 Command add_tokenize_command(CLI::App& parent);
 
+// `lowp --version`: version, build type, the kernels' instruction set on this CPU (version.cpp).
+std::string version_text();
+
 // --- Helpers shared by the subcommands (text.cpp) ---
 
-// eval and sweep --model: a usage Failure unless ctx is 0 (the default) or >= 2; one warning
-// line on `err` when it exceeds the model's seq_len.
-void check_ctx_option(int ctx, int seq_len, std::ostream& err);
+// eval and sweep --model: a given --ctx must lie in [2, max_ctx] (absent, the default applies);
+// one warning line on `err` when it exceeds the model's seq_len.
+inline constexpr int max_ctx = 1 << 20;
+void check_ctx_option(const std::optional<int>& ctx, int seq_len, std::ostream& err);
 
 // --bos on|off|auto (auto: `when_auto`); a usage Failure for anything else.
 bool bos_option(const std::string& value, bool when_auto);
@@ -72,6 +79,8 @@ EvalTokens read_eval_tokens(const std::string& tokens_path, const std::string& t
 
 // parse_format, with its lowp::Error turned into a usage Failure.
 Format format_option(const std::string& name);
+// The format grammar (lowp::format_grammar()) and what each part means: cast's and decode's help.
+std::string format_help();
 
 // Calls `convert(text, k)` for each stdin line k (0-based), `text` trimmed of surrounding
 // whitespace, and writes the returned line to stdout. An empty line, or a line whose
@@ -88,5 +97,46 @@ std::string hex_code(const Format& f, std::uint32_t code);
 std::string exact_decimal(double v);
 // "<hex code> <decoded value>", the output line of cast and decode.
 std::string code_and_value(const Format& f, std::uint32_t code);
+
+// --- Numeric options ---
+
+// The range check of every numeric option, one message for all: a usage Failure
+// "<option> <value> is outside [<lo>, <hi>]<note>" unless lo <= value <= hi.
+template <class T>
+void check_range(std::string_view option, T value, std::type_identity_t<T> lo, std::type_identity_t<T> hi,
+                 std::string_view note = {}) {
+  if (value < lo || value > hi)
+    throw Failure{exit_usage, std::string(option) + " " + std::to_string(value) + " is outside [" +
+                                  std::to_string(lo) + ", " + std::to_string(hi) + "]" + std::string(note)};
+}
+// A numeric option converted and range-checked by lowp rather than CLI11 (which would also
+// take octal "010" and wrap "-1" into an unsigned): decimal digits with an optional '-', and
+// the check_range message for a value outside [lo, hi] (the type's range included). Thrown
+// while parsing, as a CLI11 ValidationError holding exactly that message.
+template <class T>
+T parse_number(const std::string& option, const std::string& text, T lo, T hi) {
+  static_assert(std::is_integral_v<T>);
+  T v{};
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto [end, ec] = std::from_chars(first, last, v);
+  const bool digits = !text.empty() && text.find_first_not_of("0123456789", text[0] == '-' ? 1 : 0) == std::string::npos &&
+                      text != "-";
+  if (!digits) throw CLI::ValidationError(option + " " + quote_input(text) + " is not a decimal integer");
+  if (ec != std::errc{} || end != last || v < lo || v > hi)  // out of T's range, or a minus sign on unsigned T
+    throw CLI::ValidationError(option + " " + text + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return v;
+}
+template <class T, class Target>
+CLI::Option* add_number_option(CLI::App* app, const std::string& option, Target& target, std::type_identity_t<T> lo,
+                               std::type_identity_t<T> hi, const std::string& help) {
+  return app->add_option_function<std::string>(
+             option, [&target, option, lo, hi](const std::string& text) { target = parse_number<T>(option, text, lo, hi); },
+             help)
+      ->type_name(std::is_signed_v<T> ? "INT" : "UINT");
+}
+
+// --threads: 0 (all, as the help says) up to this many.
+inline constexpr int max_threads = 1024;
 
 }  // namespace lowp::cli

@@ -34,14 +34,15 @@ std::uint32_t parse_code(const Format& f, std::string_view text) {
 Command add_decode_command(CLI::App& parent) {
   auto from = std::make_shared<std::string>();
   CLI::App* app = parent.add_subcommand("decode", "Decode hex codes read from stdin");
-  app->add_option("--from", *from, "Format of the codes: a name from `lowp formats` or eXmY[fn|fnuz]")
+  app->add_option("--from", *from, "Format of the codes (the grammar is below)")
       ->required();
   app->footer(
       "Input: one code per line in hex, 0x prefix optional; surrounding whitespace is ignored;\n"
       "an empty line is an error.\n"
       "Output: the same two columns as `lowp cast`: the code, a space, its exact value.\n"
       "An unparsable or out-of-range code stops lowp with exit status 1 and one line on stderr\n"
-      "naming it; the lines before it have already been printed, none after it is.");
+      "naming it; the lines before it have already been printed, none after it is.\n" +
+      format_help());
   return {app, [from](Io& io) {
             const Format f = format_option(*from);
             for_each_line(io, [&](std::string_view text, std::size_t) { return code_and_value(f, parse_code(f, text)); });

@@ -1,15 +1,18 @@
 // `lowp eval`: teacher-forced evaluation of a Llama checkpoint under one recipe.
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
 #include "cli/command.hpp"
 #include "lowp/accuracy/eval.hpp"
 #include "lowp/accuracy/loaders.hpp"
+#include "lowp/accuracy/metrics.hpp"
 #include "lowp/accuracy/tokenizer.hpp"
 #include "lowp/numerics/error.hpp"
 
@@ -18,7 +21,8 @@ namespace {
 
 struct EvalArgs {
   std::string model, text, tokens, recipe = "fp32", logits_out, bos = "auto";
-  int ctx = 0, threads = 0;
+  std::optional<int> ctx;
+  int threads = 0;
   bool score_all = false, layers = false;
 };
 
@@ -39,7 +43,6 @@ void write_logits(const std::string& path, const std::vector<float>& logits) {
 
 int run_eval(Io& io, const EvalArgs& a) {
   if (a.text.empty() == a.tokens.empty()) throw Failure{exit_usage, "exactly one of --text and --tokens is required"};
-  if (a.threads < 0) throw Failure{exit_usage, "--threads must be >= 0, not " + std::to_string(a.threads)};
   accuracy::Recipe recipe;
   try {
     recipe = accuracy::find_recipe(a.recipe);
@@ -51,11 +54,18 @@ int run_eval(Io& io, const EvalArgs& a) {
   const auto [tokens, window_bos] = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size, a.bos);
 
   accuracy::EvalOptions opt;
-  opt.ctx = a.ctx;
+  opt.ctx = a.ctx.value_or(0);
   opt.bos = window_bos;
   opt.score_all = a.score_all;
   opt.keep_logits = !a.logits_out.empty();
   opt.threads = a.threads;
+  // A recipe that quantizes anything is compared with the fp32 reference, as in `lowp sweep`.
+  std::optional<accuracy::EvalRun> reference;
+  if (!recipe.is_identity()) {
+    accuracy::EvalOptions ref_opt = opt;
+    ref_opt.keep_logits = false;
+    reference = accuracy::evaluate(model, tokens, accuracy::find_recipe("fp32"), ref_opt);
+  }
   const accuracy::EvalRun run = accuracy::evaluate(model, tokens, recipe, opt);
   if (!a.logits_out.empty()) write_logits(a.logits_out, run.logits);
 
@@ -69,6 +79,14 @@ int run_eval(Io& io, const EvalArgs& a) {
          << "mean NLL  " << fixed(nll, 6) << "\n"
          << "PPL       " << fixed(std::exp(nll), 4) << "\n";
   if (run.nonfinite) io.out << "nonfinite " << run.nonfinite << " scored positions had NaN/Inf logits (excluded)\n";
+  if (reference) {
+    // The comparison of `lowp sweep`, on the positions both runs scored with finite logits.
+    const accuracy::Comparison c = accuracy::compare(*reference, run);
+    io.out << "PPL_ref   " << fixed(c.ref_ppl, 4) << " (fp32 reference, same tokens)\n"
+           << "ln(PPL/PPL_ref) " << fixed(c.ln_ppl_ratio, 6) << " +- " << fixed(c.ln_ppl_ratio_se, 6) << "\n"
+           << "mean KLD  " << fixed(c.kld_mean, 6) << " +- " << fixed(c.kld_se, 6) << "\n"
+           << "same top1 " << fixed(c.same_top1, 2) << " %\n";
+  }
   if (a.layers && !run.tensor_errors.empty()) {
     io.out << "\nlayer  point        SQNR dB   nonfinite\n";
     for (const auto& e : run.tensor_errors) {
@@ -93,17 +111,21 @@ Command add_eval_command(CLI::App& parent) {
   app->add_option("--tokens", a->tokens, "Token ids, one per line");
   app->add_option("--bos", a->bos, "With --text: BOS on, off, or auto (the tokenizer's add_bos_token)")->capture_default_str();
   app->add_option("--recipe", a->recipe, "Built-in recipe name (`lowp recipes`) or recipe file")->capture_default_str();
-  app->add_option("--ctx", a->ctx, "Window length (default: the model's seq_len, or the token count if smaller; past seq_len with a warning)");
+  add_number_option<int>(app, "--ctx", a->ctx, INT_MIN, INT_MAX,
+                         "Window length in [2, 1048576] (default: the model's seq_len, or the token count if smaller; "
+                         "past seq_len with a warning)");
   app->add_option("--logits-out", a->logits_out, "Write float32 little-endian logits [positions x vocab] to this file");
   app->add_flag("--score-all", a->score_all, "Score every position, not the second half of each window");
   app->add_flag("--layers", a->layers, "Also print the SQNR of every quantized tensor at every layer");
-  app->add_option("--threads", a->threads, "Threads (default 0: all)");
+  add_number_option<int>(app, "--threads", a->threads, 0, max_threads, "Threads (default 0: all)");
   app->footer(
       "Windows of --ctx tokens each start at position 0; as llama.cpp's perplexity tool, the\n"
       "second half of each window is scored unless --score-all (unlike it, a trailing partial\n"
       "window is scored too). With --text and BOS on, the text starts with BOS and each window's\n"
       "first token is replaced by BOS, as llama.cpp does. Row t of --logits-out holds the\n"
       "logits after feeding token t. Recipe format: docs/recipes.md.\n"
+      "A recipe that quantizes anything (not fp32) also runs the fp32 reference on the same\n"
+      "tokens and prints PPL_ref, ln(PPL/PPL_ref), mean KLD and same top1 %, as `lowp sweep`.\n"
       "Exit status: 0 success; 1 bad data (model, tokens); 2 usage error (options, recipe).");
   return {app, [a](Io& io) { return run_eval(io, *a); }};
 }

@@ -3,6 +3,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "cli/command.hpp"
 #include "lowp/accuracy/recipe.hpp"
@@ -12,6 +13,18 @@
 
 namespace lowp::cli {
 namespace {
+
+// Shown under the list; docs/recipes.md holds the same paragraph (a test keeps them equal).
+constexpr std::string_view kMxScaleNote =
+    "MX scales, floor or RCEIL. The OCP MX spec (v1.0) sets a block's E8M0 scale to\n"
+    "2^(floor(log2 amax) - emax), emax the element format's largest exponent (8 for E4M3, 2 for E2M3\n"
+    "and E2M1). amax/scale then lies in [2^emax, 2^(emax+1)): up to 512 against E4M3's largest\n"
+    "value 448, up to 8 against 7.5 (E2M3) and 6 (E2M1), so the top of a block clips to the largest\n"
+    "value: on stories260K (../shared) mxfp8 ranks below mxfp6 and fp8-tensorwise for it. RCEIL, which\n"
+    "TransformerEngine and the MXFP8 pre-training recipe use, rounds the scale up instead: the\n"
+    "smallest 2^e with 2^e x largest >= amax, so nothing clips, at the cost of coarser steps when\n"
+    "amax/largest sits just above a power of two. The `*-rceil` recipes are the MX ones with this rule\n"
+    "(QuantSpec rule `rceil`).\n";
 
 template <class Range>
 std::size_t name_width(const Range& items) {
@@ -41,6 +54,7 @@ int run_recipes(Io& io, const std::string& show) {
   w = name_width(presets);
   io.out << "\nLinear presets (recipe key `linear = <name>`):\n";
   for (const auto& p : presets) io.out << "  " << p.name << std::string(w + 2 - p.name.size(), ' ') << p.note << "\n";
+  io.out << "\n" << kMxScaleNote;
   io.out << "\nTraining recipes (lowp train --recipe; per GEMM of the layer linears; docs/training.md):\n";
   for (const auto& r : train::builtin_train_recipes()) io.out << r.name << ": " << r.note << "\n" << train::describe(r);
   return exit_ok;

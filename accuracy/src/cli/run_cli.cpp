@@ -14,6 +14,7 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
   using namespace cli;
   CLI::App app{"lowp: exact emulation of low-precision number formats (FP8, FP6, FP4, BF16, int8, ...)", "lowp"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", [] { return version_text(); }, "Print the version, build type and kernel ISA");
   app.footer(
       "Run `lowp <command> --help` for a command's options.\n"
       "Exit status: 0 success; 1 bad input data (stderr names the line); 2 usage error (bad\n"

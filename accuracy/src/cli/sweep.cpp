@@ -2,12 +2,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -28,7 +31,7 @@ struct SweepArgs {
   // Model sweep.
   std::string model, text, tokens, bos = "auto";
   std::vector<std::string> recipes;
-  int ctx = 0;
+  std::optional<int> ctx;
   bool score_all = false, layers = false;
   std::string base_logits, save_base_logits;  // llama.cpp's --kl-divergence-base files
   // Tensor sweep.
@@ -139,18 +142,18 @@ int run_model(Io& io, const SweepArgs& a) {
   const accuracy::LlamaModel model = accuracy::load_model(a.model);
   accuracy::BaseLogits reference;
   std::vector<int> tokens;
-  int ctx = a.ctx;
+  std::optional<int> ctx = a.ctx;
   if (base) {
     reference = accuracy::read_base_logits(a.base_logits);
     if (reference.run.vocab != static_cast<std::size_t>(model.config.vocab_size))
       throw Failure{exit_bad_data, quote_input(a.base_logits) + " has n_vocab " + std::to_string(reference.run.vocab) +
                                        ", the model's vocabulary is " + std::to_string(model.config.vocab_size)};
-    if (ctx != 0 && ctx != reference.ctx)
-      throw Failure{exit_usage, "--ctx " + std::to_string(ctx) + " differs from the base logits' n_ctx " +
+    if (ctx && *ctx != reference.ctx)
+      throw Failure{exit_usage, "--ctx " + std::to_string(*ctx) + " differs from the base logits' n_ctx " +
                                     std::to_string(reference.ctx)};
     ctx = reference.ctx;
     tokens = reference.tokens;
-    bos_per_window(tokens, ctx, a.model, model.config.vocab_size);
+    bos_per_window(tokens, *ctx, a.model, model.config.vocab_size);
   }
   check_ctx_option(ctx, model.config.seq_len, io.err);
   int window_bos = -1;
@@ -161,7 +164,7 @@ int run_model(Io& io, const SweepArgs& a) {
   }
 
   accuracy::EvalOptions opt;
-  opt.ctx = ctx;
+  opt.ctx = ctx.value_or(0);
   opt.bos = window_bos;
   opt.score_all = a.score_all;
   opt.threads = a.threads;
@@ -192,13 +195,12 @@ int run_model(Io& io, const SweepArgs& a) {
 }
 
 int run_sweep(Io& io, const SweepArgs& a) {
-  if (a.threads < 0) throw Failure{exit_usage, "--threads must be >= 0, not " + std::to_string(a.threads)};
   if (!a.model.empty()) {
     if (!a.specs.empty() || !a.distributions.empty() || !a.rotations.empty())
       throw Failure{exit_usage, "--specs, --distributions and --rotations belong to the tensor sweep (no --model)"};
     return run_model(io, a);
   }
-  if (!a.text.empty() || !a.tokens.empty() || !a.recipes.empty() || a.ctx != 0 || a.layers || a.score_all ||
+  if (!a.text.empty() || !a.tokens.empty() || !a.recipes.empty() || a.ctx || a.layers || a.score_all ||
       a.threads != 0 || !a.base_logits.empty() || !a.save_base_logits.empty())
     throw Failure{exit_usage, "--text, --tokens, --recipes, --ctx, --layers, --score-all, --threads, --base-logits and "
                               "--save-base-logits need --model"};
@@ -218,7 +220,9 @@ Command add_sweep_command(CLI::App& parent) {
   app->add_option("--bos", a->bos, "Model sweep with --text: BOS on, off, or auto (the tokenizer's add_bos_token)")->capture_default_str();
   app->add_option("--recipes", a->recipes, "Model sweep: recipe names or files, comma-separated (default: `lowp recipes` sweep list)")
       ->delimiter(',');
-  app->add_option("--ctx", a->ctx, "Model sweep: window length (default: the model's, or the token count)");
+  add_number_option<int>(app, "--ctx", a->ctx, INT_MIN, INT_MAX,
+                         "Model sweep: window length in [2, 1048576] (default: the model's seq_len, or the token count; "
+                         "past seq_len with a warning)");
   app->add_flag("--score-all", a->score_all, "Model sweep: score every position, not the second half of each window");
   app->add_flag("--layers", a->layers, "Model sweep: also print the per-layer SQNR of every quantized tensor");
   app->add_option("--base-logits", a->base_logits,
@@ -230,14 +234,16 @@ Command add_sweep_command(CLI::App& parent) {
   app->add_option("--distributions", a->distributions, "Tensor sweep: gaussian,laplace,student_t3,llm_activations")
       ->delimiter(',');
   app->add_option("--rotations", a->rotations, "Tensor sweep: none,hadamard,block32")->delimiter(',');
-  app->add_option("--rows", a->rows, "Tensor sweep: rows of each tensor")->capture_default_str();
-  app->add_option("--cols", a->cols, "Tensor sweep: columns of each tensor (the rotated, blocked dimension)")
-      ->capture_default_str();
-  app->add_option("--seed", a->seed, "Tensor sweep: seed of the data and the randomized Hadamard")->capture_default_str();
+  const std::size_t max_values = accuracy::max_tensor_sweep_values;
+  add_number_option<std::size_t>(app, "--rows", a->rows, 1, max_values, "Tensor sweep: rows of each tensor (default 256)");
+  add_number_option<std::size_t>(app, "--cols", a->cols, 1, max_values,
+                                 "Tensor sweep: columns of each tensor, the rotated, blocked dimension (default 4096)");
+  add_number_option<std::uint64_t>(app, "--seed", a->seed, 0, UINT64_MAX,
+                                   "Tensor sweep: seed of the data and the randomized Hadamard (default 1)");
   app->add_option("--csv", a->csv, "Also write the results as CSV to this file");
   app->add_option("--json", a->json, "Also write the results as JSON to this file");
   app->add_option("--plot", a->plot, "Also write an SVG chart to this file");
-  app->add_option("--threads", a->threads, "Model sweep: threads (default 0: all)");
+  add_number_option<int>(app, "--threads", a->threads, 0, max_threads, "Model sweep: threads (default 0: all)");
   app->footer(
       "Without --model: every format x scaling granularity x rotation (none, randomized Hadamard,\n"
       "block Hadamard 32) on Gaussian, Laplace, Student-t (nu = 3) and LLM-like activations;\n"

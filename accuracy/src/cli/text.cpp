@@ -33,6 +33,16 @@ Format format_option(const std::string& name) {
   }
 }
 
+std::string format_help() {
+  return "Formats: a name or alias from `lowp formats`, or\n  " + std::string(format_grammar()) +
+         "\n"
+         "  eXmY: X exponent and Y mantissa bits, IEEE-like Inf/NaN for X >= 2, all finite for X = 1;\n"
+         "  fn: only all-ones magnitudes are NaN, no Inf; fnuz: the sign-only code is the one NaN, +0\n"
+         "  only; fin: all finite; p3109: IEEE P3109 (sign-only NaN, all-ones +-Inf); fnu: unsigned fn\n"
+         "  without zero (E8M0); _nz (after fn or fin): no subnormals and no zero; _bBIAS: bias BIAS\n"
+         "  instead of 2^(X-1)-1; u: unsigned. intN: two's complement; intN_sym: without -2^(N-1).\n";
+}
+
 void for_each_line(Io& io, const std::function<std::string(std::string_view, std::size_t)>& convert) {
   std::string line;
   for (std::size_t k = 0; std::getline(io.in, line); ++k) {
@@ -95,11 +105,12 @@ std::string code_and_value(const Format& f, std::uint32_t code) {
   return hex_code(f, code) + " " + exact_decimal(decode(f, code));
 }
 
-void check_ctx_option(int ctx, int seq_len, std::ostream& err) {
-  if (ctx != 0 && ctx < 2) throw Failure{exit_usage, "--ctx " + std::to_string(ctx) + " is below 2"};
+void check_ctx_option(const std::optional<int>& ctx, int seq_len, std::ostream& err) {
+  if (!ctx) return;
+  check_range("--ctx", *ctx, 2, max_ctx);
   // llama.cpp's converters write short lengths (128 for stories260K): past it is allowed.
-  if (ctx > seq_len)
-    err << "lowp: warning: --ctx " << ctx << " is beyond the model's context length " << seq_len
+  if (*ctx > seq_len)
+    err << "lowp: warning: --ctx " << *ctx << " is beyond the model's context length " << seq_len
         << " (from its metadata); positions past it are extrapolated\n";
 }
 

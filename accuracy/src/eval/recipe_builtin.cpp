@@ -47,6 +47,22 @@ pad = on)",
 note = linear preset mxfp4: OCP MX E2M1, E8M0 scale per 32 along K, padded
 linear = mxfp4
 pad = on)",
+    // The same blocks with the scale rounded up (RCEIL): no element clips (docs/recipes.md).
+    R"(name = mxfp8-rceil
+note = mxfp8 with RCEIL scales (the smallest 2^e with 2^e x 448 >= amax: nothing clips), padded
+weights = mxfp8:rceil
+act = mxfp8:rceil
+pad = on)",
+    R"(name = mxfp6-rceil
+note = mxfp6 with RCEIL scales (the smallest 2^e with 2^e x 7.5 >= amax: nothing clips), padded
+weights = mxfp6:rceil
+act = mxfp6:rceil
+pad = on)",
+    R"(name = mxfp4-rceil
+note = mxfp4 with RCEIL scales (the smallest 2^e with 2^e x 6 >= amax: nothing clips), padded
+weights = mxfp4:rceil
+act = mxfp4:rceil
+pad = on)",
     R"(name = nvfp4
 note = linear preset nvfp4: E2M1, UE4M3 scale per 16 and a float32 tensor scale, padded
 linear = nvfp4
@@ -167,10 +183,10 @@ Recipe find_recipe(std::string_view name_or_path) {
 }
 
 std::vector<std::string> default_sweep_recipes() {
-  return {"bf16",           "fp16",           "fp8-tensorwise", "fp8-rowwise",
-          "fp8-block128",   "mxfp8",          "mxfp6",          "mxfp4",
-          "nvfp4",          "switchback-int8", "fp8-attn",      "fp8-attn-hadamard",
-          "kv4",            "kv4-hadamard",   "mxfp4-attn-hadamard", "quarot-w4a4kv4"};
+  return {"bf16",        "fp16",          "fp8-tensorwise",  "fp8-rowwise", "fp8-block128",
+          "mxfp8",       "mxfp8-rceil",   "mxfp6",           "mxfp6-rceil", "mxfp4",
+          "mxfp4-rceil", "nvfp4",         "switchback-int8", "fp8-attn",    "fp8-attn-hadamard",
+          "kv4",         "kv4-hadamard",  "mxfp4-attn-hadamard", "quarot-w4a4kv4"};
 }
 
 }  // namespace lowp::accuracy

@@ -14,7 +14,7 @@ namespace {
 constexpr SweepRotation kRotations[] = {SweepRotation::none, SweepRotation::hadamard, SweepRotation::block32};
 constexpr std::size_t kRotationBlock = 32;
 // The sweep holds five copies of the tensor (data, three rotations, work): 32M values is 640 MB.
-constexpr std::size_t kMaxValues = std::size_t{1} << 25;
+constexpr std::size_t kMaxValues = max_tensor_sweep_values;
 
 std::string granularity_text(const quant::QuantSpec& s) {
   switch (s.granularity) {

@@ -47,6 +47,9 @@ SweepRotation parse_sweep_rotation(std::string_view name);
 // float32 scale, MX, NVFP4, ...).
 std::vector<std::string> default_tensor_sweep_specs();
 
+// The most values (rows x cols) one tensor of the sweep may hold.
+inline constexpr std::size_t max_tensor_sweep_values = std::size_t{1} << 25;
+
 struct TensorSweepOptions {
   std::size_t rows = 256, cols = 4096;
   std::uint64_t seed = 1;

@@ -26,6 +26,10 @@ std::span<const NamedFormat> presets();
 // Throws lowp::Error naming the text and listing the valid names when nothing matches.
 Format parse_format(std::string_view name);
 
+// The generic spellings parse_format() accepts, in one line: the text its error message, the
+// `lowp cast` / `lowp decode` help and the README all show.
+std::string_view format_grammar();
+
 // Canonical name of a format: its preset name, else the generic spelling.
 std::string format_name(const Format& f);
 

@@ -1,0 +1,2 @@
+# A package config that is found.
+set(LowpFakeOk_VERSION 1.0)
