@@ -128,7 +128,9 @@ py::array encode(F32In x, const std::string& fmt, const std::string& rounding, b
 
 // The codes as a C-contiguous array of the format's code dtype: no copy when they already
 // are; other integer arrays are converted after a range check (no silent wrap-around).
-py::array codes_arg(const py::array& codes, const Format& f, const char* fn) {
+py::array codes_arg(const py::object& obj, const Format& f, const char* fn) {
+  const py::array codes = py::array::ensure(obj);
+  if (!codes) throw py::value_error(std::string(fn) + ": codes must be an integer array");
   const py::dtype want = code_dtype(f);
   const bool contiguous = (codes.flags() & py::array::c_style) != 0;
   if (codes.dtype().is(want) || (codes.dtype().equal(want) && contiguous)) {
@@ -141,11 +143,10 @@ py::array codes_arg(const py::array& codes, const Format& f, const char* fn) {
                           std::string(py::str(codes.dtype())));
   if (codes.size() > 0) {
     py::module_ np = py::module_::import("numpy");
-    const auto lo = np.attr("min")(codes).cast<long long>();
-    const auto hi = np.attr("max")(codes).cast<unsigned long long>();
-    if (lo < 0 || hi > f.code_mask())
-      throw Error(std::string(fn) + ": codes " + std::to_string(lo) + ".." + std::to_string(hi) + " are not " +
-                  format_name(f) + " codes (0.." + std::to_string(f.code_mask()) + ")");
+    const py::object lo = np.attr("min")(codes), hi = np.attr("max")(codes);
+    if (lo.attr("__lt__")(0).cast<bool>() || hi.attr("__gt__")(f.code_mask()).cast<bool>())
+      throw Error(std::string(fn) + ": codes " + std::string(py::str(lo)) + ".." + std::string(py::str(hi)) +
+                  " are not " + format_name(f) + " codes (0.." + std::to_string(f.code_mask()) + ")");
   }
   return py::array::ensure(codes.attr("astype")(want), py::array::c_style);
 }
@@ -177,7 +178,7 @@ void check_width(const py::array& c, const Format& f, const char* fn) {
                 " is not a " + format_name(f) + " code (0.." + std::to_string(mask) + ")");
 }
 
-F32Out decode(const py::array& codes_in, const std::string& fmt) {
+F32Out decode(const py::object& codes_in, const std::string& fmt) {
   const Format f = format_arg(fmt);
   const py::array codes = codes_arg(codes_in, f, "decode");
   const auto shape = shape_of(codes);
@@ -196,7 +197,7 @@ F32Out decode(const py::array& codes_in, const std::string& fmt) {
         decode_f32(f, {c + first * width, count * width}, {o + first, count});
       } else {
         std::uint8_t tmp[kPiece];
-        pack_codes(c + first, count, sb, f.code_mask(), tmp, first, "decode: " + name);
+        pack_codes(c + first, count, sb, f.code_mask(), tmp, first, "decode", name);
         decode_f32(f, {tmp, encoded_bytes(f, count)}, {o + first, count});
       }
     });
@@ -204,7 +205,7 @@ F32Out decode(const py::array& codes_in, const std::string& fmt) {
   return out;
 }
 
-py::array_t<std::uint8_t> pack(const py::array& codes_in, const std::string& fmt) {
+py::array_t<std::uint8_t> pack(const py::object& codes_in, const std::string& fmt) {
   const Format f = format_arg(fmt);
   const py::array codes = codes_arg(codes_in, f, "pack");
   const std::size_t n = static_cast<std::size_t>(codes.size());
@@ -218,7 +219,7 @@ py::array_t<std::uint8_t> pack(const py::array& codes_in, const std::string& fmt
     check_width(codes, f, "pack");
     std::memcpy(o, c, encoded_bytes(f, n));
   } else {
-    pack_codes(c, n, sb, f.code_mask(), o, 0, "pack: " + name);
+    pack_codes(c, n, sb, f.code_mask(), o, 0, "pack", name);
   }
   return out;
 }

@@ -9,22 +9,23 @@
 namespace lowp::python {
 namespace {
 
-[[noreturn]] void bad_code(std::uint32_t c, std::size_t index, const std::string& format, std::uint32_t mask) {
+[[noreturn]] void bad_code(std::uint32_t c, std::size_t index, const std::string& fn, const std::string& format,
+                           std::uint32_t mask) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "code 0x%x at index %zu", c, index);
-  throw Error(std::string(buf) + " is not a " + format + " code (codes are 0.." + std::to_string(mask) + ")");
+  std::snprintf(buf, sizeof buf, ": code 0x%x at index %zu", c, index);
+  throw Error(fn + buf + " is not a " + format + " code (codes are 0.." + std::to_string(mask) + ")");
 }
 
 }  // namespace
 
 void pack_codes(const std::uint8_t* codes, std::size_t n, int storage, std::uint32_t mask, std::uint8_t* out,
-                std::size_t first, const std::string& format) {
+                std::size_t first, const std::string& fn, const std::string& format) {
   // One check for the whole piece: the OR of the codes has a bit above the mask iff some code does.
   std::uint8_t any = 0;
   for (std::size_t i = 0; i < n; ++i) any |= codes[i];
   if (any & ~mask)
     for (std::size_t i = 0; i < n; ++i)
-      if (codes[i] > mask) bad_code(codes[i], first + i, format, mask);
+      if (codes[i] > mask) bad_code(codes[i], first + i, fn, format, mask);
   if (storage == 4) {
     std::size_t i = 0;
     for (; i + 2 <= n; i += 2) out[i / 2] = static_cast<std::uint8_t>(codes[i] | codes[i + 1] << 4);

@@ -53,9 +53,10 @@ namespace lowp::python {
 
 // FP4/FP6 packing as lowp/formats/bulk.hpp stores codes (4-bit: two per byte, element 2i in the
 // low nibble; 6-bit: four per three bytes, little-endian, element 4i in the low six bits).
-// pack_codes throws lowp::Error naming the first code above `mask` and its index (+ `first`).
+// pack_codes throws lowp::Error "<fn>: code 0x.. at index i is not a <format> code" for the
+// first code above `mask` (i counts from `first`).
 void pack_codes(const std::uint8_t* codes, std::size_t n, int storage, std::uint32_t mask, std::uint8_t* out,
-                std::size_t first, const std::string& format);
+                std::size_t first, const std::string& fn, const std::string& format);
 void unpack_codes(const std::uint8_t* in, std::size_t n, int storage, std::uint8_t* out);
 
 }  // namespace lowp::python
