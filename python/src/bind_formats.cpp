@@ -15,7 +15,8 @@ namespace {
 
 // Arrays are cast in pieces of this many elements (a multiple of 4, so FP4/FP6 pieces start on
 // a byte/group boundary): the packed form of a piece stays in cache, and pieces run on all
-// threads. Stochastic rounding takes each element's bits from its global index, so the codes
+// threads (dynamic: a thread descheduled on a busy machine does not hold up the others).
+// Stochastic rounding takes each element's bits from its global index, so the codes
 // do not depend on the piece size or the thread count.
 constexpr std::size_t kPiece = std::size_t{1} << 16;
 
@@ -73,7 +74,7 @@ void for_pieces(std::size_t n, Body&& body) {
   // The first exception of any thread wins and is rethrown after the loop (none may escape an
   // OpenMP region).
   std::exception_ptr err;
-#pragma omp parallel for schedule(static) if (pieces > 2)
+#pragma omp parallel for schedule(dynamic, 4) if (pieces > 8)
   for (std::ptrdiff_t p = 0; p < pieces; ++p) {
     try {
       const std::size_t first = static_cast<std::size_t>(p) * kPiece;

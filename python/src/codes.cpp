@@ -47,11 +47,25 @@ void pack_codes(const std::uint8_t* codes, std::size_t n, int storage, std::uint
   }
 }
 
+// Whole bytes / groups first (loops the compiler vectorises), then the partial tail.
 void unpack_codes(const std::uint8_t* in, std::size_t n, int storage, std::uint8_t* out) {
   if (storage == 4) {
-    for (std::size_t i = 0; i < n; ++i) out[i] = (in[i / 2] >> (4 * (i % 2))) & 0xf;
+    const std::size_t pairs = n / 2;
+    for (std::size_t j = 0; j < pairs; ++j) {
+      out[2 * j] = in[j] & 0xf;
+      out[2 * j + 1] = in[j] >> 4;
+    }
+    if (n % 2) out[n - 1] = in[pairs] & 0xf;
   } else {
-    for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t groups = n / 4;
+    for (std::size_t g = 0; g < groups; ++g) {
+      const std::uint32_t w = in[3 * g] | in[3 * g + 1] << 8 | static_cast<std::uint32_t>(in[3 * g + 2]) << 16;
+      out[4 * g] = w & 0x3f;
+      out[4 * g + 1] = (w >> 6) & 0x3f;
+      out[4 * g + 2] = (w >> 12) & 0x3f;
+      out[4 * g + 3] = static_cast<std::uint8_t>(w >> 18);
+    }
+    for (std::size_t i = 4 * groups; i < n; ++i) {
       const std::uint8_t* g = in + i / 4 * 3;
       const std::uint32_t w = g[0] | g[1] << 8 | static_cast<std::uint32_t>(g[2]) << 16;
       out[i] = (w >> (6 * (i % 4))) & 0x3f;
