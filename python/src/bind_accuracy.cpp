@@ -34,6 +34,7 @@ std::vector<int> tokens_arg(const py::object& tokens, const std::optional<std::s
     throw py::value_error("exactly one of tokens= and text= is required");
   if (text) {
     if (text->empty()) throw py::value_error("text= is empty");
+    py::gil_scoped_release nogil;
     return tokenizer_for_model(model_path, vocab).encode(*text, true, false);
   }
   if (py::isinstance<py::str>(tokens)) return read_token_file(tokens.cast<std::string>(), vocab);

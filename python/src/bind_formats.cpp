@@ -101,29 +101,33 @@ py::array encode(F32In x, const std::string& fmt, const std::string& rounding, b
   if (packed) {
     py::array_t<std::uint8_t> out(static_cast<py::ssize_t>(encoded_bytes(f, n)));
     std::uint8_t* o = out.mutable_data();
-    py::gil_scoped_release nogil;
-    for_pieces(n, [&](std::size_t first, std::size_t count) {
-      BulkOptions po = opt;
-      po.offset = first;
-      encode_f32(f, {in + first, count}, {o + encoded_bytes(f, first), encoded_bytes(f, count)}, po);
-    });
+    {  // the GIL is released around the kernel only (no Python object is touched)
+      py::gil_scoped_release nogil;
+      for_pieces(n, [&](std::size_t first, std::size_t count) {
+        BulkOptions po = opt;
+        po.offset = first;
+        encode_f32(f, {in + first, count}, {o + encoded_bytes(f, first), encoded_bytes(f, count)}, po);
+      });
+    }
     return out;
   }
   py::array out(code_dtype(f), shape);
   auto* o = static_cast<std::uint8_t*>(out.mutable_data());
   const std::size_t width = static_cast<std::size_t>(code_bits(f) / 8);
-  py::gil_scoped_release nogil;
-  for_pieces(n, [&](std::size_t first, std::size_t count) {
-    BulkOptions po = opt;
-    po.offset = first;
-    if (sb >= 8) {
-      encode_f32(f, {in + first, count}, {o + first * width, count * width}, po);
-    } else {
-      std::uint8_t tmp[kPiece];  // the packed piece: at most 3/4 byte an element
-      encode_f32(f, {in + first, count}, {tmp, encoded_bytes(f, count)}, po);
-      unpack_codes(tmp, count, sb, o + first);
-    }
-  });
+  {  // the GIL is released around the kernel only (no Python object is touched)
+    py::gil_scoped_release nogil;
+    for_pieces(n, [&](std::size_t first, std::size_t count) {
+      BulkOptions po = opt;
+      po.offset = first;
+      if (sb >= 8) {
+        encode_f32(f, {in + first, count}, {o + first * width, count * width}, po);
+      } else {
+        std::uint8_t tmp[kPiece];  // the packed piece: at most 3/4 byte an element
+        encode_f32(f, {in + first, count}, {tmp, encoded_bytes(f, count)}, po);
+        unpack_codes(tmp, count, sb, o + first);
+      }
+    });
+  }
   return out;
 }
 
@@ -190,7 +194,7 @@ F32Out decode(const py::object& codes_in, const std::string& fmt) {
   const int sb = storage_bits(f);
   const std::size_t width = static_cast<std::size_t>(code_bits(f) / 8);
   const std::string name = format_name(f);
-  {
+  {  // the GIL is released around the kernel only (no Python object is touched)
     py::gil_scoped_release nogil;
     if (sb >= 8) check_width(codes, f, "decode");
     for_pieces(n, [&](std::size_t first, std::size_t count) {
@@ -215,12 +219,14 @@ py::array_t<std::uint8_t> pack(const py::object& codes_in, const std::string& fm
   const auto* c = static_cast<const std::uint8_t*>(codes.data());
   const int sb = storage_bits(f);
   const std::string name = format_name(f);
-  py::gil_scoped_release nogil;
-  if (sb >= 8) {
-    check_width(codes, f, "pack");
-    std::memcpy(o, c, encoded_bytes(f, n));
-  } else {
-    pack_codes(c, n, sb, f.code_mask(), o, 0, "pack", name);
+  {  // the GIL is released around the kernel only (no Python object is touched)
+    py::gil_scoped_release nogil;
+    if (sb >= 8) {
+      check_width(codes, f, "pack");
+      std::memcpy(o, c, encoded_bytes(f, n));
+    } else {
+      pack_codes(c, n, sb, f.code_mask(), o, 0, "pack", name);
+    }
   }
   return out;
 }
@@ -248,9 +254,11 @@ py::array unpack(const py::array_t<std::uint8_t, py::array::c_style | py::array:
   py::array out(code_dtype(f), std::vector<py::ssize_t>{static_cast<py::ssize_t>(n)});
   auto* o = static_cast<std::uint8_t*>(out.mutable_data());
   const std::uint8_t* in = data.data();
-  py::gil_scoped_release nogil;
-  if (sb >= 8) std::memcpy(o, in, encoded_bytes(f, n));
-  else unpack_codes(in, n, sb, o);
+  {  // the GIL is released around the kernel only (no Python object is touched)
+    py::gil_scoped_release nogil;
+    if (sb >= 8) std::memcpy(o, in, encoded_bytes(f, n));
+    else unpack_codes(in, n, sb, o);
+  }
   return out;
 }
 

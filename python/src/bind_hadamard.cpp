@@ -20,7 +20,7 @@ F32Out fwht(F32In x, std::optional<float> scale) {
   F32Out out(shape);
   float* o = out.mutable_data();
   const float* in = x.data();
-  try {
+  try {  // the GIL is released around the kernel only (no Python object is touched)
     py::gil_scoped_release nogil;
     std::copy(in, in + m.rows * m.cols, o);
     if (m.rows > 0) hadamard::fwht_rows(o, m.rows, m.cols, m.cols, s);
@@ -59,9 +59,11 @@ F32Out transformed(const Rotation& r, F32In x, const char* fn, Op op) {
   F32Out out(shape);
   float* o = out.mutable_data();
   const float* in = x.data();
-  py::gil_scoped_release nogil;
-  std::copy(in, in + m.rows * m.cols, o);
-  if (m.rows > 0) op(o, m.rows);
+  {  // the GIL is released around the kernel only (no Python object is touched)
+    py::gil_scoped_release nogil;
+    std::copy(in, in + m.rows * m.cols, o);
+    if (m.rows > 0) op(o, m.rows);
+  }
   return out;
 }
 

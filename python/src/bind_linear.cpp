@@ -47,9 +47,11 @@ F32Out forward(Linear& l, F32In x, std::uint64_t seed) {
   F32Out y(with_last(shape, l.out_features));
   float* o = y.mutable_data();
   const float* in = x.data();
-  py::gil_scoped_release nogil;
-  std::lock_guard lock(l.mu);
-  l.layer.forward(in, m.rows, o, seed);
+  {  // the GIL is released around the kernel only (no Python object is touched)
+    py::gil_scoped_release nogil;
+    std::lock_guard lock(l.mu);
+    l.layer.forward(in, m.rows, o, seed);
+  }
   return y;
 }
 
@@ -60,9 +62,11 @@ F32Out backward(Linear& l, F32In dy, std::uint64_t seed) {
   float* o = dx.mutable_data();
   const float* in = dy.data();
   (void)m;  // the row count is the forward's (the layer checks it)
-  py::gil_scoped_release nogil;
-  std::lock_guard lock(l.mu);
-  l.layer.backward(in, o, seed);
+  {  // the GIL is released around the kernel only (no Python object is touched)
+    py::gil_scoped_release nogil;
+    std::lock_guard lock(l.mu);
+    l.layer.backward(in, o, seed);
+  }
   return dx;
 }
 

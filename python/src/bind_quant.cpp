@@ -17,9 +17,11 @@ F32Out fake_quant(F32In x, const std::string& spec_text) {
   F32Out out(shape);  // the input is only read: the result is a new array
   float* o = out.mutable_data();
   const float* in = x.data();
-  py::gil_scoped_release nogil;
-  std::copy(in, in + m.rows * m.cols, o);
-  quant::fake_quant(spec, o, m.rows, m.cols);
+  {  // the GIL is released around the kernel only (no Python object is touched)
+    py::gil_scoped_release nogil;
+    std::copy(in, in + m.rows * m.cols, o);
+    quant::fake_quant(spec, o, m.rows, m.cols);
+  }
   return out;
 }
 
@@ -35,8 +37,10 @@ std::shared_ptr<Quantized> quantize(F32In x, const std::string& spec_text) {
   r->shape = shape_of(x);
   const Matrix m = as_matrix(r->shape, "quantize");
   const float* in = x.data();
-  py::gil_scoped_release nogil;
-  r->q = quant::quantize(spec, in, m.rows, m.cols);
+  {  // the GIL is released around the kernel only (no Python object is touched)
+    py::gil_scoped_release nogil;
+    r->q = quant::quantize(spec, in, m.rows, m.cols);
+  }
   return r;
 }
 
@@ -46,7 +50,11 @@ py::array codes_of(const std::shared_ptr<Quantized>& t) {
   const std::size_t n = count_of(t->shape);
   if (sb < 8) {  // one code per element, unpacked from the stored form
     py::array_t<std::uint8_t> out(t->shape);
-    unpack_codes(t->q.codes.data(), n, sb, out.mutable_data());
+    std::uint8_t* o = out.mutable_data();
+    {  // the GIL is released around the kernel only (no Python object is touched)
+      py::gil_scoped_release nogil;
+      unpack_codes(t->q.codes.data(), n, sb, o);
+    }
     return out;
   }
   const py::dtype dt = sb == 8 ? py::dtype::of<std::uint8_t>() : sb == 16 ? py::dtype::of<std::uint16_t>()
@@ -60,8 +68,10 @@ py::array codes_of(const std::shared_ptr<Quantized>& t) {
 F32Out dequantize(const std::shared_ptr<Quantized>& t) {
   F32Out out(t->shape);
   float* o = out.mutable_data();
-  py::gil_scoped_release nogil;
-  quant::dequantize(t->q, o);
+  {  // the GIL is released around the kernel only (no Python object is touched)
+    py::gil_scoped_release nogil;
+    quant::dequantize(t->q, o);
+  }
   return out;
 }
 
