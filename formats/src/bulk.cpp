@@ -137,7 +137,8 @@ EncodeParams encode_params(const Format& f, const BulkOptions& opt) {
   p.inf_neg = encode(f, -inf, o);
   p.zero_pos = encode(f, 0.0f, o);
   p.zero_neg = encode(f, -0.0f, o);
-  p.nan = encode(f, std::numeric_limits<float>::quiet_NaN(), o);
+  p.nan_pos = encode(f, std::numeric_limits<float>::quiet_NaN(), o);
+  p.nan_neg = encode(f, -std::numeric_limits<float>::quiet_NaN(), o);
   p.key = rng_key(opt.seed);
   p.offset = opt.offset;
   return p;

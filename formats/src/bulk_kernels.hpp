@@ -36,7 +36,7 @@ struct EncodeParams {
   std::uint32_t ovf_pos = 0, ovf_neg = 0;    // finite overflow, by sign
   std::uint32_t inf_pos = 0, inf_neg = 0;    // +-Inf inputs
   std::uint32_t zero_pos = 0, zero_neg = 0;  // +-0 inputs (used when renorm)
-  std::uint32_t nan = 0;                     // NaN inputs
+  std::uint32_t nan_pos = 0, nan_neg = 0;    // NaN inputs, by sign bit
   RngKey key{};
   std::uint64_t offset = 0;
 };

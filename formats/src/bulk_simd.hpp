@@ -74,7 +74,7 @@ struct Kernels {
   // ---- float32 -> code ----
   struct Enc : Consts {
     I shift, shift_sub, bias_adj, bias_off, e_cap, sub_below, tiny_below, max_code, flush_below, keep_mag,
-        neg_or, neg_zero, ovf_pos, ovf_neg, inf_pos, inf_neg, zero_pos, zero_neg, nan;
+        neg_or, neg_zero, ovf_pos, ovf_neg, inf_pos, inf_neg, zero_pos, zero_neg, nan_pos, nan_neg;
     bool tiny, flush, simple_sign;
     explicit Enc(const EncodeParams& p)
         : shift(p.shift), shift_sub(p.shift_sub), bias_adj(p.bias_adj),
@@ -83,7 +83,7 @@ struct Kernels {
           flush_below(u32(p.flush_below)), keep_mag(u32(p.keep_mag)), neg_or(u32(p.neg_or)),
           neg_zero(u32(p.neg_zero)), ovf_pos(u32(p.ovf_pos)), ovf_neg(u32(p.ovf_neg)),
           inf_pos(u32(p.inf_pos)), inf_neg(u32(p.inf_neg)), zero_pos(u32(p.zero_pos)),
-          zero_neg(u32(p.zero_neg)), nan(u32(p.nan)),
+          zero_neg(u32(p.zero_neg)), nan_pos(u32(p.nan_pos)), nan_neg(u32(p.nan_neg)),
           tiny(p.tiny_below != INT_MIN), flush(p.flush_below != 0),
           // Negative results are just the magnitude with the sign bit (signed formats with -0).
           simple_sign(p.keep_mag == ~0u && p.neg_zero == p.neg_or) {}
@@ -174,7 +174,7 @@ struct Kernels {
       const M inf = a == c.inf_bits, nan = a > c.inf_bits;
       count_specials(inf, nan, rep);
       code = xsimd::select(inf, xsimd::select(neg, c.inf_neg, c.inf_pos), code);
-      code = xsimd::select(nan, c.nan, code);
+      code = xsimd::select(nan, xsimd::select(neg, c.nan_neg, c.nan_pos), code);
     }
     return code;
   }
@@ -203,7 +203,8 @@ struct Kernels {
     if (d.sub) f = xsimd::select(mag < d.sub_below, xsimd::bitwise_cast<I>(xsimd::to_float(mag) * d.sub_scale), f);
     f = xsimd::select(mag == d.inf_mag, I(0x7f800000), f);
     f |= (c & d.sign_bit) << d.sign_shift;
-    f = xsimd::select((mag >= d.nan_mag_from) | (c == d.nan_code), I(0x7fc00000), f);
+    // NaN codes keep their sign bit, as decode() does.
+    f = xsimd::select((mag >= d.nan_mag_from) | (c == d.nan_code), I(0x7fc00000) | (f & I(INT32_MIN)), f);
     return xsimd::bitwise_cast<F>(f);
   }
 
@@ -250,11 +251,11 @@ struct Kernels {
   // bit and whose decode is arithmetic: the magnitude goes straight back to float32, skipping
   // the code's sign and NaN/Inf decoding. `k` holds decode() of the constant codes.
   struct Fused {
-    I ovf_pos, ovf_neg, inf_pos, inf_neg, nan;
+    I ovf_pos, ovf_neg, inf_pos, inf_neg, nan_pos, nan_neg;
     Fused(const Enc& c, const Dec& d)
         : ovf_pos(as_i(decode_vec(d, c.ovf_pos))), ovf_neg(as_i(decode_vec(d, c.ovf_neg))),
           inf_pos(as_i(decode_vec(d, c.inf_pos))), inf_neg(as_i(decode_vec(d, c.inf_neg))),
-          nan(as_i(decode_vec(d, c.nan))) {}
+          nan_pos(as_i(decode_vec(d, c.nan_pos))), nan_neg(as_i(decode_vec(d, c.nan_neg))) {}
     static I as_i(F f) { return xsimd::bitwise_cast<I>(f); }
   };
 
@@ -275,7 +276,7 @@ struct Kernels {
       const M inf = a == c.inf_bits, nan = a > c.inf_bits;
       count_specials(inf, nan, rep);
       f = xsimd::select(inf, xsimd::select(neg, k.inf_neg, k.inf_pos), f);
-      f = xsimd::select(nan, k.nan, f);
+      f = xsimd::select(nan, xsimd::select(neg, k.nan_neg, k.nan_pos), f);
     }
     return xsimd::bitwise_cast<F>(f);
   }

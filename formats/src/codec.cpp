@@ -39,15 +39,16 @@ std::uint32_t encode_integer(const Format& f, T x, const CastOptions& opt, std::
 template <class T>
 std::uint32_t encode_impl(const Format& f, T x, const CastOptions& opt, std::uint32_t rand) noexcept {
   if (f.kind == Kind::integer) return encode_integer(f, x, opt, rand);
-  if (std::isnan(x)) return f.nan_code().value_or(0u);
-  bool neg = std::signbit(x);
+  const bool neg = std::signbit(x);
+  if (std::isnan(x)) return detail::nan_input_code(f, neg);
   if (std::isinf(x)) {
     const bool keep = !opt.saturate && (f.has_inf() || f.has_nan());
     return overflow_code(f, neg, keep);
   }
   if (x == 0) {
-    // No zero (E8M0): the smallest value, keeping the sign where the format has one.
-    if (!f.has_zero()) return finish(f, neg && f.is_signed, 0u);
+    // No zero (E8M0): NaN as in ml_dtypes; saturating or without NaN, the smallest value,
+    // keeping the sign where the format has one.
+    if (!f.has_zero()) return opt.saturate || !f.has_nan() ? finish(f, neg && f.is_signed, 0u) : detail::signed_nan(f, neg);
     return finish(f, neg, 0u);
   }
 
@@ -121,7 +122,8 @@ double decode(const Format& f, std::uint32_t code) noexcept {
     if (f.is_signed && (code >> (b - 1)) != 0) return static_cast<double>(static_cast<std::int64_t>(code) - (std::int64_t{1} << b));
     return static_cast<double>(code);
   }
-  if (is_nan_code(f, code)) return std::numeric_limits<double>::quiet_NaN();
+  // NaN codes keep their sign bit (0xFF of e4m3fn and 0x80 of the fnuz formats are -NaN), as in ml_dtypes.
+  if (is_nan_code(f, code)) return std::copysign(std::numeric_limits<double>::quiet_NaN(), (code & f.sign_bit()) ? -1.0 : 1.0);
   const bool neg = (code & f.sign_bit()) != 0;
   const std::uint32_t mag = code & ~f.sign_bit();
   const int m = f.man_bits;

@@ -34,6 +34,7 @@ std::vector<NamedFormat> make_presets() {
       {"float32", {"fp32", "e8m23"}, minifloat(8, 23, S::ieee), "IEEE binary32 (identity cast)"},
       {"float8_e4m3", {}, minifloat(4, 3, S::ieee), "ml_dtypes IEEE-style E4M3: Inf/NaN, max 240"},
       {"float8_e3m4", {}, minifloat(3, 4, S::ieee), "ml_dtypes IEEE-style E3M4: Inf/NaN, max 15.5"},
+      {"float8_e4m3b11fnuz", {"e4m3b11fnuz"}, minifloat(4, 3, S::fnuz, true, 11), "ml_dtypes/Graphcore E4M3 with bias 11: NaN = 0x80, no -0, max 30"},
   };
   for (int p = 1; p <= 7; ++p) {
     static const char* names[] = {"binary8p1", "binary8p2", "binary8p3", "binary8p4", "binary8p5", "binary8p6", "binary8p7"};

@@ -79,12 +79,12 @@ TEST(Cli, NanAndInfinities) {
   };
   const Case cases[] = {
       {"float8_e5m2", "0x7e nan", "0x7c inf", "0xfc -inf"},        // IEEE-style
-      {"float8_e4m3fn", "0x7f nan", "0x7f nan", "0x7f nan"},       // no Inf: Inf -> NaN
+      {"float8_e4m3fn", "0x7f nan", "0x7f nan", "0xff nan"},       // no Inf: Inf -> NaN of its sign
       {"float8_e4m3fnuz", "0x80 nan", "0x80 nan", "0x80 nan"},     // single NaN at 0x80
       {"binary8p3", "0x80 nan", "0x7f inf", "0xff -inf"},          // P3109
       {"bfloat16", "0x7fc0 nan", "0x7f80 inf", "0xff80 -inf"},
       {"float16", "0x7e00 nan", "0x7c00 inf", "0xfc00 -inf"},
-      {"float4_e2m1fn", "0x0 0", "0x7 6", "0xf -6"},               // all finite: NaN -> +0, Inf -> max
+      {"float4_e2m1fn", "0x8 -0", "0x7 6", "0xf -6"},              // all finite: NaN -> -0 (ml_dtypes), Inf -> max
       {"int8", "0x00 0", "0x7f 127", "0x80 -128"},
   };
   for (const auto& c : cases) {

@@ -112,7 +112,15 @@ inline Spec make_spec(const Format& f) {
 struct Expected {
   bool nan = false;
   double value = 0;
+  bool nan_negative = false;  // a NaN's sign (ml_dtypes/PyTorch): kept where the format has a -NaN
 };
+
+// The code of a NaN of a sign: the canonical NaN, with the sign bit for a negative one. In
+// fnuz/p3109 the canonical NaN is the sign-only code already; unsigned formats have no sign bit.
+inline std::uint32_t expected_nan_code(const Format& f, const Spec& s, bool negative) {
+  const std::uint32_t sign = f.is_signed ? 1u << (f.exp_bits + f.man_bits) : 0u;
+  return s.nan_code | (negative ? sign : 0u);
+}
 
 inline bool toward_infinity(Round mode, bool negative) {
   switch (mode) {
@@ -156,30 +164,40 @@ inline Expected expected_cast(const Format& f, const Spec& s, const Prepared& p,
     if (v > s.int_max) v = s.int_max;
     return {false, v == 0 ? 0.0 : v.convert_to<double>()};
   }
-  // NaN, or for formats without NaN +0, which a format without zero clamps up to its smallest.
-  const Expected nan_or_zero{s.has_nan, s.has_nan || s.has_zero ? 0.0 : s.min_positive.convert_to<double>()};
-  if (std::isnan(x)) return nan_or_zero;
+  // A NaN of the input's sign, or for formats without NaN +0, which a format without zero
+  // clamps up to its smallest.
+  const auto nan_or_zero = [&](bool negative) {
+    return Expected{s.has_nan, s.has_nan || s.has_zero ? 0.0 : s.min_positive.convert_to<double>(), negative};
+  };
+  if (std::isnan(x)) {
+    // ml_dtypes' rule for formats without NaN (FP6, FP4): its stand-in NaN is the code of -0,
+    // and a negative NaN negates it to +0.
+    if (!s.has_nan && s.has_negative_zero) return {false, std::signbit(x) ? 0.0 : -0.0};
+    return nan_or_zero(std::signbit(x));
+  }
   bool neg = std::signbit(x);
+  // No zero (E8M0): a zero input is NaN as in ml_dtypes, unless saturating (then the smallest).
+  if (x == 0 && !s.has_zero && s.has_nan && !o.saturate) return nan_or_zero(neg);
   if (!f.is_signed && x == 0) neg = false;  // unsigned: -0 gives +0
   Real mag;
   bool is_inf = false;
   if (std::isinf(x)) {
     if (!o.saturate && s.has_inf) is_inf = true;
-    else if (!o.saturate && s.has_nan) return nan_or_zero;
+    else if (!o.saturate && s.has_nan) return nan_or_zero(neg);
     else mag = s.max;  // saturating, or a format with neither Inf nor NaN
   } else if (x != 0) {
     mag = oracle::round_magnitude(p.b, o.round, rand);
     if (mag > s.max) {
       const bool away = !o.saturate && toward_infinity(o.round, neg);
       if (away && s.has_inf) is_inf = true;
-      else if (away && s.has_nan) return nan_or_zero;
+      else if (away && s.has_nan) return nan_or_zero(neg);
       else mag = s.max;
     }
     if (!is_inf && o.flush_subnormals && s.has_zero && mag < s.min_normal) mag = 0;
   }
   if (!is_inf && !s.has_zero && mag < s.min_positive) mag = s.min_positive;  // no zero: clamp up
   if (!is_inf && mag == 0) return {false, neg && s.has_negative_zero ? -0.0 : 0.0};
-  if (neg && !f.is_signed) return nan_or_zero;  // unsigned, negative nonzero
+  if (neg && !f.is_signed) return nan_or_zero(neg);  // unsigned, negative nonzero
   const double v = is_inf ? inf : mag.convert_to<double>();
   return {false, neg ? -v : v};
 }
@@ -194,7 +212,7 @@ std::string check_cast(const Format& f, const Spec& s, const Prepared& p, T x, c
   const double got = decode(f, code);
   bool ok = code <= f.code_mask();
   if (e.nan)
-    ok = ok && std::isnan(got) && code == s.nan_code;
+    ok = ok && std::isnan(got) && code == expected_nan_code(f, s, e.nan_negative);
   else
     ok = ok && !std::isnan(got) && got == e.value && std::signbit(got) == std::signbit(e.value);
   if (ok) return {};

@@ -362,7 +362,8 @@ TEST(Bulk, LayoutOfWiderCodes) {
   }
 }
 
-// NaN and Inf inputs are counted; formats without NaN encode NaN as +0, without Inf saturate.
+// NaN and Inf inputs are counted; formats without NaN encode NaN as ml_dtypes does (+NaN the
+// code of -0, -NaN +0), without Inf saturate; NaN and overflow keep their sign.
 TEST(Bulk, CastReportCounts) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   std::vector<float> in(37, 1.0f);
@@ -377,15 +378,20 @@ TEST(Bulk, CastReportCounts) {
     const auto codes = encode_with(parse_format("e2m1"), in, {}, isa, &rep);
     EXPECT_EQ(rep.nan_inputs, 3u) << isa_name(isa);
     EXPECT_EQ(rep.inf_inputs, 3u) << isa_name(isa);
-    EXPECT_EQ(codes[0] & 0xF, 0x0) << "NaN -> +0";
+    EXPECT_EQ(codes[0] & 0xF, 0x8) << "NaN -> the code of -0";
+    EXPECT_EQ(codes[8] & 0xF, 0x0) << "-NaN -> +0";
     EXPECT_EQ(codes[2] >> 4, 0xF) << "-Inf -> -6";
     EXPECT_EQ(codes[10] & 0xF, 0x7) << "+Inf -> +6";
     const auto e4 = encode_with(parse_format("e4m3"), in, {}, isa, &rep);
     EXPECT_EQ(rep.nan_inputs, 3u);
-    EXPECT_EQ(e4[5], 0x7F) << "-Inf -> NaN in a format without Inf";
+    EXPECT_EQ(e4[5], 0xFF) << "-Inf -> -NaN in a format without Inf";
+    EXPECT_EQ(e4[16], 0xFF) << "-NaN keeps its sign";
+    EXPECT_EQ(e4[0], 0x7F);
     const auto e5 = encode_with(parse_format("e5m2"), in, {}, isa, &rep);
     EXPECT_EQ(e5[5], 0xFC);
     EXPECT_EQ(e5[20], 0x7C);
+    EXPECT_EQ(e5[16], 0xFE);
+    EXPECT_EQ(e5[33], 0x7E);
     std::vector<float> x = in;
     const CastReport fq = fake_quant_f32(parse_format("e4m3"), x, BulkOptions{.isa = isa});
     EXPECT_EQ(fq.nan_inputs, 3u);

@@ -41,6 +41,10 @@ void check_every_code(const Format& f, Failures& out) {
     if (decode(f, code | (mask + 1)) != d && !std::isnan(d)) fail(code, "decode reads bits above the width");
     if (c.nan) {
       if (!std::isnan(d)) fail(code, "NaN code does not decode to NaN");
+      // A NaN keeps its sign both ways (ml_dtypes): the code's sign bit, and back to the
+      // canonical NaN of that sign.
+      if (std::signbit(d) != c.negative) fail(code, "NaN decodes with the wrong sign");
+      if (encode(f, d) != expected_nan_code(f, s, c.negative)) fail(code, "its NaN re-encodes to another sign");
       continue;
     }
     const double want = c.inf ? inf : c.magnitude.convert_to<double>();
@@ -72,13 +76,19 @@ void check_every_code(const Format& f, Failures& out) {
       }
     }
   }
-  // NaN inputs give the canonical NaN (formats without NaN: +0), in every mode and option.
+  // NaN inputs give the canonical NaN of their sign in every mode and option. Formats without
+  // NaN: ml_dtypes' -0 for +NaN and +0 for -NaN where the format has -0, else code 0 (+0, or
+  // the smallest value without zero).
+  const std::uint32_t sign = f.is_signed && f.kind == Kind::floating ? 1u << (f.exp_bits + f.man_bits) : 0u;
   for (Round r : kAllModes)
     for (bool sat : {false, true}) {
       CastOptions o{r, sat, false};
-      const std::uint32_t want = s.has_nan ? s.nan_code : 0u;  // +0, or the smallest value without zero
-      for (double x : {std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::quiet_NaN()})
+      for (bool negative : {false, true}) {
+        const std::uint32_t want = s.has_nan ? expected_nan_code(f, s, negative)
+                                   : s.has_negative_zero && !negative ? sign : 0u;
+        const double x = std::copysign(std::numeric_limits<double>::quiet_NaN(), negative ? -1.0 : 1.0);
         if (encode(f, x, o) != want || encode(f, static_cast<float>(x), o) != want) fail(want, "encode(NaN)");
+      }
     }
   if (s.has_nan && (f.nan_code() != s.nan_code)) fail(s.nan_code, "nan_code() is not the canonical NaN");
 }

@@ -106,6 +106,8 @@ TEST(CodecExamples, Fp8) {
   EXPECT_EQ(enc("float8_e5m2", inf, Round::toward_zero), 0x7Cu);  // an infinite input is exact
   EXPECT_EQ(enc("float8_e5m2", -inf, Round::nearest_even, true), 0xFBu);
   EXPECT_EQ(enc("float8_e5m2", nan), 0x7Eu);
+  EXPECT_EQ(enc("float8_e5m2", -nan), 0xFEu);
+  EXPECT_EQ(enc("bfloat16", -nan), 0xFFC0u);
   EXPECT_EQ(enc("float8_e5m2", 0x1p-16), 0x01u);
   EXPECT_EQ(enc("float8_e5m2", 0x1p-17), 0x00u);
 
@@ -115,6 +117,12 @@ TEST(CodecExamples, Fp8) {
   EXPECT_EQ(enc("float8_e4m3fn", 1e4, Round::nearest_even, true), 0x7Eu);
   EXPECT_EQ(enc("float8_e4m3fn", -1e4, Round::nearest_even, true), 0xFEu);
   EXPECT_EQ(enc("float8_e4m3fn", inf), 0x7Fu);
+  // A NaN keeps the sign (ml_dtypes, PyTorch): -466 overflows to 0xFF, and -NaN is 0xFF.
+  EXPECT_EQ(enc("float8_e4m3fn", -466.0), 0xFFu);
+  EXPECT_EQ(enc("float8_e4m3fn", -464.0), 0xFEu);
+  EXPECT_EQ(enc("float8_e4m3fn", -inf), 0xFFu);
+  EXPECT_EQ(enc("float8_e4m3fn", -nan), 0xFFu);
+  EXPECT_EQ(enc("float8_e4m3fn", nan), 0x7Fu);
   EXPECT_EQ(enc("float8_e4m3fn", -inf, Round::nearest_even, true), 0xFEu);
   EXPECT_EQ(enc("float8_e4m3fn", 0x1p-9), 0x01u);
   EXPECT_EQ(enc("float8_e4m3fn", 0x1p-10), 0x00u);
@@ -127,11 +135,18 @@ TEST(CodecExamples, Fp8) {
   EXPECT_EQ(enc("float8_e4m3fnuz", -0x1p-11), 0x00u);  // no -0
   EXPECT_EQ(enc("float8_e5m2fnuz", 57344), 0x7Fu);
   EXPECT_EQ(enc("float8_e5m2fnuz", nan), 0x80u);
+  EXPECT_EQ(enc("float8_e5m2fnuz", -nan), 0x80u);  // the one NaN for either sign
+  EXPECT_EQ(enc("float8_e4m3fnuz", -inf), 0x80u);
+  EXPECT_EQ(enc("float8_e4m3fnuz", -1e4), 0x80u);
 
   EXPECT_EQ(enc("float8_e8m0fnu", 1), 0x7Fu);
   EXPECT_EQ(enc("float8_e8m0fnu", 1.5), 0x80u);  // tie: the even exponent field 128
   EXPECT_EQ(enc("float8_e8m0fnu", 3), 0x80u);    // tie between fields 128 and 129
-  EXPECT_EQ(enc("float8_e8m0fnu", 0), 0x00u);    // no zero: the smallest value 2^-127
+  EXPECT_EQ(enc("float8_e8m0fnu", 0), 0xFFu);    // no zero: NaN, as ml_dtypes
+  EXPECT_EQ(enc("float8_e8m0fnu", -0.0), 0xFFu);
+  EXPECT_EQ(enc("float8_e8m0fnu", 0, Round::nearest_even, true), 0x00u);  // saturating: the smallest value 2^-127
+  EXPECT_EQ(enc("float8_e8m0fnu", 0x1p-140), 0x00u);  // tiny nonzero: the smallest value
+  EXPECT_EQ(enc("float8_e8m0fnu", -std::numeric_limits<double>::infinity()), 0xFFu);
   EXPECT_EQ(enc("float8_e8m0fnu", 0x1p-127), 0x00u);
   EXPECT_EQ(enc("float8_e8m0fnu", 0x1p127), 0xFEu);
   EXPECT_EQ(enc("float8_e8m0fnu", nan), 0xFFu);
@@ -155,7 +170,10 @@ TEST(CodecExamples, Fp6Fp4) {
   EXPECT_EQ(enc("float4_e2m1fn", -100), 0xFu);
   EXPECT_EQ(enc("float4_e2m1fn", 0.25), 0x0u);
   EXPECT_EQ(enc("float4_e2m1fn", 0.75), 0x2u);
-  EXPECT_EQ(enc("float4_e2m1fn", std::nan("")), 0x0u);  // no NaN: +0
+  EXPECT_EQ(enc("float4_e2m1fn", std::nan("")), 0x8u);   // no NaN: ml_dtypes' stand-in, the code of -0
+  EXPECT_EQ(enc("float4_e2m1fn", -std::nan("")), 0x0u);  // ... negated: +0
+  EXPECT_EQ(enc("float6_e2m3fn", std::nan("")), 0x20u);
+  EXPECT_EQ(enc("float6_e3m2fn", -std::nan("")), 0x00u);
   EXPECT_EQ(enc("float4_e2m1fn", -inf), 0xFu);
   EXPECT_EQ(enc("float6_e2m3fn", 8), 0x1Fu);
   EXPECT_EQ(enc("float6_e3m2fn", 28), 0x1Fu);

@@ -43,6 +43,7 @@ const Facts kFloats[] = {
     {"float32", 32, 8, 23, 127, true, S::ieee, 0x1.fffffep127, 0x1p-126, 0x1p-149, 0x7FC00000, 0x7F800000, 0xFF800000},
     {"float8_e4m3", 8, 4, 3, 7, true, S::ieee, 240, 0x1p-6, 0x1p-9, 0x7C, 0x78, 0xF8},
     {"float8_e3m4", 8, 3, 4, 3, true, S::ieee, 15.5, 0x1p-2, 0x1p-6, 0x78, 0x70, 0xF0},
+    {"float8_e4m3b11fnuz", 8, 4, 3, 11, true, S::fnuz, 30, 0x1p-10, 0x1p-13, 0x80, none, none},
     // P3109 binary8pP: bias 2^(7-P) (2^6 - 1 for P = 1, which has no subnormals).
     {"binary8p1", 8, 7, 0, 63, true, S::p3109, 0x1p63, 0x1p-62, 0x1p-62, 0x80, 0x7F, 0xFF},
     {"binary8p2", 8, 6, 1, 32, true, S::p3109, 0x1p31, 0x1p-31, 0x1p-32, 0x80, 0x7F, 0xFF},

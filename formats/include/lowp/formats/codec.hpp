@@ -8,12 +8,16 @@
 //   Formats without Inf and NaN (FP6, FP4, integers) always saturate.
 // - Saturating: finite overflow clamps to +-max_finite, and so do +-Inf inputs (as PTX
 //   .satfinite does); NaN stays NaN.
-// - NaN input gives the canonical NaN; for formats without NaN it gives +0 (the smallest
-//   value if there is no zero either), counted by the bulk APIs. Inf input to a format
+// - A NaN result keeps the sign of what it stands for (ml_dtypes, PyTorch): NaN input,
+//   infinity or overflowed value; e4m3fn -466 -> 0xFF. fnuz/unsigned formats have one NaN.
+// - NaN input gives the canonical NaN of its sign; formats without NaN give ml_dtypes' code:
+//   -0 for +NaN, +0 for -NaN where there is a -0 (FP6, FP4), else 0 (+0 or the smallest value),
+//   counted by the bulk APIs. Inf input to a format
 //   without Inf: NaN if it has one, else +-max.
 // - Unsigned formats: a negative input rounds as if the format had a sign, and a negative
 //   nonzero result is NaN (or 0 when the format has no NaN); -0 gives +0.
-// - No-zero formats (E8M0): results below the smallest value, zero included, give the smallest
+// - No-zero formats (E8M0): a zero input is NaN (the smallest value when saturating or without
+//   NaN); nonzero results below the smallest value give the smallest
 //   value in every rounding mode (keeping the sign where the format has one).
 // - flush_subnormals: a result that would be subnormal after rounding becomes a zero of the
 //   same sign (+0 where the format has no -0).

@@ -1,0 +1,28 @@
+"""lowp: exact emulation of low-precision number formats (FP8/FP6/FP4/BF16/int8, scaling,
+Hadamard rotations, quantized linear layers, a Llama evaluator) over the C++ kernels.
+
+Arrays go in as numpy arrays (float32 C-contiguous arrays are read in place) and come out as
+new numpy arrays; the kernels run with the GIL released. Bad arguments raise ValueError, bad
+data lowp.Error (a RuntimeError), each with the C++ message. See docs/python.md.
+"""
+from ._lowp import (  # noqa: F401
+    Error,
+    QuantizedTensor,
+    QuantLinear,
+    Rotation,
+    decode,
+    encode,
+    eval,
+    fake_quant,
+    formats,
+    fwht,
+    pack,
+    quantize,
+    sweep,
+    unpack,
+)
+
+__all__ = [
+    "Error", "QuantizedTensor", "QuantLinear", "Rotation", "decode", "encode", "eval", "fake_quant",
+    "formats", "fwht", "pack", "quantize", "sweep", "unpack",
+]

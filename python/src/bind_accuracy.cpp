@@ -1,0 +1,168 @@
+// lowp.eval and lowp.sweep: a Llama checkpoint evaluated under recipes, results as Python
+// dicts (the sweep's keys are the CSV's columns, docs/sweep.md).
+#include <cmath>
+#include <optional>
+#include <variant>
+
+#include "common.hpp"
+#include "lowp/accuracy/eval.hpp"
+#include "lowp/accuracy/loaders.hpp"
+#include "lowp/accuracy/metrics.hpp"
+#include "lowp/accuracy/model_sweep.hpp"
+#include "lowp/accuracy/recipe.hpp"
+#include "lowp/accuracy/tokenizer.hpp"
+#include "lowp/numerics/error.hpp"
+
+namespace lowp::python {
+namespace {
+
+using namespace lowp::accuracy;
+
+accuracy::Recipe recipe_arg(const std::string& name) {
+  try {
+    return find_recipe(name);
+  } catch (const Error& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+// Token ids from exactly one of: `tokens` (a sequence of ids, or the path of a token file, one
+// id a line) and `text` (the text itself, tokenized with the model's tokenizer).
+std::vector<int> tokens_arg(const py::object& tokens, const std::optional<std::string>& text,
+                            const std::string& model_path, int vocab) {
+  if (tokens.is_none() == !text.has_value())
+    throw py::value_error("exactly one of tokens= and text= is required");
+  if (text) {
+    if (text->empty()) throw py::value_error("text= is empty");
+    py::gil_scoped_release nogil;
+    return tokenizer_for_model(model_path, vocab).encode(*text, true, false);
+  }
+  if (py::isinstance<py::str>(tokens)) return read_token_file(tokens.cast<std::string>(), vocab);
+  const auto ids = py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(tokens);
+  if (!ids || ids.ndim() != 1) throw py::value_error("tokens= must be a 1-D sequence of token ids or a file path");
+  std::vector<int> out(static_cast<std::size_t>(ids.size()));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const long long t = ids.data()[i];
+    if (t < 0 || t >= vocab)
+      throw Error("tokens[" + std::to_string(i) + "] = " + std::to_string(t) + " is outside the vocabulary [0, " +
+                  std::to_string(vocab) + ")");
+    out[i] = static_cast<int>(t);
+  }
+  return out;
+}
+
+EvalOptions options_arg(std::optional<int> ctx, bool score_all, int threads) {
+  EvalOptions o;
+  if (ctx && *ctx <= 0) throw py::value_error("ctx must be positive, not " + std::to_string(*ctx));
+  if (threads < 0) throw py::value_error("threads must be >= 0, not " + std::to_string(threads));
+  o.ctx = ctx.value_or(0);
+  o.score_all = score_all;
+  o.threads = threads;
+  return o;
+}
+
+py::list tensor_errors(const std::vector<TensorError>& errs) {
+  py::list out;
+  for (const TensorError& e : errs) {
+    py::dict d;
+    d["layer"] = e.layer;
+    d["point"] = e.point;
+    d["sqnr_db"] = e.sqnr_db();
+    d["values"] = e.count;
+    d["nonfinite"] = e.nonfinite;
+    out.append(d);
+  }
+  return out;
+}
+
+py::dict eval(const std::string& model_path, const py::object& tokens, const std::optional<std::string>& text,
+              const std::string& recipe_name, std::optional<int> ctx, bool score_all, int threads) {
+  const accuracy::Recipe recipe = recipe_arg(recipe_name);
+  const EvalOptions opt = options_arg(ctx, score_all, threads);
+  LlamaModel model;
+  {
+    py::gil_scoped_release nogil;
+    model = load_model(model_path);
+  }
+  const std::vector<int> ids = tokens_arg(tokens, text, model_path, model.config.vocab_size);
+  EvalRun run;
+  {
+    py::gil_scoped_release nogil;
+    run = evaluate(model, ids, recipe, opt);
+  }
+  const std::size_t finite = run.scored() - run.nonfinite;
+  const double nll = finite ? run.nll_sum / static_cast<double>(finite) : NAN;
+  py::dict d;
+  d["model"] = model_path;
+  d["recipe"] = recipe.name;
+  d["tokens"] = ids.size();
+  d["scored"] = run.scored();
+  d["mean_nll"] = nll;
+  d["ppl"] = std::exp(nll);
+  d["nonfinite"] = run.nonfinite;
+  d["layers"] = tensor_errors(run.tensor_errors);
+  return d;
+}
+
+py::list sweep(const std::string& model_path, const py::object& tokens, const std::optional<std::string>& text,
+               const std::optional<std::vector<std::string>>& recipe_names, std::optional<int> ctx, bool score_all,
+               int threads) {
+  std::vector<accuracy::Recipe> recipes;
+  for (const std::string& n : recipe_names ? *recipe_names : default_sweep_recipes()) recipes.push_back(recipe_arg(n));
+  if (recipes.empty()) throw py::value_error("recipes= is empty");
+  const EvalOptions opt = options_arg(ctx, score_all, threads);
+  LlamaModel model;
+  {
+    py::gil_scoped_release nogil;
+    model = load_model(model_path);
+  }
+  const std::vector<int> ids = tokens_arg(tokens, text, model_path, model.config.vocab_size);
+  ModelSweep s;
+  {
+    py::gil_scoped_release nogil;
+    s = run_model_sweep(model, ids, recipes, opt);
+  }
+  py::list out;
+  for (const RecipeResult& r : s.results) {
+    const Comparison& c = r.cmp;
+    const bool ok = r.error.empty();
+    auto num = [&](double v) -> py::object { return ok ? py::cast(v) : py::none(); };
+    py::dict d;  // the CSV's columns, in its order
+    d["recipe"] = r.recipe;
+    d["ppl"] = num(c.ppl);
+    d["ppl_se"] = num(c.ppl_se);
+    d["ln_ppl_ratio"] = num(c.ln_ppl_ratio);
+    d["ln_ppl_ratio_se"] = num(c.ln_ppl_ratio_se);
+    d["kld_mean"] = num(c.kld_mean);
+    d["kld_se"] = num(c.kld_se);
+    d["kld_median"] = num(c.kld_median);
+    d["kld_p99"] = num(c.kld_p99);
+    d["kld_max"] = num(c.kld_max);
+    d["dp_mean"] = num(c.dp_mean);
+    d["dp_rms"] = num(c.dp_rms);
+    d["same_top1_pct"] = num(c.same_top1);
+    d["tokens"] = c.tokens;
+    d["nonfinite"] = c.nonfinite;
+    d["seconds"] = r.seconds;
+    d["error"] = r.error;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_accuracy(py::module_& m) {
+  m.def("eval", &eval, py::arg("model"), py::arg("tokens") = py::none(), py::arg("text") = py::none(),
+        py::arg("recipe") = "fp32", py::arg("ctx") = py::none(), py::arg("score_all") = false, py::arg("threads") = 0,
+        "Teacher-forced evaluation of a checkpoint (llama2.c .bin, GGUF, safetensors) under a recipe, as\n"
+        "`lowp eval`. tokens: a sequence of ids or a token file path; text: the text itself. Returns a dict:\n"
+        "model, recipe, tokens, scored, mean_nll, ppl, nonfinite, layers (SQNR per quantization point).");
+  m.def("sweep", &sweep, py::arg("model"), py::arg("tokens") = py::none(), py::arg("text") = py::none(),
+        py::arg("recipes") = py::none(), py::arg("ctx") = py::none(), py::arg("score_all") = false,
+        py::arg("threads") = 0,
+        "The model sweep of `lowp sweep --model`: the fp32 reference, then each recipe (default: the CLI's\n"
+        "list), sorted by mean KLD. Returns one dict per recipe with the CSV's columns (docs/sweep.md).");
+}
+
+}  // namespace lowp::python

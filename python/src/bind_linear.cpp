@@ -1,0 +1,124 @@
+// lowp.QuantLinear: the quantized linear layer Y = X W^T + b with forward and backward.
+#include <mutex>
+
+#include "common.hpp"
+#include "lowp/numerics/error.hpp"
+#include "lowp/quant/linear.hpp"
+
+namespace lowp::python {
+namespace {
+
+// One layer; calls on the same object from several Python threads are serialised (the layer
+// keeps the forward's operands for the backward), calls on different objects run in parallel.
+struct Linear {
+  quant::QuantLinear layer;
+  std::size_t in_features, out_features, bias_size;
+  std::mutex mu;
+  Linear(const quant::LinearRecipe& r, std::size_t in, std::size_t out, bool bias)
+      : layer(r, in, out, bias), in_features(in), out_features(out), bias_size(bias ? out : 0) {}
+};
+
+std::unique_ptr<Linear> make(const std::string& preset, std::size_t in, std::size_t out, bool bias) {
+  if (in == 0 || out == 0) throw py::value_error("QuantLinear: in_features and out_features must be positive");
+  try {
+    return std::make_unique<Linear>(quant::linear_preset(preset), in, out, bias);
+  } catch (const Error& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+// rows x `width` view of x whose last dimension must be `width`.
+Matrix rows_of(const std::vector<py::ssize_t>& shape, std::size_t width, const char* fn) {
+  const Matrix m = as_matrix(shape, fn);
+  if (m.cols != width)
+    throw py::value_error(std::string(fn) + ": the last dimension is " + std::to_string(m.cols) + ", the layer needs " +
+                          std::to_string(width));
+  return m;
+}
+
+std::vector<py::ssize_t> with_last(std::vector<py::ssize_t> shape, std::size_t last) {
+  shape.back() = static_cast<py::ssize_t>(last);
+  return shape;
+}
+
+F32Out forward(Linear& l, F32In x, std::uint64_t seed) {
+  const auto shape = shape_of(x);
+  const Matrix m = rows_of(shape, l.in_features, "forward");
+  F32Out y(with_last(shape, l.out_features));
+  float* o = y.mutable_data();
+  const float* in = x.data();
+  {  // the GIL is released around the kernel only (no Python object is touched)
+    py::gil_scoped_release nogil;
+    std::lock_guard lock(l.mu);
+    l.layer.forward(in, m.rows, o, seed);
+  }
+  return y;
+}
+
+F32Out backward(Linear& l, F32In dy, std::uint64_t seed) {
+  const auto shape = shape_of(dy);
+  const Matrix m = rows_of(shape, l.out_features, "backward");
+  F32Out dx(with_last(shape, l.in_features));
+  float* o = dx.mutable_data();
+  const float* in = dy.data();
+  (void)m;  // the row count is the forward's (the layer checks it)
+  {  // the GIL is released around the kernel only (no Python object is touched)
+    py::gil_scoped_release nogil;
+    std::lock_guard lock(l.mu);
+    l.layer.backward(in, o, seed);
+  }
+  return dx;
+}
+
+// Copies of the layer's parameter vectors as numpy arrays, and setters that copy in.
+F32Out get(Linear& l, std::vector<float>& (quant::QuantLinear::*which)(), std::vector<py::ssize_t> shape) {
+  std::lock_guard lock(l.mu);
+  const std::vector<float>& v = (l.layer.*which)();
+  return F32Out(shape, v.data());
+}
+
+void set(Linear& l, std::vector<float>& (quant::QuantLinear::*which)(), F32In v, const char* name) {
+  std::lock_guard lock(l.mu);
+  std::vector<float>& dst = (l.layer.*which)();  // the non-const accessor drops the cached quantized weight
+  if (static_cast<std::size_t>(v.size()) != dst.size())
+    throw py::value_error(std::string(name) + ": expected " + std::to_string(dst.size()) + " values, got " +
+                          std::to_string(v.size()));
+  std::copy(v.data(), v.data() + v.size(), dst.begin());
+}
+
+}  // namespace
+
+void bind_linear(py::module_& m) {
+  using Q = quant::QuantLinear;
+  py::class_<Linear>(m, "QuantLinear",
+                     "Y = X W^T + b with every GEMM quantized as the named preset (see `lowp recipes`).\n"
+                     "W (out_features x in_features) and b start at zero; gradients accumulate over backward calls.")
+      .def(py::init(&make), py::arg("preset"), py::arg("in_features"), py::arg("out_features"), py::arg("bias") = true)
+      .def("forward", &forward, py::arg("x"), py::arg("seed") = 0, "Y (..., out_features) from X (..., in_features).")
+      .def("backward", &backward, py::arg("dy"), py::arg("seed") = 0,
+           "dX for dY of the last forward; adds dW and db into weight_grad and bias_grad.")
+      .def("zero_grad", [](Linear& l) {
+        std::lock_guard lock(l.mu);
+        std::fill(l.layer.weight_grad().begin(), l.layer.weight_grad().end(), 0.0f);
+        std::fill(l.layer.bias_grad().begin(), l.layer.bias_grad().end(), 0.0f);
+      })
+      .def_property("weight",
+                    [](Linear& l) { return get(l, &Q::weight, {py::ssize_t(l.out_features), py::ssize_t(l.in_features)}); },
+                    [](Linear& l, F32In w) { set(l, &Q::weight, w, "weight"); }, "W, out_features x in_features (a copy).")
+      .def_property("bias",
+                    [](Linear& l) { return get(l, &Q::bias, {py::ssize_t(l.bias_size)}); },
+                    [](Linear& l, F32In b) { set(l, &Q::bias, b, "bias"); }, "b (a copy; empty without bias).")
+      .def_property_readonly("weight_grad", [](Linear& l) {
+        return get(l, &Q::weight_grad, {py::ssize_t(l.out_features), py::ssize_t(l.in_features)});
+      })
+      .def_property_readonly("bias_grad", [](Linear& l) { return get(l, &Q::bias_grad, {py::ssize_t(l.bias_size)}); })
+      .def_property_readonly("in_features", [](const Linear& l) { return l.in_features; })
+      .def_property_readonly("out_features", [](const Linear& l) { return l.out_features; })
+      .def_property_readonly("preset", [](Linear& l) { return l.layer.recipe().name; })
+      .def("__repr__", [](Linear& l) {
+        return "lowp.QuantLinear('" + l.layer.recipe().name + "', " + std::to_string(l.in_features) + ", " +
+               std::to_string(l.out_features) + ")";
+      });
+}
+
+}  // namespace lowp::python

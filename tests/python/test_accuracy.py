@@ -1,0 +1,56 @@
+"""lowp.eval and lowp.sweep on the 260K-parameter Llama in ../shared: the float64 oracle's NLL,
+and the sweep's dicts against the `lowp sweep --csv` program's output."""
+import csv
+import subprocess
+
+import numpy as np
+import pytest
+
+lowp = pytest.importorskip("lowp", reason="the lowp Python module is not built (build target lowp_python)")
+
+
+def test_eval_fp32_matches_float64_oracle(shared):
+    model = str(shared / "models" / "stories260K.bin")
+    tokens = str(shared / "data" / "stories260K_ref" / "seqA_tokens.txt")
+    r = lowp.eval(model, tokens=tokens, score_all=True)
+    assert r["recipe"] == "fp32" and r["tokens"] == 256 and r["scored"] == 255 and r["nonfinite"] == 0
+    assert abs(r["mean_nll"] - 2.51654) < 2e-4  # the independent float64 forward (shared/README.md)
+    ids = np.loadtxt(tokens, dtype=np.int64)
+    again = lowp.eval(model, tokens=ids, score_all=True, threads=1)
+    assert again["mean_nll"] == r["mean_nll"]  # same bits at any thread count, list or file
+    q = lowp.eval(model, tokens=list(ids), recipe="mxfp4", score_all=True)
+    assert q["mean_nll"] != r["mean_nll"] and q["layers"] and all("sqnr_db" in e for e in q["layers"])
+
+
+def test_eval_text_and_errors(shared):
+    model = str(shared / "models" / "tinyllamas" / "stories260K.bin")
+    r = lowp.eval(model, text="Once upon a time, there was a little girl named Lily.")
+    assert r["tokens"] > 5 and np.isfinite(r["ppl"])
+    with pytest.raises(ValueError, match="exactly one of"):
+        lowp.eval(model)
+    with pytest.raises(ValueError, match="unknown recipe 'nope'"):
+        lowp.eval(model, tokens=[1, 2, 3], recipe="nope")
+    with pytest.raises(lowp.Error, match="outside the vocabulary"):
+        lowp.eval(model, tokens=[1, 2, 512])
+    with pytest.raises(lowp.Error):
+        lowp.eval(str(shared / "data" / "tinyshakespeare.txt"), tokens=[1, 2])
+
+
+def test_sweep_matches_cli_csv(shared, cli, tmp_path):
+    model = str(shared / "models" / "stories260K.bin")
+    tokens = str(shared / "data" / "stories260K_ref" / "seqA_tokens.txt")
+    rows = lowp.sweep(model, tokens=tokens, recipes=["bf16", "mxfp4", "fp8-rowwise"], threads=1)
+    out = tmp_path / "s.csv"
+    subprocess.run([cli, "sweep", "--model", model, "--tokens", tokens, "--recipes", "bf16,mxfp4,fp8-rowwise",
+                    "--csv", str(out), "--threads", "1"], check=True, capture_output=True)
+    with open(out) as f:
+        want = list(csv.DictReader(f))
+    assert [r["recipe"] for r in rows] == [w["recipe"] for w in want]
+    assert list(rows[0].keys()) == list(want[0].keys())  # the CSV's columns, in order
+    for r, w in zip(rows, want):
+        for k, v in w.items():
+            if k in ("recipe", "error"):
+                assert r[k] == v
+            elif k != "seconds":
+                assert r[k] == (int(v) if k in ("tokens", "nonfinite") else float(v)), k
+    assert rows[0]["kld_mean"] <= rows[1]["kld_mean"]  # sorted by mean KLD
