@@ -49,6 +49,7 @@ Command add_decode_command(CLI::App& parent);
 Command add_eval_command(CLI::App& parent);
 Command add_recipes_command(CLI::App& parent);
 Command add_sweep_command(CLI::App& parent);
+Command add_train_command(CLI::App& parent);
 
 // --- Helpers shared by the subcommands (text.cpp) ---
 

@@ -26,6 +26,7 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
       add_eval_command(app),
       add_recipes_command(app),
       add_sweep_command(app),
+      add_train_command(app),
   };
 
   std::string prefix = "lowp";  // "lowp <command>" once a command is known
