@@ -50,6 +50,7 @@ Command add_eval_command(CLI::App& parent);
 Command add_recipes_command(CLI::App& parent);
 Command add_sweep_command(CLI::App& parent);
 Command add_train_command(CLI::App& parent);
+Command add_generate_command(CLI::App& parent);
 
 // --- Helpers shared by the subcommands (text.cpp) ---
 

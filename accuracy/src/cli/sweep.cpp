@@ -9,6 +9,7 @@
 #include <iterator>
 #include <memory>
 #include <ostream>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct SweepArgs {
   // Both.
   std::string csv, json, plot;
   int threads = 0;
+  bool tensors = false;  // --tensors, or any tensor-sweep option given
 };
 
 // Writes a file through `write`; a file that cannot be written is a one-line failure.
@@ -113,9 +115,10 @@ int run_model(Io& io, const SweepArgs& a) {
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
-  const accuracy::LlamaModel model = accuracy::load_model(a.model);
+  const std::string path = accuracy::resolve_model_path(a.model);
+  const accuracy::LlamaModel model = accuracy::load_model(path);
   check_ctx_option(a.ctx, model.config.seq_len);
-  const std::vector<int> tokens = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size);
+  const std::vector<int> tokens = read_eval_tokens(a.tokens, a.text, path, model.config.vocab_size);
 
   accuracy::EvalOptions opt;
   opt.ctx = a.ctx;
@@ -144,8 +147,13 @@ int run_model(Io& io, const SweepArgs& a) {
   return exit_ok;
 }
 
-int run_sweep(Io& io, const SweepArgs& a) {
+int run_sweep(Io& io, SweepArgs a) {
   if (a.threads < 0) throw Failure{exit_usage, "--threads must be >= 0, not " + std::to_string(a.threads)};
+  if (!a.tensors && a.model.empty()) {  // the default job: lowp's own model on held-out Shakespeare
+    a.model = accuracy::resolve_model_path("shakespeare");
+    if (a.text.empty() && a.tokens.empty())
+      a.text = (std::filesystem::path(a.model).parent_path() / "heldout.txt").string();
+  }
   if (!a.model.empty()) {
     if (!a.specs.empty() || !a.distributions.empty() || !a.rotations.empty())
       throw Failure{exit_usage, "--specs, --distributions and --rotations belong to the tensor sweep (no --model)"};
@@ -153,7 +161,7 @@ int run_sweep(Io& io, const SweepArgs& a) {
   }
   if (!a.text.empty() || !a.tokens.empty() || !a.recipes.empty() || a.ctx != 0 || a.layers || a.score_all ||
       a.threads != 0)
-    throw Failure{exit_usage, "--text, --tokens, --recipes, --ctx, --layers, --score-all and --threads need --model"};
+    throw Failure{exit_usage, "--text, --tokens, --recipes, --ctx, --layers, --score-all and --threads belong to the model sweep, not --tensors"};
   return run_tensor(io, a);
 }
 
@@ -184,8 +192,11 @@ Command add_sweep_command(CLI::App& parent) {
   app->add_option("--json", a->json, "Also write the results as JSON to this file");
   app->add_option("--plot", a->plot, "Also write an SVG chart to this file");
   app->add_option("--threads", a->threads, "Model sweep: threads (default 0: all)");
+  app->add_flag("--tensors", a->tensors, "Run the tensor sweep (implied by --specs, --distributions, --rotations, --rows, --cols, --seed)");
   app->footer(
-      "Without --model: every format x scaling granularity x rotation (none, randomized Hadamard,\n"
+      "Without arguments: the model sweep of lowp's own model (--model shakespeare) on held-out\n"
+      "Shakespeare text (the last 10% of the corpus it was trained on).\n"
+      "--tensors: every format x scaling granularity x rotation (none, randomized Hadamard,\n"
       "block Hadamard 32) on Gaussian, Laplace, Student-t (nu = 3) and LLM-like activations;\n"
       "prints SQNR (dB), MSE, max error and bits per element.\n"
       "With --model: the fp32 reference once, then each recipe on the same tokens; the table is\n"
@@ -193,7 +204,11 @@ Command add_sweep_command(CLI::App& parent) {
       "NaN shows its nonfinite count. CSV columns and JSON keys: docs/sweep.md.\n"
       "Exit status: 0 success; 1 bad data (model, tokens, a recipe that failed: the results of\n"
       "the others are still written); 2 usage error.");
-  return {app, [a](Io& io) { return run_sweep(io, *a); }};
+  return {app, [a, app](Io& io) {
+            for (const char* o : {"--specs", "--distributions", "--rotations", "--rows", "--cols", "--seed"})
+              if (app->count(o) > 0) a->tensors = true;
+            return run_sweep(io, *a);
+          }};
 }
 
 }  // namespace lowp::cli

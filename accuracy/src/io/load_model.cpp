@@ -5,8 +5,20 @@
 
 #include "lowp/accuracy/loaders.hpp"
 #include "io/mapped_file.hpp"
+#include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy {
+
+std::string resolve_model_path(const std::string& name_or_path) {
+  std::error_code ec;
+  if (name_or_path != "shakespeare" || std::filesystem::exists(name_or_path, ec)) return name_or_path;
+  // The installed copy first, then the source tree's (a build that was not installed).
+  for (const char* dir : {LOWP_MODELS_INSTALL_DIR, LOWP_MODELS_SOURCE_DIR}) {
+    const auto p = std::filesystem::path(dir) / "shakespeare" / "model.bin";
+    if (std::filesystem::exists(p, ec)) return p.string();
+  }
+  throw Error("built-in model 'shakespeare' is missing (looked in " LOWP_MODELS_INSTALL_DIR " and " LOWP_MODELS_SOURCE_DIR ")");
+}
 
 LlamaModel load_model(const std::string& path) {
   std::error_code ec;
