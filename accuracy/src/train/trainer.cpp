@@ -153,6 +153,7 @@ class Trainer {
       info.tokens_per_second = static_cast<double>(B * T) / std::max(dt, 1e-9);
       info.val_loss = std::numeric_limits<double>::quiet_NaN();
       if (step == o_.steps || (o_.eval_every > 0 && step % o_.eval_every == 0)) {
+        log_operands(step);  // from this step's training forward, before validation replaces it
         info.val_loss = validate_loss();
         info.evaluated = true;
         result_.val_curve.emplace_back(step, info.val_loss);
@@ -256,29 +257,46 @@ class Trainer {
   // ---- log.csv
   std::string log_path() const { return (fs::path(o_.out) / "log.csv").string(); }
 
-  void open_log() {
-    std::string header = "step,train_loss,val_loss,lr,grad_norm,tokens_per_second";
-    for (int l = 0; l < o_.config.n_layers; ++l) header += ",rms_g2_over_v_layer" + std::to_string(l);
+  // Rewrites a CSV with `header` and, when resumed, its rows up to the checkpoint's step.
+  std::vector<std::string> reopen_csv(const std::string& path, const std::string& header, std::ofstream& out) {
     std::string kept = header + "\n";
+    std::vector<std::string> rows;
     const int done = static_cast<int>(opt_->step());
-    if (done > 0) {  // resumed: keep the rows up to the checkpoint
-      std::ifstream f(log_path());
+    if (done > 0) {
+      std::ifstream f(path);
       std::string line;
       std::getline(f, line);
       while (std::getline(f, line)) {
-        const int s = std::atoi(line.c_str());
-        if (s > done) break;
+        if (std::atoi(line.c_str()) > done) break;
         kept += line + "\n";
-        const auto c1 = line.find(','), c2 = line.find(',', c1 + 1), c3 = line.find(',', c2 + 1);
-        if (c2 != std::string::npos && c3 > c2 + 1) {
-          result_.final_val_loss = std::atof(line.substr(c2 + 1, c3 - c2 - 1).c_str());
-          result_.val_curve.emplace_back(s, result_.final_val_loss);
-        }
+        rows.push_back(line);
       }
     }
-    detail::write_file_atomic(log_path(), kept);
-    log_.open(log_path(), std::ios::app);
-    if (!log_) throw Error("cannot append to " + log_path());
+    detail::write_file_atomic(path, kept);
+    out.open(path, std::ios::app);
+    if (!out) throw Error("cannot append to " + path);
+    return rows;
+  }
+
+  void open_log() {
+    std::string header = "step,train_loss,val_loss,lr,grad_norm,tokens_per_second";
+    for (int l = 0; l < o_.config.n_layers; ++l) header += ",rms_g2_over_v_layer" + std::to_string(l);
+    reopen_csv((fs::path(o_.out) / "quant.csv").string(), "step,layer,linear,operand,sqnr_db,saturated,flushed", quant_);
+    for (const std::string& line : reopen_csv(log_path(), header, log_)) {
+      const auto c1 = line.find(','), c2 = line.find(',', c1 + 1), c3 = line.find(',', c2 + 1);
+      if (c2 != std::string::npos && c3 > c2 + 1) {  // an evaluated step
+        result_.final_val_loss = std::atof(line.substr(c2 + 1, c3 - c2 - 1).c_str());
+        result_.val_curve.emplace_back(std::atoi(line.c_str()), result_.final_val_loss);
+      }
+    }
+  }
+
+  // DIR/quant.csv: per layer, linear and forward operand, what the recipe's quantization does.
+  void log_operands(int step) {
+    for (const auto& s : net_->operand_stats())
+      quant_ << step << ',' << s.layer << ',' << s.linear << ',' << s.operand << ',' << num(s.sqnr_db) << ','
+             << num(s.saturated) << ',' << num(s.flushed) << '\n';
+    quant_.flush();
   }
 
   void log_row(const StepInfo& s) {
@@ -347,7 +365,7 @@ class Trainer {
   std::unique_ptr<TrainLlama> net_;
   std::unique_ptr<PlainAdamW> opt_;
   std::vector<double> rms_;
-  std::ofstream log_;
+  std::ofstream log_, quant_;
   TrainResult result_;
   int last_saved_ = 0;
 };
