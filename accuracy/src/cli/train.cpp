@@ -141,7 +141,7 @@ Command add_train_command(CLI::App& parent) {
   app->add_option("--seed", a->o.seed, "Seed of the initial weights and the batch order")->capture_default_str();
   app->add_option("--out", a->o.out, "Output directory DIR: log.csv, model.bin, model.gguf, model.safetensors + config.json, state.bin");
   app->add_option("--threads", a->o.threads, "Threads (default 0: all); results do not depend on it");
-  app->add_option("--config", a->config, "Model shape: tiny, small (default) or shakespeare");
+  app->add_option("--config", a->config, "Model shape: tiny, small (default) or medium");
   app->add_option("--dim", a->dim, "Residual width");
   app->add_option("--layers", a->layers, "Transformer blocks");
   app->add_option("--heads", a->heads, "Attention heads");

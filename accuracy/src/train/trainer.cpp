@@ -379,10 +379,10 @@ LlamaConfig named_config(const std::string& name) {
     c.dim = 64, c.hidden_dim = 192, c.n_layers = 2, c.n_heads = 2, c.n_kv_heads = 1, c.seq_len = 64;
   } else if (name == "small") {  // the default: head_dim 32
     c.dim = 128, c.hidden_dim = 384, c.n_layers = 4, c.n_heads = 4, c.n_kv_heads = 2, c.seq_len = 128;
-  } else if (name == "shakespeare") {  // lowp's own model
+  } else if (name == "medium") {  // head_dim 64
     c.dim = 256, c.hidden_dim = 768, c.n_layers = 4, c.n_heads = 4, c.n_kv_heads = 2, c.seq_len = 128;
   } else {
-    throw Error("unknown config '" + name + "' (known: tiny, small, shakespeare)");
+    throw Error("unknown config '" + name + "' (known: tiny, small, medium)");
   }
   return c;
 }

@@ -48,7 +48,7 @@ struct TrainResult {
 // recipe, non-finite loss: the step and the first non-finite tensor, last checkpoint kept).
 TrainResult run_training(TrainOptions options, bool resume, const std::function<void(const StepInfo&)>& progress);
 
-// The named configs of --config (dim, layers, heads, ...), e.g. "tiny", "small", "shakespeare".
+// The named configs of --config (dim, layers, heads, ...), "tiny", "small", "medium".
 LlamaConfig named_config(const std::string& name);
 
 }  // namespace lowp::accuracy::train
