@@ -98,15 +98,18 @@ TEST(TrainRun, LossFallsInACISizedRun) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
 }
 
+// fp32, and a recipe with stochastic rounding and fresh random Hadamard signs every step.
 TEST(TrainRun, SameSeedSameBitsAtOneAndTwoThreads) {
-  const fs::path a = temp_dir("t1"), b = temp_dir("t2");
-  ASSERT_EQ(lowp_run(with(base_args(a), {"--steps", "12", "--threads", "1"})).code, 0);
-  ASSERT_EQ(lowp_run(with(base_args(b), {"--steps", "12", "--threads", "2"})).code, 0);
-  const auto ra = read_log(a), rb = read_log(b);
-  ASSERT_EQ(ra.size(), rb.size());
-  for (std::size_t i = 0; i < ra.size(); ++i) EXPECT_EQ(ra[i].rest_without_speed, rb[i].rest_without_speed);
-  for (const char* f : {"model.bin", "model.gguf", "model.safetensors", "state.bin"})
-    EXPECT_TRUE(slurp(a / f) == slurp(b / f)) << f << " differs";
+  for (const std::string recipe : {"fp32", "quartet-fp4"}) {
+    const fs::path a = temp_dir("t1" + recipe), b = temp_dir("t2" + recipe);
+    ASSERT_EQ(lowp_run(with(base_args(a), {"--steps", "12", "--threads", "1", "--recipe", recipe})).code, 0);
+    ASSERT_EQ(lowp_run(with(base_args(b), {"--steps", "12", "--threads", "2", "--recipe", recipe})).code, 0);
+    const auto ra = read_log(a), rb = read_log(b);
+    ASSERT_EQ(ra.size(), rb.size());
+    for (std::size_t i = 0; i < ra.size(); ++i) EXPECT_EQ(ra[i].rest_without_speed, rb[i].rest_without_speed) << recipe;
+    for (const char* f : {"model.bin", "model.gguf", "model.safetensors", "state.bin", "quant.csv"})
+      EXPECT_TRUE(slurp(a / f) == slurp(b / f)) << recipe << ": " << f << " differs";
+  }
 }
 
 TEST(TrainRun, ResumeEndsBitwiseIdenticalToTheUninterruptedRun) {
