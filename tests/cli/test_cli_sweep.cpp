@@ -61,13 +61,22 @@ TEST(CliSweep, TensorSweepWritesTableCsvJsonAndSvg) {
   fs::remove_all(d);
 }
 
+// Without --model (or --tensors) the sweep runs lowp's own model on its held-out Shakespeare.
+TEST(CliSweep, DefaultIsTheModelSweepOfTheShakespeareModel) {
+  const Result r = lowp_run({"sweep", "--recipes", "bf16", "--threads", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("shakespeare"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("8193 tokens"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nbf16 "), std::string::npos) << r.out;
+}
+
 TEST(CliSweep, TensorSweepUsageErrors) {
   expect_one_line(lowp_run({"sweep", "--specs", "e4m3,nope"}), 2, "lowp sweep: quantization spec 'nope'");
   expect_one_line(lowp_run({"sweep", "--distributions", "cauchy"}), 2, "lowp sweep: unknown distribution 'cauchy'");
   expect_one_line(lowp_run({"sweep", "--rotations", "givens"}), 2, "lowp sweep: unknown rotation 'givens'");
   expect_one_line(lowp_run({"sweep", "--cols", "100", "--specs", "mxfp4"}), 2, "lowp sweep: ");
   expect_one_line(lowp_run({"sweep", "--rows", "0"}), 2, "lowp sweep: --rows 0 is outside [1, 33554432]");
-  expect_one_line(lowp_run({"sweep", "--recipes", "bf16"}), 2, "lowp sweep: --text, --tokens, --recipes");
+  expect_one_line(lowp_run({"sweep", "--tensors", "--recipes", "bf16"}), 2, "lowp sweep: --text, --tokens, --recipes");
   expect_one_line(lowp_run({"sweep", "--rows", "x"}), 2, "lowp sweep: ");
   expect_one_line(lowp_run({"sweep", "--rows", "4", "--cols", "64", "--specs", "bf16", "--csv", "/nonexistent/dir/t.csv"}),
                   1, "lowp sweep: cannot open '/nonexistent/dir/t.csv' for writing");

@@ -53,6 +53,8 @@ Command add_eval_command(CLI::App& parent);
 Command add_recipes_command(CLI::App& parent);
 Command add_sweep_command(CLI::App& parent);
 Command add_tokenize_command(CLI::App& parent);
+Command add_train_command(CLI::App& parent);
+Command add_generate_command(CLI::App& parent);
 
 // `lowp --version`: version, build type, the kernels' instruction set on this CPU (version.cpp).
 std::string version_text();

@@ -49,9 +49,10 @@ int run_eval(Io& io, const EvalArgs& a) {
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
-  const accuracy::LlamaModel model = accuracy::load_model(a.model);
+  const std::string path = accuracy::resolve_model_path(a.model);
+  const accuracy::LlamaModel model = accuracy::load_model(path);
   check_ctx_option(a.ctx, model.config.seq_len, io.err);
-  const auto [tokens, window_bos] = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size, a.bos);
+  const auto [tokens, window_bos] = read_eval_tokens(a.tokens, a.text, path, model.config.vocab_size, a.bos);
 
   accuracy::EvalOptions opt;
   opt.ctx = a.ctx.value_or(0);

@@ -28,6 +28,8 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
       add_recipes_command(app),
       add_sweep_command(app),
       add_tokenize_command(app),
+      add_train_command(app),
+      add_generate_command(app),
   };
 
   std::string prefix = "lowp";  // "lowp <command>" once a command is known

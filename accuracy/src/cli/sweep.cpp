@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@ struct SweepArgs {
   // Both.
   std::string csv, json, plot;
   int threads = 0;
+  bool tensors = false;  // --tensors, or any tensor-sweep option given
 };
 
 // Writes a file through `write`; a file that cannot be written is a one-line failure.
@@ -139,7 +141,8 @@ int run_model(Io& io, const SweepArgs& a) {
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
-  const accuracy::LlamaModel model = accuracy::load_model(a.model);
+  const std::string path = accuracy::resolve_model_path(a.model);
+  const accuracy::LlamaModel model = accuracy::load_model(path);
   accuracy::BaseLogits reference;
   std::vector<int> tokens;
   std::optional<int> ctx = a.ctx;
@@ -153,12 +156,12 @@ int run_model(Io& io, const SweepArgs& a) {
                                     std::to_string(reference.ctx)};
     ctx = reference.ctx;
     tokens = reference.tokens;
-    bos_per_window(tokens, *ctx, a.model, model.config.vocab_size);
+    bos_per_window(tokens, *ctx, path, model.config.vocab_size);
   }
   check_ctx_option(ctx, model.config.seq_len, io.err);
   int window_bos = -1;
   if (!base) {
-    auto read = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size, a.bos);
+    auto read = read_eval_tokens(a.tokens, a.text, path, model.config.vocab_size, a.bos);
     tokens = std::move(read.ids);
     window_bos = read.window_bos;
   }
@@ -194,7 +197,12 @@ int run_model(Io& io, const SweepArgs& a) {
   return exit_ok;
 }
 
-int run_sweep(Io& io, const SweepArgs& a) {
+int run_sweep(Io& io, SweepArgs a) {
+  if (!a.tensors && a.model.empty()) {  // the default job: lowp's own model on held-out Shakespeare
+    a.model = accuracy::resolve_model_path("shakespeare");
+    if (a.text.empty() && a.tokens.empty())
+      a.text = (std::filesystem::path(a.model).parent_path() / "heldout.txt").string();
+  }
   if (!a.model.empty()) {
     if (!a.specs.empty() || !a.distributions.empty() || !a.rotations.empty())
       throw Failure{exit_usage, "--specs, --distributions and --rotations belong to the tensor sweep (no --model)"};
@@ -203,8 +211,8 @@ int run_sweep(Io& io, const SweepArgs& a) {
   if (!a.text.empty() || !a.tokens.empty() || !a.recipes.empty() || a.ctx || a.layers || a.score_all ||
       a.threads != 0 || !a.base_logits.empty() || !a.save_base_logits.empty())
     throw Failure{exit_usage, "--text, --tokens, --recipes, --ctx, --layers, --score-all, --threads, --base-logits and "
-                              "--save-base-logits need --model"};
-  if (a.bos != "auto") throw Failure{exit_usage, "--bos needs --model and --text"};
+                              "--save-base-logits belong to the model sweep, not --tensors"};
+  if (a.bos != "auto") throw Failure{exit_usage, "--bos belongs to the model sweep with --text"};
   return run_tensor(io, a);
 }
 
@@ -244,8 +252,11 @@ Command add_sweep_command(CLI::App& parent) {
   app->add_option("--json", a->json, "Also write the results as JSON to this file");
   app->add_option("--plot", a->plot, "Also write an SVG chart to this file");
   add_number_option<int>(app, "--threads", a->threads, 0, max_threads, "Model sweep: threads (default 0: all)");
+  app->add_flag("--tensors", a->tensors, "Run the tensor sweep (implied by --specs, --distributions, --rotations, --rows, --cols, --seed)");
   app->footer(
-      "Without --model: every format x scaling granularity x rotation (none, randomized Hadamard,\n"
+      "Without arguments: the model sweep of lowp's own model (--model shakespeare) on held-out\n"
+      "Shakespeare text (the last 10% of the corpus it was trained on).\n"
+      "--tensors: every format x scaling granularity x rotation (none, randomized Hadamard,\n"
       "block Hadamard 32) on Gaussian, Laplace, Student-t (nu = 3) and LLM-like activations;\n"
       "prints SQNR (dB), MSE, max error and bits per element.\n"
       "With --model: the fp32 reference once, then each recipe on the same tokens; the table is\n"
@@ -257,7 +268,11 @@ Command add_sweep_command(CLI::App& parent) {
       "--save-base-logits FILE writes lowp's fp32 reference in that format (complete windows only).\n"
       "Exit status: 0 success; 1 bad data (model, tokens, a recipe that failed: the results of\n"
       "the others are still written); 2 usage error.");
-  return {app, [a](Io& io) { return run_sweep(io, *a); }};
+  return {app, [a, app](Io& io) {
+            for (const char* o : {"--specs", "--distributions", "--rotations", "--rows", "--cols", "--seed"})
+              if (app->count(o) > 0) a->tensors = true;
+            return run_sweep(io, *a);
+          }};
 }
 
 }  // namespace lowp::cli

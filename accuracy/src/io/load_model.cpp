@@ -2,11 +2,32 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "lowp/accuracy/loaders.hpp"
 #include "io/mapped_file.hpp"
+#include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy {
+
+std::string resolve_model_path(const std::string& name_or_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (name_or_path != "shakespeare" || fs::exists(name_or_path, ec)) return name_or_path;
+  // Beside the installed program (<prefix>/bin/lowp -> <prefix>/share/lowp/models), the
+  // configured install prefix, then the source tree's copy (a build that was not installed).
+  std::vector<fs::path> dirs;
+  if (const fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec)
+    dirs.push_back(exe.parent_path().parent_path() / "share" / "lowp" / "models");
+  dirs.emplace_back(LOWP_MODELS_INSTALL_DIR);
+  dirs.emplace_back(LOWP_MODELS_SOURCE_DIR);
+  for (const fs::path& dir : dirs) {
+    const fs::path p = dir / "shakespeare" / "model.bin";
+    if (fs::exists(p, ec)) return p.string();
+  }
+  throw Error("built-in model 'shakespeare' is missing (looked in <prefix>/share/lowp/models, " LOWP_MODELS_INSTALL_DIR
+              " and " LOWP_MODELS_SOURCE_DIR ")");
+}
 
 LlamaModel load_model(const std::string& path) {
   std::error_code ec;

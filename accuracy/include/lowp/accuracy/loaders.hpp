@@ -17,6 +17,9 @@ LlamaModel load_gguf(const std::string& path);
 LlamaModel load_safetensors(const std::string& path);
 // Picks the loader from the file's magic bytes (GGUF, safetensors header) or a directory.
 LlamaModel load_model(const std::string& path);
+// A built-in model name (`shakespeare`: lowp's own byte-level model, installed with the
+// library) resolves to its file; any other text is returned as it is.
+std::string resolve_model_path(const std::string& name_or_path);
 
 // The same from bytes in memory (what the file loaders call on the mapping); `name` stands for
 // the file in error messages.

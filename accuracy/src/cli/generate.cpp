@@ -1,0 +1,101 @@
+// `lowp generate`: continues a prompt with a model under an evaluation recipe, as llama2.c's
+// run.c does: the prompt (from BOS) is fed token by token, then each next token is the argmax
+// (temperature 0) or a sample of softmax(logits / T); it stops at BOS, at --max-tokens new
+// tokens, or at the model's seq_len.
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "lowp/accuracy/loaders.hpp"
+#include "lowp/accuracy/recipe.hpp"
+#include "lowp/accuracy/tokenizer.hpp"
+#include "lowp/numerics/error.hpp"
+#include "lowp/numerics/rng.hpp"
+#include "model/llama.hpp"
+
+namespace lowp::cli {
+namespace {
+
+struct GenerateArgs {
+  std::string model, prompt, recipe = "fp32";
+  int max_tokens = 256, threads = 0;
+  double temperature = 0;
+  std::uint64_t seed = 1;
+};
+
+// The first index of the largest logit (run.c's argmax), or a draw from softmax(logits / t).
+int pick(const float* logits, std::size_t n, double t, std::uint64_t seed, std::size_t pos) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < n; ++i)
+    if (logits[i] > logits[best]) best = i;
+  if (t <= 0) return static_cast<int>(best);
+  std::vector<double> p(n);
+  double z = 0;
+  for (std::size_t i = 0; i < n; ++i) z += p[i] = std::exp((logits[i] - logits[best]) / t);
+  const RngKey key = rng_key(seed);
+  const double u = (static_cast<double>(random_bits(key, pos)) + 0.5) / 4294967296.0 * z;
+  double acc = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if ((acc += p[i]) > u) return static_cast<int>(i);
+  return static_cast<int>(n - 1);
+}
+
+int run_generate(Io& io, const GenerateArgs& a) {
+  if (a.max_tokens < 0) throw Failure{exit_usage, "--max-tokens must be >= 0, not " + std::to_string(a.max_tokens)};
+  if (!(a.temperature >= 0) || !std::isfinite(a.temperature))
+    throw Failure{exit_usage, "--temperature must be a number >= 0"};
+  if (a.threads < 0) throw Failure{exit_usage, "--threads must be >= 0, not " + std::to_string(a.threads)};
+  accuracy::Recipe recipe;
+  try {
+    recipe = accuracy::find_recipe(a.recipe);
+  } catch (const Error& e) {
+    throw Failure{exit_usage, e.what()};
+  }
+  const std::string path = accuracy::resolve_model_path(a.model);
+  const accuracy::LlamaModel model = accuracy::load_model(path);
+  const accuracy::Tokenizer tok = accuracy::tokenizer_for_model(path, model.config.vocab_size);
+  std::vector<int> ids = tok.encode(a.prompt, true);
+  if (ids.empty()) throw Failure{exit_bad_data, "the tokenizer has no BOS token to start from"};
+  const std::size_t seq = static_cast<std::size_t>(model.config.seq_len), vocab = static_cast<std::size_t>(model.config.vocab_size);
+  if (ids.size() > seq)
+    throw Failure{exit_usage, "the prompt has " + std::to_string(ids.size()) + " tokens, beyond the model's seq_len " + std::to_string(seq)};
+
+  const accuracy::detail::PreparedModel pm = accuracy::detail::prepare(model, recipe);
+  accuracy::detail::ErrorLog log;
+  std::vector<float> logits;
+  // The prompt's own tokens after BOS are printed as run.c prints them.
+  for (std::size_t i = 1; i < ids.size(); ++i) io.out << tok.decode_token(ids[i - 1], ids[i]);
+  const std::size_t limit = std::min(seq, ids.size() - 1 + static_cast<std::size_t>(a.max_tokens));
+  while (ids.size() - 1 < limit) {
+    const std::size_t T = ids.size();
+    logits.resize(T * vocab);
+    accuracy::detail::forward_window(pm, ids, logits.data(), log, a.threads, T - 1);
+    const int next = pick(logits.data() + (T - 1) * vocab, vocab, a.temperature, a.seed, T);
+    if (next == tok.bos() && tok.bos() >= 0) break;  // run.c: BOS delimits sequences
+    io.out << tok.decode_token(ids.back(), next);
+    io.out.flush();
+    ids.push_back(next);
+  }
+  io.out << '\n';
+  return exit_ok;
+}
+
+}  // namespace
+
+Command add_generate_command(CLI::App& parent) {
+  auto a = std::make_shared<GenerateArgs>();
+  CLI::App* app = parent.add_subcommand("generate", "Continue a prompt with a model (greedy at temperature 0, as llama2.c's run.c)");
+  app->add_option("--model", a->model, "Llama checkpoint (llama2.c .bin, GGUF, safetensors) or a built-in name (shakespeare)")->required();
+  app->add_option("--prompt", a->prompt, "Text to continue (empty: start from BOS)");
+  app->add_option("--max-tokens", a->max_tokens, "New tokens at most (the model's seq_len bounds prompt + new)")->capture_default_str();
+  app->add_option("--temperature", a->temperature, "0: greedy; else sample softmax(logits / T)")->capture_default_str();
+  app->add_option("--seed", a->seed, "Seed of the sampling")->capture_default_str();
+  app->add_option("--recipe", a->recipe, "Evaluation recipe the model runs under (`lowp recipes`)")->capture_default_str();
+  app->add_option("--threads", a->threads, "Threads (default 0: all)");
+  app->footer("The tokenizer is found as `lowp eval --text` finds it (GGUF's own, tokenizer.bin beside the model, or bytes).");
+  return {app, [a](Io& io) { return run_generate(io, *a); }};
+}
+
+}  // namespace lowp::cli

@@ -1,0 +1,164 @@
+// `lowp train`: trains a byte-level Llama on a text corpus under a recipe (or several).
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "cli/command.hpp"
+#include "lowp/numerics/error.hpp"
+#include "train/compare.hpp"
+#include "train/trainer.hpp"
+
+namespace lowp::cli {
+namespace {
+
+struct TrainArgs {
+  accuracy::train::TrainOptions o;
+  std::string config, recipes, resume;
+  int dim = 0, layers = 0, heads = 0, kv_heads = 0, hidden = 0, ctx = 0;
+};
+
+std::string duration(double s) {
+  char buf[32];
+  if (!std::isfinite(s) || s < 0) return "?";
+  const long t = std::lround(s);
+  if (t >= 3600)
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  return buf;
+}
+
+// A progress bar redrawn in place on a terminal; plain lines (every 2% of the steps and at
+// every evaluation) otherwise.
+class Progress {
+ public:
+  Progress(Io& io) : io_(io), tty_(&io.err == &std::cerr && isatty(2)) {}
+  void operator()(const std::string& label, const accuracy::train::StepInfo& s) {
+    const double eta = s.elapsed_seconds / s.step * (s.steps - s.step);
+    char buf[256];
+    if (tty_) {
+      const int w = 24, done = s.steps ? w * s.step / s.steps : w;
+      std::snprintf(buf, sizeof buf, "\r%s[%s%s] step %d/%d loss %.4f tok/s %.0f ETA %s   ", label.c_str(),
+                    std::string(static_cast<std::size_t>(done), '#').c_str(), std::string(static_cast<std::size_t>(w - done), '.').c_str(),
+                    s.step, s.steps, s.train_loss, s.tokens_per_second, duration(eta).c_str());
+      io_.err << buf;
+      if (s.evaluated) {
+        std::snprintf(buf, sizeof buf, "\n%sstep %d val_loss %.4f\n", label.c_str(), s.step, s.val_loss);
+        io_.err << buf;
+      }
+      io_.err.flush();
+      return;
+    }
+    if (!s.evaluated && s.step % std::max(1, s.steps / 50) != 0) return;
+    std::snprintf(buf, sizeof buf, "%sstep %d/%d train_loss %.4f%s lr %.3g tok/s %.0f ETA %s\n", label.c_str(), s.step,
+                  s.steps, s.train_loss, s.evaluated ? (" val_loss " + std::to_string(s.val_loss)).c_str() : "", s.lr,
+                  s.tokens_per_second, duration(eta).c_str());
+    io_.out << buf;
+    io_.out.flush();
+  }
+
+ private:
+  Io& io_;
+  bool tty_;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');)
+    if (!x.empty()) v.push_back(x);
+  return v;
+}
+
+int run_train(Io& io, TrainArgs a) {
+  using namespace accuracy::train;
+  TrainOptions& o = a.o;
+  const bool resume = !a.resume.empty();
+  if (resume) {
+    if (!a.recipes.empty()) throw Failure{exit_usage, "--resume continues one run; it does not take --recipes"};
+    o.out = a.resume;
+  } else {
+    if (o.corpus.empty()) throw Failure{exit_usage, "--corpus is required"};
+    if (o.out.empty()) throw Failure{exit_usage, "--out is required"};
+    const bool shape = a.dim || a.layers || a.heads || a.kv_heads || a.hidden;
+    if (!a.config.empty() && shape) throw Failure{exit_usage, "give --config or --dim/--layers/--heads/--kv-heads/--hidden, not both"};
+    try {
+      o.config = named_config(a.config.empty() ? "small" : a.config);
+    } catch (const Error& e) {
+      throw Failure{exit_usage, e.what()};
+    }
+    if (shape) {
+      if (!a.dim || !a.layers || !a.heads)
+        throw Failure{exit_usage, "--dim, --layers and --heads go together (--kv-heads and --hidden are optional)"};
+      o.config.dim = a.dim;
+      o.config.n_layers = a.layers;
+      o.config.n_heads = a.heads;
+      o.config.n_kv_heads = a.kv_heads ? a.kv_heads : a.heads;
+      o.config.hidden_dim = a.hidden ? a.hidden : (a.dim * 8 / 3 + 31) / 32 * 32;
+    }
+    if (a.ctx) o.config.seq_len = a.ctx;
+  }
+  if (o.threads < 0) throw Failure{exit_usage, "--threads must be >= 0, not " + std::to_string(o.threads)};
+  Progress progress(io);
+  if (!a.recipes.empty()) {
+    const auto runs = compare_recipes(o, split(a.recipes), [&](const std::string& r, const StepInfo& s) { progress("[" + r + "] ", s); });
+    io.out << "recipe          final_val_loss  gap_pct\n";
+    double ref = NAN;
+    for (const auto& r : runs)
+      if (r.recipe == "fp32") ref = r.result.final_val_loss;
+    for (const auto& r : runs) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "%-15s %14.4f %8.2f\n", r.recipe.c_str(), r.result.final_val_loss,
+                    100.0 * (r.result.final_val_loss - ref) / ref);
+      io.out << buf;
+    }
+    io.out << "wrote " << o.out << "/summary.csv and " << o.out << "/loss.svg\n";
+    return exit_ok;
+  }
+  const TrainResult r = run_training(o, resume, [&](const StepInfo& s) { progress("", s); });
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "final val_loss %.4f nats/token; checkpoints in %s (model.bin, model.gguf, model.safetensors)\n",
+                r.final_val_loss, o.out.c_str());
+  io.out << buf;
+  return exit_ok;
+}
+
+}  // namespace
+
+Command add_train_command(CLI::App& parent) {
+  auto a = std::make_shared<TrainArgs>();
+  CLI::App* app = parent.add_subcommand("train", "Train a byte-level Llama on a text corpus under a training recipe");
+  app->add_option("--corpus", a->o.corpus, "Text file; each byte is one token, the last 10% is held out");
+  app->add_option("--recipe", a->o.recipe, "Training recipe: a linear preset name (`lowp recipes`)")->capture_default_str();
+  app->add_option("--recipes", a->recipes, "Comma-separated recipes trained alike into DIR/<recipe>/ (fp32 always included), "
+                                            "then DIR/summary.csv and DIR/loss.svg");
+  app->add_option("--steps", a->o.steps, "Optimizer steps (with --resume: the total to reach)")->required();
+  app->add_option("--seed", a->o.seed, "Seed of the initial weights and the batch order")->capture_default_str();
+  app->add_option("--out", a->o.out, "Output directory DIR: log.csv, model.bin, model.gguf, model.safetensors + config.json, state.bin");
+  app->add_option("--threads", a->o.threads, "Threads (default 0: all); results do not depend on it");
+  app->add_option("--config", a->config, "Model shape: tiny, small (default) or medium");
+  app->add_option("--dim", a->dim, "Residual width");
+  app->add_option("--layers", a->layers, "Transformer blocks");
+  app->add_option("--heads", a->heads, "Attention heads");
+  app->add_option("--kv-heads", a->kv_heads, "KV heads (default: --heads)");
+  app->add_option("--hidden", a->hidden, "SwiGLU width (default: 8/3 dim rounded up to 32)");
+  app->add_option("--ctx", a->ctx, "Window length in tokens (default 128)");
+  app->add_option("--batch", a->o.batch, "Windows per step")->capture_default_str();
+  app->add_option("--lr", a->o.lr, "Peak learning rate (warmup, then cosine to 10%)")->capture_default_str();
+  app->add_option("--eval-every", a->o.eval_every, "Validation every N steps (and at the last)")->capture_default_str();
+  app->add_option("--save-every", a->o.save_every, "Checkpoint every N steps (0: at the end only)")->capture_default_str();
+  app->add_option("--resume", a->resume, "Continue the run in DIR to --steps (its train.cfg gives the other options)");
+  app->footer(
+      "Writes DIR/log.csv (step,train_loss,val_loss,lr,grad_norm,tokens_per_second, then RMS(g^2/v)\n"
+      "per layer) and, atomically, model.bin (llama2.c), model.gguf, model.safetensors + config.json\n"
+      "and state.bin (weights and optimizer state for --resume). Same seed: bitwise the same\n"
+      "log (but tokens_per_second) and checkpoints at any --threads.");
+  return {app, [a](Io& io) { return run_train(io, *a); }};
+}
+
+}  // namespace lowp::cli

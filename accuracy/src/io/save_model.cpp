@@ -1,0 +1,270 @@
+// Checkpoint writers: llama2.c .bin, GGUF v3 (F32), safetensors + config.json.
+#include "io/save_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "lowp/numerics/error.hpp"
+
+namespace lowp::accuracy::detail {
+namespace {
+
+class Buffer {
+ public:
+  template <class T>
+  void put(T v) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
+    b_.insert(b_.end(), p, p + sizeof(T));
+  }
+  void floats(const std::vector<float>& v) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(v.data());
+    b_.insert(b_.end(), p, p + v.size() * sizeof(float));
+  }
+  void bytes(const std::string& s) { b_.insert(b_.end(), s.begin(), s.end()); }
+  void pad_to(std::size_t align) {
+    while (b_.size() % align) b_.push_back(0);
+  }
+  std::size_t size() const { return b_.size(); }
+  const std::vector<std::uint8_t>& data() const { return b_; }
+
+ private:
+  std::vector<std::uint8_t> b_;
+};
+
+// HF stores each q/k head in rotate-half order: its row j is interleaved row 2j (j < hd/2) or
+// 2(j - hd/2) + 1 (the inverse of the safetensors loader's unpermute).
+std::vector<float> permute_hf(const std::vector<float>& w, int heads, int hd, int cols) {
+  std::vector<float> out(w.size());
+  const auto c = static_cast<std::size_t>(cols);
+  for (int h = 0; h < heads; ++h)
+    for (int j = 0; j < hd; ++j) {
+      const int src = h * hd + (j < hd / 2 ? 2 * j : 2 * (j - hd / 2) + 1);
+      std::copy_n(&w[static_cast<std::size_t>(src) * c], c, &out[static_cast<std::size_t>(h * hd + j) * c]);
+    }
+  return out;
+}
+
+std::string float_text(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));
+  return buf;
+}
+
+bool byte_vocab(int vocab) { return vocab >= 256 && vocab <= 272; }
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, std::span<const std::uint8_t> bytes) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error("cannot open " + tmp + " for writing");
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    f.flush();
+    if (!f) throw Error("cannot write " + tmp + " (disk full?)");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw Error("cannot rename " + tmp + " to " + path + ": " + ec.message());
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  write_file_atomic(path, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+}
+
+void save_llama2c(const LlamaModel& m, const std::string& path) {
+  validate(m);
+  const LlamaConfig& c = m.config;
+  Buffer b;
+  const bool tied = m.classifier.empty();
+  for (int v : {c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, tied ? c.vocab_size : -c.vocab_size,
+                c.seq_len})
+    b.put<std::int32_t>(v);
+  b.floats(m.token_embedding);
+  for (auto t : {&LayerWeights::attn_norm, &LayerWeights::wq, &LayerWeights::wk, &LayerWeights::wv, &LayerWeights::wo,
+                 &LayerWeights::ffn_norm, &LayerWeights::w_gate, &LayerWeights::w_down, &LayerWeights::w_up})
+    for (const auto& l : m.layers) b.floats(l.*t);
+  b.floats(m.final_norm);
+  const int hd = c.head_dim();
+  for (int part = 0; part < 2; ++part)  // freq_cis_real, freq_cis_imag (llama2.c's export)
+    for (int pos = 0; pos < c.seq_len; ++pos)
+      for (int i = 0; i < hd / 2; ++i) {
+        const double angle = pos * std::pow(static_cast<double>(c.rope_theta), -2.0 * i / hd);
+        b.put<float>(static_cast<float>(part == 0 ? std::cos(angle) : std::sin(angle)));
+      }
+  if (!tied) b.floats(m.classifier);
+  write_file_atomic(path, b.data());
+}
+
+void save_gguf(const LlamaModel& m, const std::string& path) {
+  validate(m);
+  const LlamaConfig& c = m.config;
+  Buffer b;
+  const auto str = [&](const std::string& s) {
+    b.put<std::uint64_t>(s.size());
+    b.bytes(s);
+  };
+  enum : std::uint32_t { u32 = 4, i32 = 5, f32 = 6, boolean = 7, string = 8, array = 9 };
+  std::uint64_t kv_count = 0;
+  Buffer kv;  // metadata first, so the count is known
+  const auto key = [&](const std::string& k, std::uint32_t type) {
+    ++kv_count;
+    kv.put<std::uint64_t>(k.size());
+    kv.bytes(k);
+    kv.put<std::uint32_t>(type);
+  };
+  const auto kv_str = [&](const std::string& s) {
+    kv.put<std::uint64_t>(s.size());
+    kv.bytes(s);
+  };
+  key("general.architecture", string), kv_str("llama");
+  key("general.name", string), kv_str("lowp");
+  key("general.alignment", u32), kv.put<std::uint32_t>(32);
+  const std::pair<const char*, int> ints[] = {{"llama.context_length", c.seq_len},
+                                               {"llama.embedding_length", c.dim},
+                                               {"llama.block_count", c.n_layers},
+                                               {"llama.feed_forward_length", c.hidden_dim},
+                                               {"llama.rope.dimension_count", c.head_dim()},
+                                               {"llama.attention.head_count", c.n_heads},
+                                               {"llama.attention.head_count_kv", c.n_kv_heads},
+                                               {"llama.vocab_size", c.vocab_size}};
+  for (const auto& [k, v] : ints) key(k, u32), kv.put<std::uint32_t>(static_cast<std::uint32_t>(v));
+  key("llama.attention.layer_norm_rms_epsilon", f32), kv.put<float>(c.norm_eps);
+  key("llama.rope.freq_base", f32), kv.put<float>(c.rope_theta);
+  key("general.file_type", u32), kv.put<std::uint32_t>(0);  // all F32
+  if (byte_vocab(c.vocab_size)) {
+    const int n = c.vocab_size;
+    key("tokenizer.ggml.model", string), kv_str("llama");
+    key("tokenizer.ggml.tokens", array), kv.put<std::uint32_t>(string), kv.put<std::uint64_t>(static_cast<std::uint64_t>(n));
+    for (int i = 0; i < n; ++i) {
+      char piece[16];
+      std::snprintf(piece, sizeof piece, "<0x%02X>", i & 0xff);
+      kv_str(i < 256 ? std::string(piece) : i == 256 ? "<s>" : i == 257 ? "</s>" : "<unused" + std::to_string(i - 258) + ">");
+    }
+    key("tokenizer.ggml.scores", array), kv.put<std::uint32_t>(f32), kv.put<std::uint64_t>(static_cast<std::uint64_t>(n));
+    for (int i = 0; i < n; ++i) kv.put<float>(0.0f);
+    key("tokenizer.ggml.token_type", array), kv.put<std::uint32_t>(i32), kv.put<std::uint64_t>(static_cast<std::uint64_t>(n));
+    for (int i = 0; i < n; ++i) kv.put<std::int32_t>(i < 256 ? 6 : i < 258 ? 3 : 5);  // byte, control, unused
+    if (n > 256) key("tokenizer.ggml.bos_token_id", u32), kv.put<std::uint32_t>(256);
+    if (n > 257) key("tokenizer.ggml.eos_token_id", u32), kv.put<std::uint32_t>(257);
+    key("tokenizer.ggml.add_bos_token", boolean), kv.put<std::uint8_t>(0);
+    key("tokenizer.ggml.add_space_prefix", boolean), kv.put<std::uint8_t>(0);
+  }
+
+  struct T {
+    std::string name;
+    const std::vector<float>* data;
+    std::vector<std::uint64_t> ne;
+  };
+  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kvd = c.kv_dim(), vocab = c.vocab_size;
+  std::vector<T> ts = {{"token_embd.weight", &m.token_embedding, {dim, vocab}}};
+  for (std::size_t l = 0; l < m.layers.size(); ++l) {
+    const auto& w = m.layers[l];
+    const std::string p = "blk." + std::to_string(l) + ".";
+    ts.push_back({p + "attn_norm.weight", &w.attn_norm, {dim}});
+    ts.push_back({p + "attn_q.weight", &w.wq, {dim, dim}});
+    ts.push_back({p + "attn_k.weight", &w.wk, {dim, kvd}});
+    ts.push_back({p + "attn_v.weight", &w.wv, {dim, kvd}});
+    ts.push_back({p + "attn_output.weight", &w.wo, {dim, dim}});
+    ts.push_back({p + "ffn_norm.weight", &w.ffn_norm, {dim}});
+    ts.push_back({p + "ffn_gate.weight", &w.w_gate, {dim, hid}});
+    ts.push_back({p + "ffn_down.weight", &w.w_down, {hid, dim}});
+    ts.push_back({p + "ffn_up.weight", &w.w_up, {dim, hid}});
+  }
+  ts.push_back({"output_norm.weight", &m.final_norm, {dim}});
+  if (!m.classifier.empty()) ts.push_back({"output.weight", &m.classifier, {dim, vocab}});
+
+  b.put<std::uint32_t>(0x46554747);  // "GGUF"
+  b.put<std::uint32_t>(3);
+  b.put<std::uint64_t>(ts.size());
+  b.put<std::uint64_t>(kv_count);
+  for (std::uint8_t x : kv.data()) b.put<std::uint8_t>(x);
+  std::uint64_t offset = 0;
+  for (const T& t : ts) {
+    str(t.name);
+    b.put<std::uint32_t>(static_cast<std::uint32_t>(t.ne.size()));
+    for (auto d : t.ne) b.put<std::uint64_t>(d);
+    b.put<std::uint32_t>(0);  // GGML_TYPE_F32
+    b.put<std::uint64_t>(offset);
+    offset += (t.data->size() * 4 + 31) / 32 * 32;
+  }
+  b.pad_to(32);
+  for (const T& t : ts) {
+    b.floats(*t.data);
+    b.pad_to(32);
+  }
+  write_file_atomic(path, b.data());
+}
+
+void save_safetensors(const LlamaModel& m, const std::string& path) {
+  validate(m);
+  const LlamaConfig& c = m.config;
+  struct T {
+    std::string name;
+    std::vector<float> data;
+    std::vector<std::uint64_t> shape;
+  };
+  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kvd = c.kv_dim(), vocab = c.vocab_size;
+  const int hd = c.head_dim();
+  std::vector<T> ts = {{"model.embed_tokens.weight", m.token_embedding, {vocab, dim}}};
+  for (std::size_t l = 0; l < m.layers.size(); ++l) {
+    const auto& w = m.layers[l];
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    ts.push_back({p + "input_layernorm.weight", w.attn_norm, {dim}});
+    ts.push_back({p + "self_attn.q_proj.weight", permute_hf(w.wq, c.n_heads, hd, c.dim), {dim, dim}});
+    ts.push_back({p + "self_attn.k_proj.weight", permute_hf(w.wk, c.n_kv_heads, hd, c.dim), {kvd, dim}});
+    ts.push_back({p + "self_attn.v_proj.weight", w.wv, {kvd, dim}});
+    ts.push_back({p + "self_attn.o_proj.weight", w.wo, {dim, dim}});
+    ts.push_back({p + "post_attention_layernorm.weight", w.ffn_norm, {dim}});
+    ts.push_back({p + "mlp.gate_proj.weight", w.w_gate, {hid, dim}});
+    ts.push_back({p + "mlp.down_proj.weight", w.w_down, {dim, hid}});
+    ts.push_back({p + "mlp.up_proj.weight", w.w_up, {hid, dim}});
+  }
+  ts.push_back({"model.norm.weight", m.final_norm, {dim}});
+  if (!m.classifier.empty()) ts.push_back({"lm_head.weight", m.classifier, {vocab, dim}});
+
+  std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
+  std::uint64_t offset = 0;
+  for (const T& t : ts) {
+    header += ",\"" + t.name + "\":{\"dtype\":\"F32\",\"shape\":[";
+    for (std::size_t i = 0; i < t.shape.size(); ++i) {
+      if (i) header += ',';
+      header += std::to_string(t.shape[i]);
+    }
+    const std::uint64_t end = offset + t.data.size() * 4;
+    header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";
+    offset = end;
+  }
+  header += "}";
+  while (header.size() % 8) header += ' ';
+  Buffer b;
+  b.put<std::uint64_t>(header.size());
+  b.bytes(header);
+  for (const T& t : ts) b.floats(t.data);
+
+  const std::string tied = m.classifier.empty() ? "true" : "false";
+  std::string cfg = "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n";
+  cfg += "  \"hidden_size\": " + std::to_string(c.dim) + ",\n";
+  cfg += "  \"intermediate_size\": " + std::to_string(c.hidden_dim) + ",\n";
+  cfg += "  \"num_hidden_layers\": " + std::to_string(c.n_layers) + ",\n";
+  cfg += "  \"num_attention_heads\": " + std::to_string(c.n_heads) + ",\n";
+  cfg += "  \"num_key_value_heads\": " + std::to_string(c.n_kv_heads) + ",\n";
+  cfg += "  \"head_dim\": " + std::to_string(hd) + ",\n";
+  cfg += "  \"vocab_size\": " + std::to_string(c.vocab_size) + ",\n";
+  cfg += "  \"max_position_embeddings\": " + std::to_string(c.seq_len) + ",\n";
+  cfg += "  \"rms_norm_eps\": " + float_text(c.norm_eps) + ",\n";
+  cfg += "  \"rope_theta\": " + float_text(c.rope_theta) + ",\n";
+  cfg += "  \"hidden_act\": \"silu\",\n  \"attention_bias\": false,\n  \"mlp_bias\": false,\n";
+  if (byte_vocab(c.vocab_size) && c.vocab_size > 257) cfg += "  \"bos_token_id\": 256,\n  \"eos_token_id\": 257,\n";
+  cfg += "  \"tie_word_embeddings\": " + tied + ",\n  \"torch_dtype\": \"float32\"\n}\n";
+  const std::filesystem::path config = std::filesystem::path(path).parent_path() / "config.json";
+  write_file_atomic(path, b.data());
+  write_file_atomic(config.string(), cfg);
+}
+
+}  // namespace lowp::accuracy::detail

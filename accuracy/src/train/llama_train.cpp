@@ -1,0 +1,528 @@
+// The Llama's training forward and backward passes, block by block (llm.c style: each
+// *_forward beside its *_backward, in the order the forward runs them). Names as in the papers:
+//   x = E[tokens]
+//   per layer:  xn1 = rmsnorm(x) ; q,k,v = xn1 Wq^T, Wk^T, Wv^T ; RoPE(q, k)
+//               S = q k^T / sqrt(hd) (causal) ; P = softmax(S) ; att = P v ; x += att Wo^T
+//               xn2 = rmsnorm(x) ; g = xn2 Wgate^T ; u = xn2 Wup^T ; h = silu(g) u ; x += h Wdown^T
+//   logits = rmsnorm(x) Wcls^T ; loss = mean cross-entropy
+// The arithmetic of every forward step is the evaluator's (model/forward.cpp), operation for
+// operation, so fp32 logits agree bitwise; tests/train checks it.
+#include "train/llama_train.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "lowp/numerics/error.hpp"
+#include "lowp/numerics/rng.hpp"
+#include "lowp/quant/gemm.hpp"
+
+namespace lowp::accuracy::train {
+namespace {
+
+enum Lin { kQ = 0, kK, kV, kO, kGate, kUp, kDown, kLinears };
+constexpr const char* kLinName[kLinears] = {"wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down"};
+
+std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
+  const RngKey k = rng_key(a ^ (b * 0x9e3779b97f4a7c15ULL));
+  return (static_cast<std::uint64_t>(k.k1) << 32) | k.k0;
+}
+
+// Standard normal from two counter-based uniforms (Box-Muller): the same on every platform.
+float normal(std::uint64_t seed, std::uint64_t i) {
+  const RngKey key = rng_key(seed);
+  const double u1 = (static_cast<double>(random_bits(key, 2 * i)) + 1.0) / 4294967296.0;
+  const double u2 = static_cast<double>(random_bits(key, 2 * i + 1)) / 4294967296.0;
+  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+}
+
+void transpose(const float* a, float* t, std::size_t rows, std::size_t cols) {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) t[j * rows + i] = a[i * cols + j];
+}
+
+// out = w * (x * inv) with inv = 1 / sqrt(mean(x^2) + eps), the sum of squares in double.
+void rmsnorm_forward(const float* x, const float* w, float* out, float* inv, std::size_t rows, std::size_t dim,
+                     float eps, int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::ptrdiff_t tt = 0; tt < static_cast<std::ptrdiff_t>(rows); ++tt) {
+    const auto t = static_cast<std::size_t>(tt);
+    const float* xr = x + t * dim;
+    double ss = 0;
+    for (std::size_t i = 0; i < dim; ++i) ss += static_cast<double>(xr[i]) * xr[i];
+    const auto r = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + eps));
+    inv[t] = r;
+    for (std::size_t i = 0; i < dim; ++i) out[t * dim + i] = w[i] * (xr[i] * r);
+  }
+}
+
+// dx += inv * (w dy) - x inv^3 / dim * sum(w dy x);  dw += sum over rows of dy * x * inv.
+void rmsnorm_backward(const float* x, const float* w, const float* inv, const float* dy, float* dx, float* dw,
+                      std::size_t rows, std::size_t dim, int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::ptrdiff_t tt = 0; tt < static_cast<std::ptrdiff_t>(rows); ++tt) {
+    const auto t = static_cast<std::size_t>(tt);
+    const float* xr = x + t * dim;
+    const float* g = dy + t * dim;
+    double dot = 0;
+    for (std::size_t i = 0; i < dim; ++i) dot += static_cast<double>(w[i]) * g[i] * xr[i];
+    const double r = inv[t], c = dot * r * r * r / static_cast<double>(dim);
+    for (std::size_t i = 0; i < dim; ++i)
+      dx[t * dim + i] += static_cast<float>(r * w[i] * g[i] - c * xr[i]);
+  }
+  for (std::size_t i = 0; i < dim; ++i) {  // rows in order: the same at any thread count
+    double acc = 0;
+    for (std::size_t t = 0; t < rows; ++t) acc += static_cast<double>(dy[t * dim + i]) * x[t * dim + i] * inv[t];
+    dw[i] += static_cast<float>(acc);
+  }
+}
+
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+void swiglu_forward(const float* g, const float* u, float* h, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) h[i] = silu(g[i]) * u[i];
+}
+
+// h = silu(g) u: dg = dh u silu'(g), silu'(g) = s (1 + g (1 - s)) with s = sigmoid(g); du = dh silu(g).
+void swiglu_backward(const float* g, const float* u, const float* dh, float* dg, float* du, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const double s = 1.0 / (1.0 + std::exp(-static_cast<double>(g[i])));
+    dg[i] = static_cast<float>(dh[i] * u[i] * s * (1.0 + g[i] * (1.0 - s)));
+    du[i] = static_cast<float>(dh[i] * g[i] * s);
+  }
+}
+
+bool all_finite(const std::vector<float>& v) {
+  for (float x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+}  // namespace
+
+LlamaModel init_model(const LlamaConfig& c, std::uint64_t seed, bool tied) {
+  validate(c, "the training config");
+  LlamaModel m;
+  m.config = c;
+  m.source = "llama2c";
+  m.path = "(initial weights)";
+  std::uint64_t tensor = 0;
+  const auto fill = [&](std::size_t n, float std_dev) {
+    std::vector<float> v(n);
+    const std::uint64_t s = mix(seed, ++tensor);
+    for (std::size_t i = 0; i < n; ++i) v[i] = std_dev * normal(s, i);
+    return v;
+  };
+  const auto dim = static_cast<std::size_t>(c.dim), kv = static_cast<std::size_t>(c.kv_dim()),
+             hidden = static_cast<std::size_t>(c.hidden_dim), vocab = static_cast<std::size_t>(c.vocab_size);
+  const float s = 0.02f, so = 0.02f / std::sqrt(2.0f * static_cast<float>(c.n_layers));
+  m.token_embedding = fill(vocab * dim, s);
+  m.layers.resize(static_cast<std::size_t>(c.n_layers));
+  for (auto& l : m.layers) {
+    l.attn_norm.assign(dim, 1.0f);
+    l.ffn_norm.assign(dim, 1.0f);
+    l.wq = fill(dim * dim, s);
+    l.wk = fill(kv * dim, s);
+    l.wv = fill(kv * dim, s);
+    l.wo = fill(dim * dim, so);
+    l.w_gate = fill(hidden * dim, s);
+    l.w_up = fill(hidden * dim, s);
+    l.w_down = fill(dim * hidden, so);
+  }
+  m.final_norm.assign(dim, 1.0f);
+  if (!tied) m.classifier = fill(vocab * dim, s);
+  return m;
+}
+
+TrainLlama::TrainLlama(const LlamaModel& m, const quant::LinearRecipe& linear)
+    : c_(m.config),
+      dim_(static_cast<std::size_t>(c_.dim)),
+      kv_(static_cast<std::size_t>(c_.kv_dim())),
+      hd_(static_cast<std::size_t>(c_.head_dim())),
+      hidden_(static_cast<std::size_t>(c_.hidden_dim)),
+      vocab_(static_cast<std::size_t>(c_.vocab_size)) {
+  validate(m);
+  embedding_ = m.token_embedding;
+  for (const auto& w : m.layers) {
+    Layer L;
+    L.attn_norm = w.attn_norm;
+    L.ffn_norm = w.ffn_norm;
+    const std::vector<float>* src[kLinears] = {&w.wq, &w.wk, &w.wv, &w.wo, &w.w_gate, &w.w_up, &w.w_down};
+    const std::size_t in[kLinears] = {dim_, dim_, dim_, dim_, dim_, dim_, hidden_};
+    const std::size_t out[kLinears] = {dim_, kv_, kv_, dim_, hidden_, hidden_, dim_};
+    for (int i = 0; i < kLinears; ++i) {
+      L.lin.emplace_back(linear, in[i], out[i], false);
+      L.lin.back().weight() = *src[i];
+    }
+    layers_.push_back(std::move(L));
+  }
+  final_norm_ = m.final_norm;
+  classifier_ = m.classifier;
+  zero_grad();
+  // RoPE angles in double, rounded once (as model/prepare.cpp).
+  const std::size_t half = hd_ / 2, seq = static_cast<std::size_t>(c_.seq_len);
+  rope_cos_.resize(seq * half);
+  rope_sin_.resize(seq * half);
+  for (std::size_t pos = 0; pos < seq; ++pos)
+    for (std::size_t i = 0; i < half; ++i) {
+      const double freq =
+          std::pow(static_cast<double>(c_.rope_theta), -static_cast<double>(2 * i) / static_cast<double>(hd_));
+      const double angle = static_cast<double>(pos) * freq;
+      rope_cos_[pos * half + i] = static_cast<float>(std::cos(angle));
+      rope_sin_[pos * half + i] = static_cast<float>(std::sin(angle));
+    }
+}
+
+void TrainLlama::zero_grad() {
+  d_embedding_.assign(embedding_.size(), 0.0f);
+  for (auto& L : layers_) {
+    L.d_attn_norm.assign(dim_, 0.0f);
+    L.d_ffn_norm.assign(dim_, 0.0f);
+    for (auto& q : L.lin) std::fill(q.weight_grad().begin(), q.weight_grad().end(), 0.0f);
+  }
+  d_final_norm_.assign(dim_, 0.0f);
+  d_classifier_.assign(classifier_.size(), 0.0f);
+}
+
+std::vector<TrainLlama::Param> TrainLlama::params() {
+  std::vector<Param> p;
+  const auto add = [&](std::string name, int layer, std::vector<float>& v, std::vector<float>& g) {
+    p.push_back({std::move(name), layer, v.data(), g.data(), v.size()});
+  };
+  add("tok_embeddings", -1, embedding_, d_embedding_);
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    Layer& L = layers_[l];
+    const std::string pre = "layers." + std::to_string(l) + ".";
+    const int li = static_cast<int>(l);
+    add(pre + "attn_norm", li, L.attn_norm, L.d_attn_norm);
+    for (int i : {kQ, kK, kV, kO}) add(pre + kLinName[i], li, L.lin[i].weight(), L.lin[i].weight_grad());
+    add(pre + "ffn_norm", li, L.ffn_norm, L.d_ffn_norm);
+    for (int i : {kGate, kDown, kUp}) add(pre + kLinName[i], li, L.lin[i].weight(), L.lin[i].weight_grad());
+  }
+  add("norm", -1, final_norm_, d_final_norm_);
+  if (!classifier_.empty()) add("output", -1, classifier_, d_classifier_);
+  return p;
+}
+
+void TrainLlama::weights_changed() {
+  for (auto& L : layers_)
+    for (auto& q : L.lin) q.invalidate_weight_cache();
+}
+
+LlamaModel TrainLlama::to_model() const {
+  LlamaModel m;
+  m.config = c_;
+  m.source = "llama2c";
+  m.path = "(trained weights)";
+  m.token_embedding = embedding_;
+  for (const auto& L : layers_) {
+    LayerWeights w;
+    w.attn_norm = L.attn_norm;
+    w.ffn_norm = L.ffn_norm;
+    auto& lin = const_cast<std::vector<quant::QuantLinear>&>(L.lin);  // weight() is non-const only
+    w.wq = lin[kQ].weight();
+    w.wk = lin[kK].weight();
+    w.wv = lin[kV].weight();
+    w.wo = lin[kO].weight();
+    w.w_gate = lin[kGate].weight();
+    w.w_up = lin[kUp].weight();
+    w.w_down = lin[kDown].weight();
+    m.layers.push_back(std::move(w));
+  }
+  m.final_norm = final_norm_;
+  m.classifier = classifier_;
+  return m;
+}
+
+// ---------------------------------------------------------------- RoPE
+
+void TrainLlama::rope_forward(float* x, std::size_t heads) const {
+  const std::size_t half = hd_ / 2;
+  for (std::size_t b = 0; b < B_; ++b)
+    for (std::size_t t = 0; t < T_; ++t)
+      for (std::size_t h = 0; h < heads; ++h) {
+        float* v = x + ((b * T_ + t) * heads + h) * hd_;
+        for (std::size_t i = 0; i < half; ++i) {
+          const float c = rope_cos_[t * half + i], s = rope_sin_[t * half + i];
+          const float a = v[2 * i], bb = v[2 * i + 1];
+          v[2 * i] = a * c - bb * s;
+          v[2 * i + 1] = a * s + bb * c;
+        }
+      }
+}
+
+// The transpose of the rotation: (da, db) = (dv0 c + dv1 s, -dv0 s + dv1 c).
+void TrainLlama::rope_backward(float* dx, std::size_t heads) const {
+  const std::size_t half = hd_ / 2;
+  for (std::size_t b = 0; b < B_; ++b)
+    for (std::size_t t = 0; t < T_; ++t)
+      for (std::size_t h = 0; h < heads; ++h) {
+        float* v = dx + ((b * T_ + t) * heads + h) * hd_;
+        for (std::size_t i = 0; i < half; ++i) {
+          const float c = rope_cos_[t * half + i], s = rope_sin_[t * half + i];
+          const float d0 = v[2 * i], d1 = v[2 * i + 1];
+          v[2 * i] = d0 * c + d1 * s;
+          v[2 * i + 1] = -d0 * s + d1 * c;
+        }
+      }
+}
+
+// ---------------------------------------------------------------- attention
+
+// Per sequence and head: S = Q_h K_g^T / sqrt(hd), P = causal softmax(S), att_h = P V_g.
+// (b, head) pairs are independent: OpenMP runs them, each GEMM single-threaded.
+void TrainLlama::attention_forward(Layer& L, int threads) {
+  const auto heads = static_cast<std::size_t>(c_.n_heads);
+  const std::size_t group = heads / static_cast<std::size_t>(c_.n_kv_heads), T = T_;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
+  L.att.resize(B_ * T * dim_);
+  L.p.resize(B_ * heads * T * T);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> qh(T * hd_), kh(T * hd_), vt(hd_ * T), oh(T * hd_);
+#pragma omp for schedule(dynamic, 1)
+    for (std::ptrdiff_t job = 0; job < static_cast<std::ptrdiff_t>(B_ * heads); ++job) {
+      const std::size_t b = static_cast<std::size_t>(job) / heads, h = static_cast<std::size_t>(job) % heads;
+      const std::size_t g = h / group;
+      for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t d = 0; d < hd_; ++d) {
+          qh[t * hd_ + d] = L.q[(b * T + t) * dim_ + h * hd_ + d];
+          kh[t * hd_ + d] = L.k[(b * T + t) * kv_ + g * hd_ + d];
+          vt[d * T + t] = L.v[(b * T + t) * kv_ + g * hd_ + d];
+        }
+      float* s = L.p.data() + static_cast<std::size_t>(job) * T * T;
+      quant::gemm_f32(qh.data(), kh.data(), s, T, T, hd_, false, 1);
+      for (std::size_t i = 0; i < T; ++i) {
+        float* row = s + i * T;
+        float mx = -INFINITY;
+        for (std::size_t j = 0; j <= i; ++j) mx = std::max(mx, row[j] *= scale);
+        float sum = 0;
+        for (std::size_t j = 0; j <= i; ++j) sum += row[j] = std::exp(row[j] - mx);
+        for (std::size_t j = 0; j <= i; ++j) row[j] /= sum;
+        std::fill(row + i + 1, row + T, 0.0f);
+      }
+      quant::gemm_f32(s, vt.data(), oh.data(), T, hd_, T, false, 1);
+      for (std::size_t t = 0; t < T; ++t) std::copy_n(oh.data() + t * hd_, hd_, L.att.data() + (b * T + t) * dim_ + h * hd_);
+    }
+  }
+}
+
+// dP = dO V^T; dV += P^T dO; dS = P (dP - rowsum(dP P)) / sqrt(hd); dQ = dS K; dK += dS^T Q.
+// Jobs are (sequence, KV head): the heads sharing a KV head add into dK, dV in head order.
+void TrainLlama::attention_backward(Layer& L, const std::vector<float>& datt, std::vector<float>& dq,
+                                    std::vector<float>& dk, std::vector<float>& dv, int threads) {
+  const auto heads = static_cast<std::size_t>(c_.n_heads), kvh = static_cast<std::size_t>(c_.n_kv_heads);
+  const std::size_t group = heads / kvh, T = T_;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
+  dq.assign(B_ * T * dim_, 0.0f);
+  dk.assign(B_ * T * kv_, 0.0f);
+  dv.assign(B_ * T * kv_, 0.0f);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> qh(T * hd_), qt(hd_ * T), kh(T * hd_), kt(hd_ * T), vh(T * hd_), doh(T * hd_), dot(hd_ * T);
+    std::vector<float> pt(T * T), dp(T * T), dst(T * T), dqh(T * hd_), dkh(T * hd_), dvh(T * hd_);
+#pragma omp for schedule(dynamic, 1)
+    for (std::ptrdiff_t job = 0; job < static_cast<std::ptrdiff_t>(B_ * kvh); ++job) {
+      const std::size_t b = static_cast<std::size_t>(job) / kvh, g = static_cast<std::size_t>(job) % kvh;
+      for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t d = 0; d < hd_; ++d) {
+          kh[t * hd_ + d] = L.k[(b * T + t) * kv_ + g * hd_ + d];
+          vh[t * hd_ + d] = L.v[(b * T + t) * kv_ + g * hd_ + d];
+        }
+      transpose(kh.data(), kt.data(), T, hd_);
+      std::fill(dkh.begin(), dkh.end(), 0.0f);
+      std::fill(dvh.begin(), dvh.end(), 0.0f);
+      for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
+        for (std::size_t t = 0; t < T; ++t)
+          for (std::size_t d = 0; d < hd_; ++d) {
+            qh[t * hd_ + d] = L.q[(b * T + t) * dim_ + h * hd_ + d];
+            doh[t * hd_ + d] = datt[(b * T + t) * dim_ + h * hd_ + d];
+          }
+        transpose(qh.data(), qt.data(), T, hd_);
+        transpose(doh.data(), dot.data(), T, hd_);
+        const float* P = L.p.data() + (b * heads + h) * T * T;
+        quant::gemm_f32(doh.data(), vh.data(), dp.data(), T, T, hd_, false, 1);  // dP = dO V^T
+        transpose(P, pt.data(), T, T);
+        quant::gemm_f32(pt.data(), dot.data(), dvh.data(), T, hd_, T, true, 1);  // dV += P^T dO
+        for (std::size_t i = 0; i < T; ++i) {  // dS, stored transposed for dK
+          const float* pr = P + i * T;
+          float* dr = dp.data() + i * T;
+          double rs = 0;
+          for (std::size_t j = 0; j <= i; ++j) rs += static_cast<double>(pr[j]) * dr[j];
+          for (std::size_t j = 0; j < T; ++j)
+            dr[j] = j <= i ? static_cast<float>(pr[j] * (dr[j] - rs) * scale) : 0.0f;
+        }
+        quant::gemm_f32(dp.data(), kt.data(), dqh.data(), T, hd_, T, false, 1);  // dQ = dS K
+        transpose(dp.data(), dst.data(), T, T);
+        quant::gemm_f32(dst.data(), qt.data(), dkh.data(), T, hd_, T, true, 1);  // dK += dS^T Q
+        for (std::size_t t = 0; t < T; ++t) std::copy_n(dqh.data() + t * hd_, hd_, dq.data() + (b * T + t) * dim_ + h * hd_);
+      }
+      for (std::size_t t = 0; t < T; ++t) {
+        std::copy_n(dkh.data() + t * hd_, hd_, dk.data() + (b * T + t) * kv_ + g * hd_);
+        std::copy_n(dvh.data() + t * hd_, hd_, dv.data() + (b * T + t) * kv_ + g * hd_);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- whole model
+
+double TrainLlama::forward(std::span<const int> tokens, std::span<const int> targets, std::size_t B, std::size_t T,
+                           int threads, std::uint64_t seed) {
+  if (B == 0 || T == 0 || tokens.size() != B * T || (!targets.empty() && targets.size() != B * T))
+    throw Error("train forward: " + std::to_string(tokens.size()) + " tokens for batch " + std::to_string(B) +
+                " x window " + std::to_string(T));
+  if (T > static_cast<std::size_t>(c_.seq_len))
+    throw Error("train forward: window " + std::to_string(T) + " is beyond seq_len " + std::to_string(c_.seq_len));
+  for (int t : tokens)
+    if (t < 0 || static_cast<std::size_t>(t) >= vocab_)
+      throw Error("train forward: token " + std::to_string(t) + " outside the vocabulary of " + std::to_string(vocab_));
+  threads = threads > 0 ? threads : omp_get_max_threads();
+  B_ = B;
+  T_ = T;
+  tokens_.assign(tokens.begin(), tokens.end());
+  targets_.assign(targets.begin(), targets.end());
+  const std::size_t R = B * T;
+  std::vector<float> x(R * dim_), tmp(R * dim_);
+  for (std::size_t r = 0; r < R; ++r)
+    std::copy_n(embedding_.data() + static_cast<std::size_t>(tokens[r]) * dim_, dim_, x.data() + r * dim_);
+
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    Layer& L = layers_[l];
+    const std::uint64_t ls = mix(seed, l + 1);
+    // attention block
+    L.x_in = x;
+    L.inv1.resize(R);
+    L.xn1.resize(R * dim_);
+    rmsnorm_forward(x.data(), L.attn_norm.data(), L.xn1.data(), L.inv1.data(), R, dim_, c_.norm_eps, threads);
+    L.q.resize(R * dim_);
+    L.k.resize(R * kv_);
+    L.v.resize(R * kv_);
+    L.lin[kQ].forward(L.xn1.data(), R, L.q.data(), mix(ls, kQ));
+    L.lin[kK].forward(L.xn1.data(), R, L.k.data(), mix(ls, kK));
+    L.lin[kV].forward(L.xn1.data(), R, L.v.data(), mix(ls, kV));
+    rope_forward(L.q.data(), static_cast<std::size_t>(c_.n_heads));
+    rope_forward(L.k.data(), static_cast<std::size_t>(c_.n_kv_heads));
+    attention_forward(L, threads);
+    L.lin[kO].forward(L.att.data(), R, tmp.data(), mix(ls, kO));
+    for (std::size_t i = 0; i < R * dim_; ++i) x[i] += tmp[i];
+    // feed-forward block
+    L.x_mid = x;
+    L.inv2.resize(R);
+    L.xn2.resize(R * dim_);
+    rmsnorm_forward(x.data(), L.ffn_norm.data(), L.xn2.data(), L.inv2.data(), R, dim_, c_.norm_eps, threads);
+    L.g.resize(R * hidden_);
+    L.u.resize(R * hidden_);
+    L.h.resize(R * hidden_);
+    L.lin[kGate].forward(L.xn2.data(), R, L.g.data(), mix(ls, kGate));
+    L.lin[kUp].forward(L.xn2.data(), R, L.u.data(), mix(ls, kUp));
+    swiglu_forward(L.g.data(), L.u.data(), L.h.data(), R * hidden_);
+    L.lin[kDown].forward(L.h.data(), R, tmp.data(), mix(ls, kDown));
+    for (std::size_t i = 0; i < R * dim_; ++i) x[i] += tmp[i];
+  }
+  x_final_ = std::move(x);
+  inv_final_.resize(R);
+  xn_final_.resize(R * dim_);
+  rmsnorm_forward(x_final_.data(), final_norm_.data(), xn_final_.data(), inv_final_.data(), R, dim_, c_.norm_eps,
+                  threads);
+  logits_.resize(R * vocab_);
+  const std::vector<float>& wcls = classifier_.empty() ? embedding_ : classifier_;
+  quant::gemm_f32(xn_final_.data(), wcls.data(), logits_.data(), R, vocab_, dim_, false, threads);
+  if (targets.empty()) return std::numeric_limits<double>::quiet_NaN();
+
+  // Cross-entropy: log-sum-exp per row in double, rows summed in order.
+  double total = 0;
+  for (std::size_t r = 0; r < R; ++r) {
+    const float* row = logits_.data() + r * vocab_;
+    const int y = targets[r];
+    if (y < 0 || static_cast<std::size_t>(y) >= vocab_)
+      throw Error("train forward: target " + std::to_string(y) + " outside the vocabulary");
+    const float mx = *std::max_element(row, row + vocab_);
+    double se = 0;
+    for (std::size_t j = 0; j < vocab_; ++j) se += std::exp(static_cast<double>(row[j]) - mx);
+    total += std::log(se) + mx - row[y];
+  }
+  return total / static_cast<double>(R);
+}
+
+void TrainLlama::backward(int threads, std::uint64_t seed) {
+  const std::size_t R = B_ * T_;
+  if (R == 0 || targets_.size() != R) throw Error("train backward: no forward pass with targets to differentiate");
+  threads = threads > 0 ? threads : omp_get_max_threads();
+  // Cross-entropy: dlogits = (softmax - onehot) / R, in place.
+  std::vector<float>& dlogits = logits_;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::ptrdiff_t rr = 0; rr < static_cast<std::ptrdiff_t>(R); ++rr) {
+    const auto r = static_cast<std::size_t>(rr);
+    float* row = dlogits.data() + r * vocab_;
+    const float mx = *std::max_element(row, row + vocab_);
+    double se = 0;
+    for (std::size_t j = 0; j < vocab_; ++j) se += std::exp(static_cast<double>(row[j]) - mx);
+    for (std::size_t j = 0; j < vocab_; ++j) {
+      const double p = std::exp(static_cast<double>(row[j]) - mx) / se;
+      row[j] = static_cast<float>((p - (static_cast<int>(j) == targets_[r] ? 1.0 : 0.0)) / static_cast<double>(R));
+    }
+  }
+  // Classifier: dxn = dlogits Wcls; dWcls += dlogits^T xn.
+  std::vector<float>& wcls = classifier_.empty() ? embedding_ : classifier_;
+  std::vector<float>& dwcls = classifier_.empty() ? d_embedding_ : d_classifier_;
+  std::vector<float> wt(dim_ * vocab_), dlt(vocab_ * R), xt(dim_ * R), dx(R * dim_, 0.0f), dxn(R * dim_);
+  transpose(wcls.data(), wt.data(), vocab_, dim_);
+  quant::gemm_f32(dlogits.data(), wt.data(), dxn.data(), R, dim_, vocab_, false, threads);
+  transpose(dlogits.data(), dlt.data(), R, vocab_);
+  transpose(xn_final_.data(), xt.data(), R, dim_);
+  quant::gemm_f32(dlt.data(), xt.data(), dwcls.data(), vocab_, dim_, R, true, threads);
+  rmsnorm_backward(x_final_.data(), final_norm_.data(), inv_final_.data(), dxn.data(), dx.data(),
+                   d_final_norm_.data(), R, dim_, threads);
+
+  std::vector<float> dtmp(R * dim_), dh(R * hidden_), dg(R * hidden_), du(R * hidden_), datt(R * dim_);
+  std::vector<float> dq, dk, dv;
+  for (std::size_t li = layers_.size(); li-- > 0;) {
+    Layer& L = layers_[li];
+    const std::uint64_t ls = mix(mix(seed, li + 1), 0xbac);
+    // feed-forward block: dx flows through unchanged and into the branch.
+    L.lin[kDown].backward(dx.data(), dh.data(), mix(ls, kDown));
+    swiglu_backward(L.g.data(), L.u.data(), dh.data(), dg.data(), du.data(), R * hidden_);
+    L.lin[kGate].backward(dg.data(), dxn.data(), mix(ls, kGate));
+    L.lin[kUp].backward(du.data(), dtmp.data(), mix(ls, kUp));
+    for (std::size_t i = 0; i < R * dim_; ++i) dxn[i] += dtmp[i];
+    rmsnorm_backward(L.x_mid.data(), L.ffn_norm.data(), L.inv2.data(), dxn.data(), dx.data(), L.d_ffn_norm.data(),
+                     R, dim_, threads);
+    // attention block
+    L.lin[kO].backward(dx.data(), datt.data(), mix(ls, kO));
+    attention_backward(L, datt, dq, dk, dv, threads);
+    rope_backward(dq.data(), static_cast<std::size_t>(c_.n_heads));
+    rope_backward(dk.data(), static_cast<std::size_t>(c_.n_kv_heads));
+    L.lin[kQ].backward(dq.data(), dxn.data(), mix(ls, kQ));
+    L.lin[kK].backward(dk.data(), dtmp.data(), mix(ls, kK));
+    for (std::size_t i = 0; i < R * dim_; ++i) dxn[i] += dtmp[i];
+    L.lin[kV].backward(dv.data(), dtmp.data(), mix(ls, kV));
+    for (std::size_t i = 0; i < R * dim_; ++i) dxn[i] += dtmp[i];
+    rmsnorm_backward(L.x_in.data(), L.attn_norm.data(), L.inv1.data(), dxn.data(), dx.data(), L.d_attn_norm.data(),
+                     R, dim_, threads);
+  }
+  // Embedding: rows scattered in token order.
+  for (std::size_t r = 0; r < R; ++r) {
+    float* d = d_embedding_.data() + static_cast<std::size_t>(tokens_[r]) * dim_;
+    for (std::size_t i = 0; i < dim_; ++i) d[i] += dx[r * dim_ + i];
+  }
+}
+
+std::string TrainLlama::first_nonfinite_activation() const {
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    const Layer& L = layers_[l];
+    const std::pair<const char*, const std::vector<float>*> acts[] = {
+        {"x", &L.x_in},   {"xn1", &L.xn1}, {"q", &L.q},     {"k", &L.k}, {"v", &L.v},   {"p", &L.p},
+        {"att", &L.att}, {"x_mid", &L.x_mid}, {"xn2", &L.xn2}, {"g", &L.g}, {"u", &L.u}, {"h", &L.h}};
+    for (const auto& [name, v] : acts)
+      if (!all_finite(*v)) return "layers." + std::to_string(l) + "." + name;
+  }
+  if (!all_finite(x_final_)) return "x_final";
+  if (!all_finite(xn_final_)) return "norm output";
+  if (!all_finite(logits_)) return "logits";
+  return "";
+}
+
+}  // namespace lowp::accuracy::train

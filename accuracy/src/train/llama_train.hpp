@@ -1,0 +1,95 @@
+// The evaluator's Llama as a trainable model: forward over a batch of B sequences of T tokens,
+// cross-entropy loss, and the complete backward pass (private to lowp_accuracy).
+//
+// Every linear of a block (wq wk wv wo w_gate w_up w_down) is a quant::QuantLinear, so its
+// forward, dgrad and wgrad GEMMs follow the recipe's linear preset. The embedding, the norms,
+// the attention matmuls and the classifier stay in float32. With the fp32 preset the forward
+// gives bitwise the logits of detail::forward_window (lowp eval) on the same weights.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lowp/accuracy/model.hpp"
+#include "lowp/quant/linear.hpp"
+
+namespace lowp::accuracy::train {
+
+// A model of config c with GPT-2 style initial weights from `seed`: N(0, 0.02) embedding and
+// linears, residual output projections (wo, w_down) N(0, 0.02 / sqrt(2 n_layers)), norms 1.
+LlamaModel init_model(const LlamaConfig& c, std::uint64_t seed, bool tied = true);
+
+class TrainLlama {
+ public:
+  // Throws lowp::Error when the model is invalid or the preset cannot take its shapes.
+  TrainLlama(const LlamaModel& m, const quant::LinearRecipe& linear);
+
+  const LlamaConfig& config() const { return c_; }
+  bool tied() const { return classifier_.empty(); }
+
+  // Runs B sequences of T tokens (row-major B x T, each from position 0). With targets (B x T)
+  // returns the mean cross-entropy in nats (double accumulation); without, NaN. `seed` drives
+  // the linears' stochastic rounding and random rotations for this step.
+  double forward(std::span<const int> tokens, std::span<const int> targets, std::size_t B, std::size_t T,
+                 int threads, std::uint64_t seed);
+  // (B*T) x vocab logits of the last forward.
+  const std::vector<float>& logits() const { return logits_; }
+  // Adds d(loss)/d(parameter) of the last forward (which had targets) into the gradients.
+  void backward(int threads, std::uint64_t seed);
+  void zero_grad();
+
+  struct Param {
+    std::string name;  // "tok_embeddings", "layers.<l>.wq", "norm", "output", ...
+    int layer = -1;    // -1: not in a block
+    float* value = nullptr;
+    float* grad = nullptr;
+    std::size_t size = 0;
+  };
+  // In checkpoint order: embedding, then per layer attn_norm wq wk wv wo ffn_norm w_gate w_down
+  // w_up, then the final norm and the untied classifier.
+  std::vector<Param> params();
+  // Call after writing parameter values (the linears drop their cached quantized weights).
+  void weights_changed();
+  // The current weights as a model (to save, or to evaluate).
+  LlamaModel to_model() const;
+  // The forward GEMM operands of every block linear (X as the last forward saw it, W as it is
+  // now), quantized by the recipe's fwd specs after its fwd rotation: SQNR, the fraction of
+  // elements encoded at the format's largest magnitude, the fraction of non-zeros flushed to 0.
+  struct OperandStat {
+    int layer = 0;
+    std::string linear, operand;  // "wq" ..., "X" or "W"
+    double sqnr_db = 0, saturated = 0, flushed = 0;
+  };
+  std::vector<OperandStat> operand_stats();
+  // Name of the first activation of the last forward holding NaN or Inf ("" if none).
+  std::string first_nonfinite_activation() const;
+
+ private:
+  struct Layer {
+    std::vector<float> attn_norm, ffn_norm, d_attn_norm, d_ffn_norm;
+    std::vector<quant::QuantLinear> lin;  // wq wk wv wo gate up down
+    // Saved by the forward for the backward.
+    std::vector<float> x_in, inv1, xn1, q, k, v, p, att, x_mid, inv2, xn2, g, u, h;
+  };
+  void attention_forward(Layer& L, int threads);
+  void attention_backward(Layer& L, const std::vector<float>& datt, std::vector<float>& dq, std::vector<float>& dk,
+                          std::vector<float>& dv, int threads);
+  void rope_forward(float* x, std::size_t heads) const;
+  void rope_backward(float* dx, std::size_t heads) const;
+
+  LlamaConfig c_;
+  std::size_t dim_, kv_, hd_, hidden_, vocab_;
+  std::size_t B_ = 0, T_ = 0;
+  std::vector<float> embedding_, d_embedding_;
+  std::vector<Layer> layers_;
+  std::vector<float> final_norm_, d_final_norm_;
+  std::vector<float> classifier_, d_classifier_;  // empty when tied
+  std::vector<float> rope_cos_, rope_sin_;
+  // Saved: tokens, targets, the final residual, its norm, logits.
+  std::vector<int> tokens_, targets_;
+  std::vector<float> x_final_, inv_final_, xn_final_, logits_;
+};
+
+}  // namespace lowp::accuracy::train

@@ -1,0 +1,414 @@
+// run_training(): the loop of `lowp train`.
+#include "train/trainer.hpp"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "io/save_model.hpp"
+#include "lowp/numerics/error.hpp"
+#include "lowp/numerics/rng.hpp"
+#include "lowp/quant/linear.hpp"
+#include "train/llama_train.hpp"
+#include "train/plain_adamw.hpp"
+
+namespace lowp::accuracy::train {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr char kStateMagic[8] = {'L', 'O', 'W', 'P', 'T', 'R', 'N', '1'};
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("cannot open corpus '" + path + "'");
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+std::string num(double v) {
+  if (std::isnan(v)) return "";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+// DIR/train.cfg: the options a resumed run takes over, one `key = value` a line.
+void save_config(const TrainOptions& o) {
+  const LlamaConfig& c = o.config;
+  std::ostringstream s;
+  s << "corpus = " << fs::absolute(o.corpus).string() << "\nrecipe = " << o.recipe << "\nseed = " << o.seed
+    << "\ndim = " << c.dim << "\nhidden = " << c.hidden_dim << "\nlayers = " << c.n_layers << "\nheads = "
+    << c.n_heads << "\nkv_heads = " << c.n_kv_heads << "\nvocab = " << c.vocab_size << "\nctx = " << c.seq_len
+    << "\nbatch = " << o.batch << "\nlr = " << num(o.lr) << "\nwarmup = " << o.warmup << "\nmin_lr_ratio = "
+    << num(o.min_lr_ratio) << "\ngrad_clip = " << num(o.grad_clip) << "\neval_every = " << o.eval_every
+    << "\nsave_every = " << o.save_every << "\nval_windows = " << o.val_windows << "\ntied = " << o.tied << "\n";
+  detail::write_file_atomic((fs::path(o.out) / "train.cfg").string(), s.str());
+}
+
+TrainOptions load_config(const std::string& dir, TrainOptions o) {
+  const std::string path = (fs::path(dir) / "train.cfg").string();
+  std::ifstream f(path);
+  if (!f) throw Error("--resume " + dir + ": no train.cfg (not a lowp train output directory)");
+  std::map<std::string, std::string> kv;
+  for (std::string line; std::getline(f, line);) {
+    const auto eq = line.find(" = ");
+    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 3);
+  }
+  const auto get = [&](const char* k) {
+    if (!kv.count(k)) throw Error(path + ": '" + k + "' is missing");
+    return kv[k];
+  };
+  try {
+    o.corpus = get("corpus");
+    o.recipe = get("recipe");
+    o.seed = std::stoull(get("seed"));
+    o.config.dim = std::stoi(get("dim"));
+    o.config.hidden_dim = std::stoi(get("hidden"));
+    o.config.n_layers = std::stoi(get("layers"));
+    o.config.n_heads = std::stoi(get("heads"));
+    o.config.n_kv_heads = std::stoi(get("kv_heads"));
+    o.config.vocab_size = std::stoi(get("vocab"));
+    o.config.seq_len = std::stoi(get("ctx"));
+    o.batch = std::stoi(get("batch"));
+    o.lr = std::stod(get("lr"));
+    o.warmup = std::stoi(get("warmup"));
+    o.min_lr_ratio = std::stod(get("min_lr_ratio"));
+    o.grad_clip = std::stod(get("grad_clip"));
+    o.eval_every = std::stoi(get("eval_every"));
+    o.save_every = std::stoi(get("save_every"));
+    o.val_windows = std::stoi(get("val_windows"));
+    o.tied = get("tied") == "1";
+  } catch (const std::logic_error&) {
+    throw Error(path + ": a value does not parse");
+  }
+  o.out = dir;
+  return o;
+}
+
+double schedule(const TrainOptions& o, int step) {
+  if (step <= o.warmup) return o.lr * step / std::max(1, o.warmup);
+  const double span = std::max(1, o.steps - o.warmup);
+  const double p = std::min(1.0, (step - o.warmup) / span);
+  return o.lr * (o.min_lr_ratio + (1.0 - o.min_lr_ratio) * 0.5 * (1.0 + std::cos(3.141592653589793 * p)));
+}
+
+// Temporarily bounds OpenMP's team size (the linears' GEMMs use the default).
+struct ThreadLimit {
+  int saved = omp_get_max_threads();
+  explicit ThreadLimit(int n) { omp_set_num_threads(n); }
+  ~ThreadLimit() { omp_set_num_threads(saved); }
+};
+
+class Trainer {
+ public:
+  Trainer(const TrainOptions& o, bool resume) : o_(o) {
+    const std::string text = read_text(o.corpus);
+    if (text.empty()) throw Error("corpus '" + o.corpus + "' is empty");
+    const std::size_t n = text.size(), T = static_cast<std::size_t>(o.config.seq_len);
+    n_train_ = n - n / 10;
+    if (n_train_ < T + 1 || n - n_train_ < T + 1)
+      throw Error("corpus '" + o.corpus + "' has " + std::to_string(n) + " bytes: its first 90% and last 10% must each hold one window of " +
+                  std::to_string(T + 1) + " bytes (--ctx " + std::to_string(T) + ")");
+    data_.assign(text.begin(), text.end());
+    for (auto& b : data_) b &= 0xff;
+    const quant::LinearRecipe& preset = quant::linear_preset(o.recipe);
+    net_ = std::make_unique<TrainLlama>(init_model(o.config, o.seed, o.tied), preset);
+    std::vector<std::size_t> sizes;
+    for (const auto& p : net_->params()) sizes.push_back(p.size);
+    opt_ = std::make_unique<PlainAdamW>(AdamWConfig{}, sizes);
+    if (resume) load_state();
+  }
+
+  TrainResult run(const std::function<void(const StepInfo&)>& progress) {
+    const int threads = o_.threads > 0 ? o_.threads : omp_get_max_threads();
+    ThreadLimit limit(threads);
+    const std::size_t B = static_cast<std::size_t>(o_.batch), T = static_cast<std::size_t>(o_.config.seq_len);
+    open_log();
+    std::vector<int> tok(B * T), tgt(B * T);
+    const auto start = std::chrono::steady_clock::now();
+    for (int step = static_cast<int>(opt_->step()) + 1; step <= o_.steps; ++step) {
+      const auto t0 = std::chrono::steady_clock::now();
+      sample(step, tok, tgt);
+      net_->zero_grad();
+      const std::uint64_t s = step_seed(step);
+      const double loss = net_->forward(tok, tgt, B, T, threads, s);
+      if (!std::isfinite(loss)) fail_nonfinite(step, net_->first_nonfinite_activation(), "loss");
+      net_->backward(threads, s);
+      const double norm = update(step);
+      StepInfo info;
+      info.step = step;
+      info.steps = o_.steps;
+      info.train_loss = loss;
+      info.lr = schedule(o_, step);
+      info.grad_norm = norm;
+      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      info.tokens_per_second = static_cast<double>(B * T) / std::max(dt, 1e-9);
+      info.val_loss = std::numeric_limits<double>::quiet_NaN();
+      if (step == o_.steps || (o_.eval_every > 0 && step % o_.eval_every == 0)) {
+        log_operands(step);  // from this step's training forward, before validation replaces it
+        info.val_loss = validate_loss();
+        info.evaluated = true;
+        result_.val_curve.emplace_back(step, info.val_loss);
+        result_.final_val_loss = info.val_loss;
+      }
+      info.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      log_row(info);
+      if (step == o_.steps || (o_.save_every > 0 && step % o_.save_every == 0)) save();
+      if (progress) progress(info);
+    }
+    return result_;
+  }
+
+ private:
+  std::uint64_t step_seed(int step) const {
+    const RngKey k = rng_key(o_.seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(step));
+    return (static_cast<std::uint64_t>(k.k1) << 32) | k.k0;
+  }
+
+  // Window b of step s starts at a counter-based random offset in the training split.
+  void sample(int step, std::vector<int>& tok, std::vector<int>& tgt) const {
+    const std::size_t B = static_cast<std::size_t>(o_.batch), T = static_cast<std::size_t>(o_.config.seq_len);
+    const RngKey key = rng_key(o_.seed ^ 0xda7a5eedULL);
+    for (std::size_t b = 0; b < B; ++b) {
+      const std::uint64_t i = (static_cast<std::uint64_t>(step) * B + b) * 2;
+      const std::uint64_t r = (static_cast<std::uint64_t>(random_bits(key, i)) << 32) | random_bits(key, i + 1);
+      const std::size_t off = r % (n_train_ - T);
+      for (std::size_t t = 0; t < T; ++t) {
+        tok[b * T + t] = data_[off + t];
+        tgt[b * T + t] = data_[off + t + 1];
+      }
+    }
+  }
+
+  // Global-norm clipping, then one AdamW update of every tensor; returns the norm before clipping.
+  double update(int step) {
+    auto params = net_->params();
+    double ss = 0;
+    for (const auto& p : params)
+      for (std::size_t j = 0; j < p.size; ++j) ss += static_cast<double>(p.grad[j]) * p.grad[j];
+    const double norm = std::sqrt(ss);
+    if (!std::isfinite(norm)) {
+      for (const auto& p : params)
+        for (std::size_t j = 0; j < p.size; ++j)
+          if (!std::isfinite(p.grad[j])) fail_nonfinite(step, "the gradient of " + p.name, "gradient norm");
+    }
+    const double clip = o_.grad_clip > 0 && norm > o_.grad_clip ? o_.grad_clip / norm : 1.0;
+    const double lr = schedule(o_, step);
+    rms_.assign(static_cast<std::size_t>(o_.config.n_layers), 0.0);
+    std::vector<std::size_t> count(rms_.size(), 0);
+    std::vector<float> g;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const auto& p = params[i];
+      g.assign(p.grad, p.grad + p.size);
+      if (clip != 1.0)
+        for (float& x : g) x = static_cast<float>(x * clip);
+      const bool decay = p.size > static_cast<std::size_t>(o_.config.dim);  // matrices, not norms
+      const double ratio = opt_->update(i, p.value, g.data(), p.size, lr, decay);
+      if (p.layer >= 0) {
+        rms_[static_cast<std::size_t>(p.layer)] += ratio;
+        count[static_cast<std::size_t>(p.layer)] += p.size;
+      }
+    }
+    for (std::size_t l = 0; l < rms_.size(); ++l) rms_[l] = std::sqrt(rms_[l] / static_cast<double>(count[l]));
+    opt_->next_step();
+    net_->weights_changed();
+    return norm;
+  }
+
+  double validate_loss() {
+    const std::size_t B = static_cast<std::size_t>(o_.batch), T = static_cast<std::size_t>(o_.config.seq_len);
+    const std::size_t n_val = data_.size() - n_train_;
+    const std::size_t avail = (n_val - 1) / T;
+    const std::size_t windows = std::min<std::size_t>(avail, static_cast<std::size_t>(std::max(1, o_.val_windows)));
+    double total = 0;
+    std::vector<int> tok, tgt;
+    for (std::size_t w0 = 0; w0 < windows; w0 += B) {
+      const std::size_t nb = std::min(B, windows - w0);
+      tok.resize(nb * T);
+      tgt.resize(nb * T);
+      for (std::size_t b = 0; b < nb; ++b) {
+        const std::size_t off = n_train_ + (w0 + b) * avail / windows * T;  // evenly spread
+        for (std::size_t t = 0; t < T; ++t) {
+          tok[b * T + t] = data_[off + t];
+          tgt[b * T + t] = data_[off + t + 1];
+        }
+      }
+      const double l = net_->forward(tok, tgt, nb, T, o_.threads > 0 ? o_.threads : omp_get_max_threads(), 0x7a1);
+      total += l * static_cast<double>(nb);
+    }
+    return total / static_cast<double>(windows);
+  }
+
+  [[noreturn]] void fail_nonfinite(int step, const std::string& tensor, const char* what) const {
+    const std::string kept = last_saved_ > 0 ? "the last good checkpoint (step " + std::to_string(last_saved_) + ") is kept in " + o_.out
+                                             : "no checkpoint was written yet";
+    throw Error("step " + std::to_string(step) + ": non-finite " + what + "; first non-finite tensor: " +
+                (tensor.empty() ? std::string("none of the activations (the loss itself)") : tensor) + "; " + kept);
+  }
+
+  // ---- log.csv
+  std::string log_path() const { return (fs::path(o_.out) / "log.csv").string(); }
+
+  // Rewrites a CSV with `header` and, when resumed, its rows up to the checkpoint's step.
+  std::vector<std::string> reopen_csv(const std::string& path, const std::string& header, std::ofstream& out) {
+    std::string kept = header + "\n";
+    std::vector<std::string> rows;
+    const int done = static_cast<int>(opt_->step());
+    if (done > 0) {
+      std::ifstream f(path);
+      std::string line;
+      std::getline(f, line);
+      while (std::getline(f, line)) {
+        if (std::atoi(line.c_str()) > done) break;
+        kept += line + "\n";
+        rows.push_back(line);
+      }
+    }
+    detail::write_file_atomic(path, kept);
+    out.open(path, std::ios::app);
+    if (!out) throw Error("cannot append to " + path);
+    return rows;
+  }
+
+  void open_log() {
+    std::string header = "step,train_loss,val_loss,lr,grad_norm,tokens_per_second";
+    for (int l = 0; l < o_.config.n_layers; ++l) header += ",rms_g2_over_v_layer" + std::to_string(l);
+    reopen_csv((fs::path(o_.out) / "quant.csv").string(), "step,layer,linear,operand,sqnr_db,saturated,flushed", quant_);
+    for (const std::string& line : reopen_csv(log_path(), header, log_)) {
+      const auto c1 = line.find(','), c2 = line.find(',', c1 + 1), c3 = line.find(',', c2 + 1);
+      if (c2 != std::string::npos && c3 > c2 + 1) {  // an evaluated step
+        result_.final_val_loss = std::atof(line.substr(c2 + 1, c3 - c2 - 1).c_str());
+        result_.val_curve.emplace_back(std::atoi(line.c_str()), result_.final_val_loss);
+      }
+    }
+  }
+
+  // DIR/quant.csv: per layer, linear and forward operand, what the recipe's quantization does.
+  void log_operands(int step) {
+    for (const auto& s : net_->operand_stats())
+      quant_ << step << ',' << s.layer << ',' << s.linear << ',' << s.operand << ',' << num(s.sqnr_db) << ','
+             << num(s.saturated) << ',' << num(s.flushed) << '\n';
+    quant_.flush();
+  }
+
+  void log_row(const StepInfo& s) {
+    log_ << s.step << ',' << num(s.train_loss) << ',' << num(s.val_loss) << ',' << num(s.lr) << ',' << num(s.grad_norm)
+         << ',' << num(s.tokens_per_second);
+    for (double r : rms_) log_ << ',' << num(r);
+    log_ << '\n';
+    log_.flush();
+  }
+
+  // ---- checkpoints: the exports first, then state.bin (weights + optimizer), which a resume reads.
+  void save() {
+    const LlamaModel m = net_->to_model();
+    const fs::path dir(o_.out);
+    detail::save_llama2c(m, (dir / "model.bin").string());
+    detail::save_gguf(m, (dir / "model.gguf").string());
+    detail::save_safetensors(m, (dir / "model.safetensors").string());
+    std::vector<std::uint8_t> b(kStateMagic, kStateMagic + 8);
+    const auto put = [&](const void* p, std::size_t n) {
+      const auto* c = static_cast<const std::uint8_t*>(p);
+      b.insert(b.end(), c, c + n);
+    };
+    for (const auto& p : net_->params()) {
+      const std::uint64_t n = p.size;
+      put(&n, sizeof n);
+      put(p.value, p.size * sizeof(float));
+    }
+    const std::vector<std::uint8_t> opt = opt_->save();
+    const std::uint64_t n = opt.size();
+    put(&n, sizeof n);
+    put(opt.data(), opt.size());
+    detail::write_file_atomic((dir / "state.bin").string(), b);
+    last_saved_ = static_cast<int>(opt_->step());
+  }
+
+  void load_state() {
+    const std::string path = (fs::path(o_.out) / "state.bin").string();
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw Error("--resume " + o_.out + ": no state.bin (no checkpoint was saved)");
+    const std::vector<std::uint8_t> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::size_t at = 8;
+    const auto bad = [&] { return Error(path + ": not a state file of this model (size or header mismatch)"); };
+    if (b.size() < 8 || std::memcmp(b.data(), kStateMagic, 8) != 0) throw bad();
+    const auto take = [&](void* dst, std::size_t n) {
+      if (b.size() - at < n) throw bad();
+      std::memcpy(dst, b.data() + at, n);
+      at += n;
+    };
+    for (const auto& p : net_->params()) {
+      std::uint64_t n = 0;
+      take(&n, sizeof n);
+      if (n != p.size) throw bad();
+      take(p.value, p.size * sizeof(float));
+    }
+    net_->weights_changed();
+    std::uint64_t n = 0;
+    take(&n, sizeof n);
+    if (b.size() - at != n) throw bad();
+    opt_->load(std::span<const std::uint8_t>(b.data() + at, n));
+    last_saved_ = static_cast<int>(opt_->step());
+  }
+
+  TrainOptions o_;
+  std::vector<int> data_;
+  std::size_t n_train_ = 0;
+  std::unique_ptr<TrainLlama> net_;
+  std::unique_ptr<PlainAdamW> opt_;
+  std::vector<double> rms_;
+  std::ofstream log_, quant_;
+  TrainResult result_;
+  int last_saved_ = 0;
+};
+
+}  // namespace
+
+LlamaConfig named_config(const std::string& name) {
+  LlamaConfig c;
+  c.vocab_size = 258;
+  if (name == "tiny") {  // CI: seconds
+    c.dim = 64, c.hidden_dim = 192, c.n_layers = 2, c.n_heads = 2, c.n_kv_heads = 1, c.seq_len = 64;
+  } else if (name == "small") {  // the default: head_dim 32
+    c.dim = 128, c.hidden_dim = 384, c.n_layers = 4, c.n_heads = 4, c.n_kv_heads = 2, c.seq_len = 128;
+  } else if (name == "medium") {  // head_dim 64
+    c.dim = 256, c.hidden_dim = 768, c.n_layers = 4, c.n_heads = 4, c.n_kv_heads = 2, c.seq_len = 128;
+  } else {
+    throw Error("unknown config '" + name + "' (known: tiny, small, medium)");
+  }
+  return c;
+}
+
+TrainResult run_training(TrainOptions o, bool resume, const std::function<void(const StepInfo&)>& progress) {
+  if (resume) {
+    const int steps = o.steps, threads = o.threads;
+    o = load_config(o.out, o);
+    o.steps = steps;
+    o.threads = threads;
+  }
+  if (o.steps <= 0) throw Error("--steps must be positive, not " + std::to_string(o.steps));
+  if (o.batch <= 0) throw Error("--batch must be positive, not " + std::to_string(o.batch));
+  if (!(o.lr > 0) || !std::isfinite(o.lr)) throw Error("--lr must be a positive number");
+  if (o.config.seq_len < 2) throw Error("--ctx must be at least 2, not " + std::to_string(o.config.seq_len));
+  if (o.warmup < 0) o.warmup = std::min(100, o.steps / 10);
+  validate(o.config, "the model options");
+  if (o.config.head_dim() % 2) throw Error("head_dim " + std::to_string(o.config.head_dim()) + " must be even (RoPE pairs)");
+  if (o.out.empty()) throw Error("--out is required");
+  quant::linear_preset(o.recipe);  // an unknown recipe fails before anything is written
+  Trainer trainer(o, resume);
+  std::error_code ec;
+  fs::create_directories(o.out, ec);
+  if (ec) throw Error("cannot create " + o.out + ": " + ec.message());
+  if (!resume) save_config(o);
+  return trainer.run(progress);
+}
+
+}  // namespace lowp::accuracy::train

@@ -1,0 +1,54 @@
+// The training loop behind `lowp train` (private): byte-level corpus, last 10% held out,
+// counter-based batch sampling (so a resumed run draws the same batches), AdamW with global
+// gradient-norm clipping and warmup + cosine schedule, DIR/log.csv, checkpoints in every format.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lowp/accuracy/model.hpp"
+
+namespace lowp::accuracy::train {
+
+struct TrainOptions {
+  std::string corpus;            // a text file: each byte one token
+  std::string recipe = "fp32";   // a linear preset name (quant's linear_presets())
+  std::string out;               // DIR
+  int steps = 0;
+  std::uint64_t seed = 1;
+  int threads = 0;               // 0: all
+  LlamaConfig config;            // vocab_size 258 (bytes, <s>, </s>); seq_len = the window
+  int batch = 16;
+  double lr = 1e-3;
+  int warmup = -1;               // -1: min(100, steps / 10)
+  double min_lr_ratio = 0.1;     // the cosine ends at lr * this
+  double grad_clip = 1.0;        // global L2 norm; 0: off
+  int eval_every = 100;          // also always at the last step
+  int save_every = 0;            // 0: at the end only
+  int val_windows = 64;          // held-out windows per evaluation (evenly spread)
+  bool tied = true;
+};
+
+struct StepInfo {
+  int step = 0, steps = 0;
+  double train_loss = 0, val_loss = 0, lr = 0, grad_norm = 0, tokens_per_second = 0;
+  bool evaluated = false;
+  double elapsed_seconds = 0;
+};
+
+struct TrainResult {
+  double final_val_loss = 0;
+  std::vector<std::pair<int, double>> val_curve;  // (step, val loss) of this run (resumed: from log.csv)
+};
+
+// Trains from scratch (options.out must not hold a previous run's state) or, with `resume`,
+// continues DIR's run to options.steps; DIR/train.cfg then supplies everything else but
+// steps and threads. Throws lowp::Error with one line (empty or too short corpus, unknown
+// recipe, non-finite loss: the step and the first non-finite tensor, last checkpoint kept).
+TrainResult run_training(TrainOptions options, bool resume, const std::function<void(const StepInfo&)>& progress);
+
+// The named configs of --config (dim, layers, heads, ...), "tiny", "small", "medium".
+LlamaConfig named_config(const std::string& name);
+
+}  // namespace lowp::accuracy::train

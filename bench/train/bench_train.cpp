@@ -1,0 +1,117 @@
+// bench_train: one optimizer step (zero grads, forward, backward, AdamW update) of the default
+// `lowp train` config ("small": dim 128, 4 layers, 4 heads, 2 KV heads, hidden 384, byte
+// vocabulary 258, tied classifier) on a batch of 8 windows of 128 tokens, per recipe.
+//   BM_train_step_<recipe>   counters: tokens_per_second (wall), tokens_per_cpu_second;
+//                            x_fp32 = this step's CPU time / the fp32 step's, both in this process
+//   BM_train_step_fp32       also mfu = model FLOPs per CPU second (6 x parameters x tokens +
+//                            attention) / the float32 GEMM rate per CPU second measured here
+//                            (gemm_f32 on the step's largest linear shape, 1024 x 384 x 128)
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lowp/quant/gemm.hpp"
+#include "lowp/quant/linear.hpp"
+#include "train/llama_train.hpp"
+#include "train/plain_adamw.hpp"
+#include "train/trainer.hpp"
+
+namespace {
+
+using namespace lowp::accuracy;
+constexpr std::size_t kBatch = 8, kCtx = 128;
+
+struct Setup {
+  LlamaConfig c = train::named_config("small");
+  std::unique_ptr<train::TrainLlama> net;
+  std::unique_ptr<train::PlainAdamW> opt;
+  std::vector<int> tok, tgt;
+  std::uint64_t step = 0;
+
+  explicit Setup(const std::string& recipe) {
+    c.seq_len = kCtx;
+    net = std::make_unique<train::TrainLlama>(train::init_model(c, 1), lowp::quant::linear_preset(recipe));
+    std::vector<std::size_t> sizes;
+    for (const auto& p : net->params()) sizes.push_back(p.size);
+    opt = std::make_unique<train::PlainAdamW>(train::AdamWConfig{}, sizes);
+    for (std::size_t i = 0; i < kBatch * (kCtx + 1); ++i) tok.push_back(static_cast<int>((i * 2654435761u >> 7) % 256));
+    tgt.assign(tok.begin() + 1, tok.end());
+    tok.resize(kBatch * kCtx);
+    tgt.resize(kBatch * kCtx);
+  }
+  void run() {
+    net->zero_grad();
+    net->forward(tok, tgt, kBatch, kCtx, 0, ++step);
+    net->backward(0, step);
+    auto params = net->params();
+    for (std::size_t i = 0; i < params.size(); ++i)
+      opt->update(i, params[i].value, params[i].grad, params[i].size, 1e-4, true);
+    opt->next_step();
+    net->weights_changed();
+  }
+};
+
+// Process CPU seconds (all threads): on a shared machine the ratios below are taken in CPU
+// time, which other processes disturb far less than wall time.
+double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+double cpu_seconds_per(const std::function<void()>& f, int reps) {
+  f();  // warm up
+  const double t0 = cpu_now();
+  for (int i = 0; i < reps; ++i) f();
+  return (cpu_now() - t0) / reps;
+}
+
+// The fp32 step's CPU time, measured once in this process: the baseline of every x_fp32.
+double fp32_step_cpu_seconds() {
+  static const double s = [] {
+    Setup fp32("fp32");
+    return cpu_seconds_per([&] { fp32.run(); }, 3);
+  }();
+  return s;
+}
+
+double model_flops_per_step(const LlamaConfig& c) {
+  const double dim = c.dim, kv = c.kv_dim(), hid = c.hidden_dim, L = c.n_layers, V = c.vocab_size;
+  const double params = L * (2 * dim * dim + 2 * dim * kv + 3 * dim * hid) + V * dim;  // linears + classifier
+  const double tokens = static_cast<double>(kBatch * kCtx), T = kCtx;
+  const double attention = 12.0 * T * T * dim * L * kBatch;  // QK^T and PV: 4 T^2 dim forward, twice that backward
+  return 6.0 * params * tokens + attention;
+}
+
+void train_step(benchmark::State& state, const std::string& recipe) {
+  Setup s(recipe);
+  const double base = fp32_step_cpu_seconds();
+  s.run();
+  const auto t0 = std::chrono::steady_clock::now();
+  const double c0 = cpu_now();
+  for (auto _ : state) s.run();
+  const double n = static_cast<double>(state.iterations());
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
+  const double cpu = (cpu_now() - c0) / n;
+  state.counters["tokens_per_second"] = static_cast<double>(kBatch * kCtx) / wall;
+  state.counters["tokens_per_cpu_second"] = static_cast<double>(kBatch * kCtx) / cpu;
+  state.counters["x_fp32"] = cpu / base;  // CPU time of this step / CPU time of the fp32 step
+  if (recipe == "fp32") {
+    const std::size_t M = kBatch * kCtx, N = 384, K = 128;
+    std::vector<float> a(M * K, 0.5f), b(N * K, 0.25f), c(M * N);
+    const double g = cpu_seconds_per([&] { lowp::quant::gemm_f32(a.data(), b.data(), c.data(), M, N, K); }, 50);
+    state.counters["gemm_gflops_per_cpu_s"] = 2.0 * M * N * K / g * 1e-9;
+    state.counters["mfu"] = model_flops_per_step(s.c) / cpu / (2.0 * M * N * K / g);
+  }
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(train_step, fp32, std::string("fp32"))->Name("BM_train_step_fp32")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, bf16, std::string("bf16"))->Name("BM_train_step_bf16")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, fp8, std::string("fp8-tensorwise"))->Name("BM_train_step_fp8_tensorwise")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, mxfp8, std::string("mxfp8"))->Name("BM_train_step_mxfp8")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, nvfp4, std::string("nvfp4"))->Name("BM_train_step_nvfp4")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, quartet, std::string("quartet-fp4"))->Name("BM_train_step_quartet")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, switchback, std::string("switchback-int8"))->Name("BM_train_step_switchback")->Unit(benchmark::kMillisecond)->UseRealTime();
