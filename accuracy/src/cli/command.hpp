@@ -59,6 +59,11 @@ void check_ctx_option(int ctx, int seq_len);
 std::vector<int> read_eval_tokens(const std::string& tokens_path, const std::string& text_path,
                                   const std::string& model_path, int vocab);
 
+// --max-memory (max_memory.cpp): the option, and setting the process-wide budget from it
+// (empty: the default); a malformed size is a usage Failure.
+void add_max_memory_option(CLI::App* app, std::string& value);
+void apply_max_memory(const std::string& value);
+
 // parse_format, with its lowp::Error turned into a usage Failure.
 Format format_option(const std::string& name);
 

@@ -17,7 +17,7 @@ namespace lowp::cli {
 namespace {
 
 struct EvalArgs {
-  std::string model, text, tokens, recipe = "fp32", logits_out;
+  std::string model, text, tokens, recipe = "fp32", logits_out, max_memory;
   int ctx = 0, threads = 0;
   bool score_all = false, layers = false;
 };
@@ -46,6 +46,7 @@ int run_eval(Io& io, const EvalArgs& a) {
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
+  apply_max_memory(a.max_memory);
   const accuracy::LlamaModel model = accuracy::load_model(a.model);
   check_ctx_option(a.ctx, model.config.seq_len);
   const std::vector<int> tokens = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size);
@@ -94,6 +95,7 @@ Command add_eval_command(CLI::App& parent) {
   app->add_flag("--score-all", a->score_all, "Score every position, not the second half of each window");
   app->add_flag("--layers", a->layers, "Also print the SQNR of every quantized tensor at every layer");
   app->add_option("--threads", a->threads, "Threads (default 0: all)");
+  add_max_memory_option(app, a->max_memory);
   app->footer(
       "Windows of --ctx tokens each start at position 0; as llama.cpp's perplexity tool, the\n"
       "second half of each window is scored unless --score-all (unlike it, a trailing partial\n"

@@ -25,7 +25,7 @@ namespace {
 
 struct SweepArgs {
   // Model sweep.
-  std::string model, text, tokens;
+  std::string model, text, tokens, max_memory;
   std::vector<std::string> recipes;
   int ctx = 0;
   bool score_all = false, layers = false;
@@ -113,6 +113,7 @@ int run_model(Io& io, const SweepArgs& a) {
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
+  apply_max_memory(a.max_memory);
   const accuracy::LlamaModel model = accuracy::load_model(a.model);
   check_ctx_option(a.ctx, model.config.seq_len);
   const std::vector<int> tokens = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size);
@@ -184,6 +185,7 @@ Command add_sweep_command(CLI::App& parent) {
   app->add_option("--json", a->json, "Also write the results as JSON to this file");
   app->add_option("--plot", a->plot, "Also write an SVG chart to this file");
   app->add_option("--threads", a->threads, "Model sweep: threads (default 0: all)");
+  add_max_memory_option(app, a->max_memory);
   app->footer(
       "Without --model: every format x scaling granularity x rotation (none, randomized Hadamard,\n"
       "block Hadamard 32) on Gaussian, Laplace, Student-t (nu = 3) and LLM-like activations;\n"

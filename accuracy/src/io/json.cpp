@@ -69,7 +69,7 @@ class Parser {
         if (!keys.insert(key).second) fail("duplicate key " + show_string(key));
         skip_ws();
         expect(':');
-        v.fields.emplace_back(std::move(key), value(depth + 1));
+        v.fields.push_back({std::move(key), value(depth + 1)});
         skip_ws();
         if (peek() == ',' && !at_end()) { ++p_; continue; }
         expect('}');

@@ -153,7 +153,7 @@ const quant::LinearRecipe* find_preset(const Recipe& r) {
 
 }  // namespace
 
-PreparedModel prepare(const LlamaModel& model, const Recipe& recipe) {
+PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions) {
   PreparedModel pm;
   pm.cfg = model.config;
   pm.recipe = recipe;
@@ -211,7 +211,11 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe) {
   pm.classifier = prep.group(cls, dim, -1);
 
   // RoPE angles in double, rounded once: pair i of a head turns by pos * theta^(-2i/head_dim).
-  const std::size_t half = hd / 2, seq = static_cast<std::size_t>(c.seq_len);
+  // Only the positions the run evaluates: the header's seq_len is not evidence of anything.
+  if (positions > static_cast<std::size_t>(c.seq_len))
+    throw Error("prepare: " + std::to_string(positions) + " positions, beyond the model's seq_len " +
+                std::to_string(c.seq_len));
+  const std::size_t half = hd / 2, seq = positions;
   pm.rope_cos.resize(seq * half);
   pm.rope_sin.resize(seq * half);
   for (std::size_t pos = 0; pos < seq; ++pos)
