@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <utility>
 
 #include <omp.h>
 
@@ -52,9 +54,15 @@ void ErrorLog::add(const TensorError& e) {
 }
 
 std::vector<TensorError> ErrorLog::entries() const {
-  std::vector<TensorError> v = entries_;
   const auto rank = [](int layer) { return layer < 0 ? std::numeric_limits<int>::max() : layer; };
-  std::stable_sort(v.begin(), v.end(), [&](const auto& a, const auto& b) { return rank(a.layer) < rank(b.layer); });
+  // Stable by the first-met index (std::stable_sort's libstdc++ 12 buffer is deprecated for clang 19).
+  std::vector<std::size_t> order(entries_.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::pair(rank(entries_[a].layer), a) < std::pair(rank(entries_[b].layer), b);
+  });
+  std::vector<TensorError> v;
+  for (const std::size_t i : order) v.push_back(entries_[i]);
   return v;
 }
 
