@@ -1,10 +1,18 @@
 #include "lowp/numerics/cpu.hpp"
 
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <string_view>
 
 namespace lowp {
 namespace {
+
+// CPUID leaf 1, ECX bit 29: clang before 17 has no "f16c" in __builtin_cpu_supports.
+bool has_f16c() noexcept {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
 
 bool cpu_has(Isa isa) noexcept {
   __builtin_cpu_init();
@@ -12,7 +20,7 @@ bool cpu_has(Isa isa) noexcept {
     case Isa::scalar: return true;
     case Isa::avx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c");
+             __builtin_cpu_supports("bmi2") && has_f16c();
     case Isa::avx512:
       return cpu_has(Isa::avx2) && __builtin_cpu_supports("avx512f") &&
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&

@@ -121,11 +121,13 @@ TEST(LoadLlama2c, BadHeaders) {
   expect_error([&] { load(with_field(good, 5, INT32_MIN)); }, {"m.bin", "vocab_size is 0"});
   expect_error([&] { load(with_field(good, 3, 5)); }, {"m.bin", "not a multiple of n_heads 5"});
   expect_error([&] { load(with_field(good, 4, 3)); }, {"m.bin", "n_kv_heads 3"});
-  // Huge counts: the size arithmetic overflows, or the size is merely far past the file.
+  // Huge counts are refused by the memory budget (validate) before any size arithmetic; a
+  // size merely past the file by the file's length.
   auto huge = with_field(with_field(with_field(good, 0, 1 << 30), 1, INT32_MAX), 2, INT32_MAX);
   huge = with_field(with_field(huge, 3, 1), 4, 1);
-  expect_error([&] { load(huge); }, {"m.bin", "overflows 64 bits"});
-  expect_error([&] { load(with_field(good, 5, INT32_MAX)); }, {"m.bin", "implies", "the file has"});
+  expect_error([&] { load(huge); }, {"m.bin", "n_layers 2147483647", "above the memory budget", "--max-memory"});
+  expect_error([&] { load(with_field(good, 5, INT32_MAX)); }, {"m.bin", "vocab_size 2147483647", "--max-memory"});
+  expect_error([&] { load(with_field(good, 5, 100000)); }, {"m.bin", "implies", "the file has"});
   // A missing file.
   expect_error([] { load_llama2c("/nonexistent/m.bin"); }, {"/nonexistent/m.bin", "cannot open"});
 }

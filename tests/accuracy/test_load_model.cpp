@@ -63,9 +63,28 @@ TEST(LoadModel, UnknownFiles) {
   expect_error([] { load_model("/nonexistent/model"); }, {"/nonexistent/model", "cannot open"});
   const std::string dir = temp_dir("unknown_file");
   write_text(dir + "/empty.bin", "");
-  expect_error([&] { load_model(dir + "/empty.bin"); }, {"empty.bin", "header field dim", "runs past the end of the file (0 bytes)"});
+  const std::string not_one = "not a checkpoint lowp reads (llama2.c .bin, GGUF, safetensors)";
+  expect_error([&] { load_model(dir + "/empty.bin"); }, {"empty.bin: " + not_one, "(0 bytes"});
   write_text(dir + "/text.bin", "this is not a model file at all, just text\n");
-  expect_error([&] { load_model(dir + "/text.bin"); }, {"text.bin", "dim 1936287860 is not a multiple of n_heads"});
+  expect_error([&] { load_model(dir + "/text.bin"); }, {"text.bin: " + not_one, "none of their headers"});
+  if (std::filesystem::exists(LOWP_SHARED_DIR "/data/tinyshakespeare.txt"))  // issue 9's example
+    expect_error([] { load_model(LOWP_SHARED_DIR "/data/tinyshakespeare.txt"); }, {"tinyshakespeare.txt: " + not_one});
+  // What a file looked like, when it looked like one.
+  const LlamaModel m = random_model(small_config(), 5);
+  auto bin = llama2c_bytes(m);
+  bin.resize(bin.size() - 4);  // one float short
+  write_file(dir + "/short.bin", bin);
+  expect_error([&] { load_model(dir + "/short.bin"); },
+               {"short.bin: " + not_one, "looks like a llama2.c .bin", "imply " + std::to_string(bin.size() + 4),
+                "the file has " + std::to_string(bin.size())});
+  std::vector<std::uint8_t> st(16, 0);
+  st[0] = 0xff;  // header length 255 > 8 bytes left
+  st[8] = '{';
+  write_file(dir + "/bad.safetensors", st);
+  expect_error([&] { load_model(dir + "/bad.safetensors"); },
+               {"bad.safetensors: " + not_one, "looks like safetensors", "header length 255"});
+  write_text(dir + "/trunc.gguf", "GGUF\x03");
+  expect_error([&] { load_model(dir + "/trunc.gguf"); }, {"trunc.gguf"});  // the GGUF reader's own error
   std::filesystem::remove_all(dir);
 }
 

@@ -17,9 +17,6 @@
 namespace lowp::quant {
 namespace {
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-const float kInf = std::numeric_limits<float>::infinity();
-
 bool same(float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, 4) == 0; }
 
 // Normal data whose magnitude changes by 2^k from row to row, so that groups differ.

@@ -79,6 +79,11 @@ struct EvalTokens {
 EvalTokens read_eval_tokens(const std::string& tokens_path, const std::string& text_path, const std::string& model_path,
                             int vocab, const std::string& bos);
 
+// --max-memory (max_memory.cpp): the option, and setting the process-wide budget from it
+// (empty: the default); a malformed size is a usage Failure.
+void add_max_memory_option(CLI::App* app, std::string& value);
+void apply_max_memory(const std::string& value);
+
 // parse_format, with its lowp::Error turned into a usage Failure.
 Format format_option(const std::string& name);
 // The format grammar (lowp::format_grammar()) and what each part means: cast's and decode's help.

@@ -20,7 +20,7 @@ namespace lowp::cli {
 namespace {
 
 struct EvalArgs {
-  std::string model, text, tokens, recipe = "fp32", logits_out, bos = "auto";
+  std::string model, text, tokens, recipe = "fp32", logits_out, bos = "auto", max_memory;
   std::optional<int> ctx;
   int threads = 0;
   bool score_all = false, layers = false;
@@ -49,6 +49,7 @@ int run_eval(Io& io, const EvalArgs& a) {
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
+  apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
   const accuracy::LlamaModel model = accuracy::load_model(path);
   check_ctx_option(a.ctx, model.config.seq_len, io.err);
@@ -119,6 +120,7 @@ Command add_eval_command(CLI::App& parent) {
   app->add_flag("--score-all", a->score_all, "Score every position, not the second half of each window");
   app->add_flag("--layers", a->layers, "Also print the SQNR of every quantized tensor at every layer");
   add_number_option<int>(app, "--threads", a->threads, 0, max_threads, "Threads (default 0: all)");
+  add_max_memory_option(app, a->max_memory);
   app->footer(
       "Windows of --ctx tokens each start at position 0; as llama.cpp's perplexity tool, the\n"
       "second half of each window is scored unless --score-all (unlike it, a trailing partial\n"

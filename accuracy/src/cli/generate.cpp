@@ -62,12 +62,12 @@ int run_generate(Io& io, const GenerateArgs& a) {
   if (ids.size() > seq)
     throw Failure{exit_usage, "the prompt has " + std::to_string(ids.size()) + " tokens, beyond the model's seq_len " + std::to_string(seq)};
 
-  const accuracy::detail::PreparedModel pm = accuracy::detail::prepare(model, recipe);
+  const std::size_t limit = std::min(seq, ids.size() - 1 + static_cast<std::size_t>(a.max_tokens));
+  const accuracy::detail::PreparedModel pm = accuracy::detail::prepare(model, recipe, limit + 1);
   accuracy::detail::ErrorLog log;
   std::vector<float> logits;
   // The prompt's own tokens after BOS are printed as run.c prints them.
   for (std::size_t i = 1; i < ids.size(); ++i) io.out << tok.decode_token(ids[i - 1], ids[i]);
-  const std::size_t limit = std::min(seq, ids.size() - 1 + static_cast<std::size_t>(a.max_tokens));
   while (ids.size() - 1 < limit) {
     const std::size_t T = ids.size();
     logits.resize(T * vocab);

@@ -1,14 +1,22 @@
 // run_cli: the `lowp` program. Each subcommand lives in its own cli/<name>.cpp.
 #include "lowp/accuracy/cli.hpp"
 
+#include <exception>
 #include <istream>
+#include <new>
 #include <ostream>
+#include <string_view>
 #include <vector>
 
 #include "cli/command.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp {
+namespace {
+
+std::string first_line(std::string_view s) { return std::string(s.substr(0, s.find('\n'))); }
+
+}  // namespace
 
 int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& out, std::ostream& err) {
   using namespace cli;
@@ -65,6 +73,18 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
   } catch (const Error& e) {
     out.flush();
     err << prefix << ": " << e.what() << '\n';
+    return exit_bad_data;
+  } catch (const std::bad_alloc&) {  // within --max-memory, but the system had less
+    out.flush();
+    err << prefix << ": out of memory (the system refused an allocation; see --max-memory)\n";
+    return exit_bad_data;
+  } catch (const std::exception& e) {  // nothing escapes: one line, exit 1
+    out.flush();
+    err << prefix << ": " << first_line(e.what()) << '\n';
+    return exit_bad_data;
+  } catch (...) {
+    out.flush();
+    err << prefix << ": unexpected error\n";
     return exit_bad_data;
   }
 }

@@ -30,7 +30,7 @@ namespace {
 
 struct SweepArgs {
   // Model sweep.
-  std::string model, text, tokens, bos = "auto";
+  std::string model, text, tokens, bos = "auto", max_memory;
   std::vector<std::string> recipes;
   std::optional<int> ctx;
   bool score_all = false, layers = false;
@@ -141,6 +141,7 @@ int run_model(Io& io, const SweepArgs& a) {
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
+  apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
   const accuracy::LlamaModel model = accuracy::load_model(path);
   accuracy::BaseLogits reference;
@@ -253,6 +254,7 @@ Command add_sweep_command(CLI::App& parent) {
   app->add_option("--plot", a->plot, "Also write an SVG chart to this file");
   add_number_option<int>(app, "--threads", a->threads, 0, max_threads, "Model sweep: threads (default 0: all)");
   app->add_flag("--tensors", a->tensors, "Run the tensor sweep (implied by --specs, --distributions, --rotations, --rows, --cols, --seed)");
+  add_max_memory_option(app, a->max_memory);
   app->footer(
       "Without arguments: the model sweep of lowp's own model (--model shakespeare) on held-out\n"
       "Shakespeare text (the last 10% of the corpus it was trained on).\n"

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <utility>
 
 #include <omp.h>
 
+#include "lowp/accuracy/memory.hpp"
 #include "model/llama.hpp"
 #include "lowp/numerics/error.hpp"
 
@@ -51,9 +54,15 @@ void ErrorLog::add(const TensorError& e) {
 }
 
 std::vector<TensorError> ErrorLog::entries() const {
-  std::vector<TensorError> v = entries_;
   const auto rank = [](int layer) { return layer < 0 ? std::numeric_limits<int>::max() : layer; };
-  std::stable_sort(v.begin(), v.end(), [&](const auto& a, const auto& b) { return rank(a.layer) < rank(b.layer); });
+  // Stable by the first-met index (std::stable_sort's libstdc++ 12 buffer is deprecated for clang 19).
+  std::vector<std::size_t> order(entries_.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::pair(rank(entries_[a].layer), a) < std::pair(rank(entries_[b].layer), b);
+  });
+  std::vector<TensorError> v;
+  for (const std::size_t i : order) v.push_back(entries_[i]);
   return v;
 }
 
@@ -104,7 +113,19 @@ EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Rec
     ~ThreadLimit() { omp_set_num_threads(saved); }
   } limit(threads);
 
-  const detail::PreparedModel pm = detail::prepare(model, recipe, ctx);
+  {
+    // What the run itself allocates, checked before any of it is: prepared weight copies,
+    // the window's activations and attention scores, the kept log-probabilities and logits.
+    const double w = weight_bytes(c), T = static_cast<double>(std::min(ctx, n)), v = static_cast<double>(vocab);
+    const double dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
+    double need = w * (1 + (recipe.is_identity() ? 0 : 1) + (recipe.quarot ? 1 : 0));
+    need += 4 * T * (8 * dim + 4 * kv + 4 * hidden + 2 * T + v + static_cast<double>(c.head_dim()));
+    need += 4 * static_cast<double>(n) * v * (opt.keep_logits ? 2 : 1);
+    check_memory(need, "evaluate: " + std::to_string(n) + " tokens in windows of " + std::to_string(std::min(ctx, n)) +
+                           " over vocab_size " + std::to_string(c.vocab_size) + " and the model's weights");
+  }
+  detail::PreparedModel pm = detail::prepare(model, recipe, std::min(ctx, n));
+  pm.check_finite = recipe.is_identity();
   detail::ErrorLog log;
   for (const auto& e : pm.weight_errors) log.add(e);
 

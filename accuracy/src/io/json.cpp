@@ -67,7 +67,7 @@ class Parser {
         std::string key = string();
         skip_ws();
         expect(':');
-        v.fields.emplace_back(std::move(key), value(depth + 1));
+        v.fields.push_back({std::move(key), value(depth + 1)});
         skip_ws();
         if (peek() == ',' && !at_end()) { ++p_; continue; }
         expect('}');

@@ -4,10 +4,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace lowp::accuracy::detail {
+
+struct JsonMember;
 
 struct Json {
   enum class Kind { null, boolean, number, string, array, object };
@@ -18,9 +19,16 @@ struct Json {
   std::uint64_t u = 0;
   std::string str;
   std::vector<Json> items;                           // array
-  std::vector<std::pair<std::string, Json>> fields;  // object, in file order
+  // Object members in file order. (Not std::pair<std::string, Json>: a pair needs Json
+  // complete, which clang with libstdc++ 12 enforces.)
+  std::vector<JsonMember> fields;
 
   const Json* get(std::string_view key) const;  // object member or nullptr
+};
+
+struct JsonMember {
+  std::string key;
+  Json value;
 };
 
 constexpr int kJsonMaxDepth = 64;

@@ -42,12 +42,14 @@ class Window {
     x_.resize(T_ * dim_);
     for (std::size_t t = 0; t < T_; ++t)
       std::copy_n(pm_.embedding + static_cast<std::size_t>(tokens[t]) * dim_, dim_, x_.data() + t * dim_);
+    finite(x_.data(), dim_, -1, "token_embedding rows");
     for (std::size_t l = 0; l < pm_.layers.size(); ++l) {
       attention_block(static_cast<int>(l));
       ffn_block(static_cast<int>(l));
     }
     xb_.resize(T_ * dim_);
     rmsnorm(x_.data(), pm_.final_norm.data(), xb_.data(), T_, dim_, c_.norm_eps);
+    finite(xb_.data(), dim_, -1, "the final RMSNorm output");
     const std::size_t vocab = static_cast<std::size_t>(c_.vocab_size);
     linear(pm_.classifier, xb_.data() + first * dim_, logits + first * vocab, -1, T_ - first);
   }
@@ -57,6 +59,7 @@ class Window {
     const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
     xb_.resize(T_ * dim_);
     rmsnorm(x_.data(), L.attn_norm.data(), xb_.data(), T_, dim_, c_.norm_eps);
+    finite(xb_.data(), dim_, l, "the attn_norm output");
     qkv_.resize(T_ * (qd_ + 2 * kv_));
     linear(L.qkv, xb_.data(), qkv_.data(), l);
     add_bias(qkv_.data(), L.qkv_bias);
@@ -75,28 +78,33 @@ class Window {
     quantize_point(r_.k, k_.data(), T_, kv_, l, "k");
     quantize_point(r_.v, v_.data(), T_, kv_, l, "v");
     attend(l);
+    finite(att_.data(), dim_, l, "the attention output (softmax(QK^T) V)");
     if (rotate && r_.rotate_v)  // P (V R) R^T = P V
       pm_.head_rotation.apply_inverse(att_.data(), T_ * static_cast<std::size_t>(c_.n_heads), hd_);
     out_.resize(T_ * dim_);
     linear(L.wo, att_.data(), out_.data(), l);
     add_bias(out_.data(), L.wo_bias);
     for (std::size_t i = 0; i < T_ * dim_; ++i) x_[i] += out_[i];
+    finite(x_.data(), dim_, l, "the residual stream after attention");
   }
 
   void ffn_block(int l) {
     const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
     rmsnorm(x_.data(), L.ffn_norm.data(), xb_.data(), T_, dim_, c_.norm_eps);
+    finite(xb_.data(), dim_, l, "the ffn_norm output");
     gu_.resize(T_ * 2 * hidden_);
     linear(L.gate_up, xb_.data(), gu_.data(), l);
     hb_.resize(T_ * hidden_);
     for (std::size_t t = 0; t < T_; ++t)
       for (std::size_t i = 0; i < hidden_; ++i)
         hb_[t * hidden_ + i] = silu(gu_[t * 2 * hidden_ + i]) * gu_[t * 2 * hidden_ + hidden_ + i];
+    finite(hb_.data(), hidden_, l, "silu(gate) * up");
     if (pm_.down_rotation.kind != hadamard::RotationKind::none)  // QuaRot's online Hadamard
       pm_.down_rotation.apply(hb_.data(), T_, hidden_);
     out_.resize(T_ * dim_);
     linear(L.down, hb_.data(), out_.data(), l);
     for (std::size_t i = 0; i < T_ * dim_; ++i) x_[i] += out_[i];
+    finite(x_.data(), dim_, l, "the residual stream after the FFN");
   }
 
   // Causal grouped-query attention, head by head: S = Q_h K_g^T / sqrt(hd), P = softmax over
@@ -198,6 +206,12 @@ class Window {
       } else {
         quant::gemm_f32(x, L.w, y, rows, L.n, L.k, false, threads_);
       }
+      if (pm_.check_finite) {
+        std::string name = "the output of";
+        for (std::size_t i = 0; i < L.act_points.size(); ++i)
+          name.append(i ? "|" : " ").append(std::string_view(L.act_points[i]).substr(2));
+        finite(y, L.n, l, name, rows);
+      }
       if (group.size() > 1)
         for (std::size_t t = 0; t < rows; ++t) std::copy_n(y + t * L.n, L.n, out + t * total + col);
       col += L.n;
@@ -219,6 +233,17 @@ class Window {
     before_.assign(x, x + rows * cols);
     quant::fake_quant(*spec, x, rows, cols);
     for (const auto& p : points) log_.add(l, p, before_.data(), x, rows * cols);
+  }
+
+  // The float32 reference only: lowp::Error naming the first tensor (rows x cols) holding a NaN/Inf.
+  void finite(const float* x, std::size_t cols, int l, const std::string& tensor, std::size_t rows = 0) const {
+    if (!pm_.check_finite) return;
+    if (!rows) rows = T_;
+    for (std::size_t i = 0; i < rows * cols; ++i)
+      if (!std::isfinite(x[i]))
+        throw Error("the float32 reference is not finite: first " + std::string(std::isnan(x[i]) ? "NaN" : "Inf") +
+                    " in " + tensor + (l >= 0 ? " of layer " + std::to_string(l) : "") + " (window position " +
+                    std::to_string(i / cols) + ")");
   }
 
   void check_shape(const QuantSpec& spec, std::size_t rows, std::size_t cols, const std::string& point, int l) {

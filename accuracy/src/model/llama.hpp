@@ -70,13 +70,16 @@ struct PreparedModel {
   LinearGroup classifier;
   hadamard::Rotation down_rotation;     // QuaRot's online Hadamard before down_proj
   hadamard::Rotation head_rotation;     // attn.rotate: over head_dim
-  std::vector<float> rope_cos, rope_sin;  // seq_len x head_dim/2
+  std::vector<float> rope_cos, rope_sin;  // positions x head_dim/2
   std::vector<TensorError> weight_errors;  // recorded while quantizing the weights
+  // The float32 reference: a NaN/Inf in any tensor is an error naming the first one (a
+  // quantized recipe's non-finite logits are a result, counted by evaluate()).
+  bool check_finite = false;
 };
 
 // Throws lowp::Error naming the recipe, the tensor and its shape when a spec does not fit.
-// RoPE tables cover `positions` positions (0: the model's seq_len).
-PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions = 0);
+// `positions`: the longest window the forward pass will run (RoPE tables cover 0..positions-1).
+PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions);
 
 // QuaRot (Ashkboos et al. 2024) on a copy of the model: RMSNorm gains folded into the next
 // linears, the residual stream rotated by a randomized Hadamard R (embedding E R, input-side

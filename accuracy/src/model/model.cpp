@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "lowp/accuracy/memory.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy {
@@ -56,6 +57,15 @@ void validate(const LlamaConfig& c, const std::string& file) {
                 std::to_string(c.head_dim()) + " needs " + std::to_string(c.head_dim() / 2));
   for (float f : c.rope_freq_factors)
     if (!(std::isfinite(f) && f > 0)) throw Error(file + ": RoPE frequency factor " + std::to_string(f) + " must be positive and finite");
+  // Nothing in a GGUF or safetensors file backs its context length, so it is held to what a
+  // forward pass can mean: float32 holds every integer position exactly up to 2^24.
+  if (c.seq_len > max_seq_len)
+    throw Error(file + ": the context length (seq_len) " + std::to_string(c.seq_len) + " is above 2^24 = " +
+                std::to_string(max_seq_len) + ", the most positions lowp accepts");
+  check_memory(weight_bytes(c), file + ": dim " + std::to_string(c.dim) + ", hidden_dim " + std::to_string(c.hidden_dim) +
+                                    ", n_layers " + std::to_string(c.n_layers) + ", n_kv_heads " +
+                                    std::to_string(c.n_kv_heads) + " and vocab_size " + std::to_string(c.vocab_size) +
+                                    " (float32 weights)");
 }
 
 void validate(const LlamaModel& m) {

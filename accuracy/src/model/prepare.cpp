@@ -219,8 +219,9 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
   pm.classifier = prep.group(cls, dim, -1);
 
   // RoPE angles in double, rounded once: pair i of a head turns by pos * theta^(-2i/head_dim),
-  // times the linear scale, over the pair's frequency factor.
-  const std::size_t half = hd / 2, seq = positions ? positions : static_cast<std::size_t>(c.seq_len);
+  // times the linear scale, over the pair's frequency factor. Only the positions the run
+  // evaluates: the header's seq_len is not evidence of anything (and --ctx may pass it).
+  const std::size_t half = hd / 2, seq = positions;
   pm.rope_cos.resize(seq * half);
   pm.rope_sin.resize(seq * half);
   for (std::size_t pos = 0; pos < seq; ++pos)

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
+#include <vector>
 
 #include "lowp/numerics/error.hpp"
 
@@ -71,11 +73,19 @@ ModelSweep run_model_sweep(const LlamaModel& model, std::span<const int> tokens,
   if (progress) progress("done", 1.0);
   if (!base) sweep.reference_run = std::move(own);
 
-  std::stable_sort(sweep.results.begin(), sweep.results.end(), [](const RecipeResult& a, const RecipeResult& b) {
+  // Stable by run order (std::stable_sort's libstdc++ 12 buffer is deprecated for clang 19).
+  std::vector<std::size_t> order(sweep.results.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
+    const RecipeResult &a = sweep.results[i], &b = sweep.results[j];
     const int ra = rank(a), rb = rank(b);
     if (ra != rb) return ra < rb;
-    return ra == 0 && a.cmp.kld_mean < b.cmp.kld_mean;
+    if (ra == 0 && a.cmp.kld_mean != b.cmp.kld_mean) return a.cmp.kld_mean < b.cmp.kld_mean;
+    return i < j;
   });
+  std::vector<RecipeResult> sorted;
+  for (const std::size_t i : order) sorted.push_back(std::move(sweep.results[i]));
+  sweep.results = std::move(sorted);
   return sweep;
 }
 

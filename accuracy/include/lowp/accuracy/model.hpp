@@ -56,8 +56,13 @@ struct LlamaModel {
   const std::vector<float>& output_weight() const { return classifier.empty() ? token_embedding : classifier; }
 };
 
+// The longest context (seq_len) a model may declare: 2^24, the last integer float32 holds
+// with all its neighbours. Tables and buffers are sized by the evaluated window, not by this.
+inline constexpr int max_seq_len = 1 << 24;
+
 // Throws lowp::Error with one line naming the file and the problem when the config is
-// inconsistent (non-positive sizes, heads not dividing dim, ...) or a tensor has the wrong size.
+// inconsistent (non-positive sizes, heads not dividing dim, seq_len above max_seq_len, float32
+// weights above the memory budget of lowp/accuracy/memory.hpp) or a tensor has the wrong size.
 void validate(const LlamaModel& m);
 // The config part alone (loaders check it before sizing tensors); `file` names the source.
 void validate(const LlamaConfig& c, const std::string& file);

@@ -1,0 +1,9 @@
+// llama2.c .bin bytes -> load -> prepare -> 4-token forward.
+#include "fuzz_support.hpp"
+#include "lowp/accuracy/loaders.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return lowp::fuzz::guarded([&] {
+    lowp::fuzz::short_forward(lowp::accuracy::load_llama2c_bytes(lowp::fuzz::bytes(data, size), "fuzz.bin"));
+  });
+}
