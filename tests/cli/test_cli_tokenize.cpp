@@ -59,7 +59,7 @@ TEST(CliTokenize, BadInputIsOneLine) {
   expect_one_line(lowp_run({"tokenize", "--model", "/nonexistent/dir/tok.json"}, "x"), 1, "lowp tokenize: ");
   expect_one_line(lowp_run({"tokenize", "--model", kGpt2, "--bos", "maybe"}, "x"), 2,
                   "lowp tokenize: --bos 'maybe' is not on, off or auto");
-  expect_one_line(lowp_run({"sweep", "--bos", "on"}), 2, "lowp sweep: --bos needs --model and --text");
+  expect_one_line(lowp_run({"sweep", "--tensors", "--bos", "on"}), 2, "lowp sweep: --bos belongs to the model sweep with --text");
   if (!fs::exists(kGpt2)) GTEST_SKIP() << "needs " << kGpt2 << " (../shared is absent)";
   expect_one_line(lowp_run({"tokenize", "--model", kGpt2}, "ab\xff"), 1, "lowp tokenize: the text is not valid UTF-8 at byte 2");
   expect_one_line(lowp_run({"tokenize", "--model", kGpt2, "--text", "/nonexistent.txt"}), 1, "lowp tokenize: cannot open");

@@ -54,9 +54,9 @@ int run_recipes(Io& io, const std::string& show) {
   w = name_width(presets);
   io.out << "\nLinear presets (recipe key `linear = <name>`):\n";
   for (const auto& p : presets) io.out << "  " << p.name << std::string(w + 2 - p.name.size(), ' ') << p.note << "\n";
-  io.out << "\n" << kMxScaleNote;
   io.out << "\nTraining recipes (lowp train --recipe; per GEMM of the layer linears; docs/training.md):\n";
   for (const auto& r : train::builtin_train_recipes()) io.out << r.name << ": " << r.note << "\n" << train::describe(r);
+  io.out << "\n" << kMxScaleNote;
   return exit_ok;
 }
 

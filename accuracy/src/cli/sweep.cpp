@@ -201,7 +201,7 @@ int run_model(Io& io, const SweepArgs& a) {
 int run_sweep(Io& io, SweepArgs a) {
   if (!a.tensors && a.model.empty()) {  // the default job: lowp's own model on held-out Shakespeare
     a.model = accuracy::resolve_model_path("shakespeare");
-    if (a.text.empty() && a.tokens.empty())
+    if (a.text.empty() && a.tokens.empty() && a.base_logits.empty())
       a.text = (std::filesystem::path(a.model).parent_path() / "heldout.txt").string();
   }
   if (!a.model.empty()) {
