@@ -113,7 +113,7 @@ int run_model(Io& io, const SweepArgs& a) {
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
-  const accuracy::LlamaModel model = accuracy::load_model(a.model);
+  const accuracy::LlamaModel model = accuracy::load_model(a.model, accuracy::WeightStorage::mapped);
   check_ctx_option(a.ctx, model.config.seq_len);
   const std::vector<int> tokens = read_eval_tokens(a.tokens, a.text, a.model, model.config.vocab_size);
 

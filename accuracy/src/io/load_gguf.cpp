@@ -1,7 +1,9 @@
 // GGUF v3 (and v2, the same layout) checkpoints of the llama architecture: F32/F16/BF16 tensors, Q8_0 dequantized.
 // llama.cpp's converter already permuted HF q/k to the interleaved RoPE order, as lowp uses.
 #include <cmath>
+#include <memory>
 
+#include "io/ggml_weights.hpp"
 #include "io/gguf_file.hpp"
 #include "io/load_common.hpp"
 #include "lowp/accuracy/loaders.hpp"
@@ -36,9 +38,17 @@ std::vector<float> tensor(const GgufFile& g, const std::string& name, std::vecto
   return to_f32(st, t->data, t->elements);
 }
 
-}  // namespace
+// A 2-D weight left in the file (ne0 = cols), checked like tensor().
+quant::StoredMatrix view(const GgufFile& g, const std::string& name, std::vector<std::uint64_t> shape) {
+  const GgufTensor* t = g.tensor(name);
+  if (t && t->dims == shape && ggml_mappable(t->type) && !t->data.empty())
+    return ggml_matrix(t->type, t->data.data(), shape[1], shape[0]);
+  tensor(g, name, shape);  // throws the loader's own message for a missing / misshapen / unreadable tensor
+  g.fail("tensor '" + name + "' of type " + ggml_type_name(t->type) + " cannot be read in place");
+}
 
-LlamaModel load_gguf_bytes(std::span<const std::uint8_t> bytes, const std::string& name) {
+// mapped: the 2-D weights stay in `file`'s mapping, which the model keeps alive.
+LlamaModel load(std::span<const std::uint8_t> bytes, const std::string& name, std::shared_ptr<const MappedFile> file) {
   const GgufFile g(bytes, name);
   const auto arch = g.get_string("general.architecture");
   if (!arch) g.fail("metadata 'general.architecture' is missing");
@@ -72,6 +82,32 @@ LlamaModel load_gguf_bytes(std::span<const std::uint8_t> bytes, const std::strin
   validate(c, name);
 
   const std::uint64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size;
+  if (file) {
+    auto mw = std::make_shared<MappedWeights>();
+    mw->token_embedding = view(g, "token_embd.weight", {dim, vocab});
+    for (int l = 0; l < c.n_layers; ++l) {
+      const std::string p = "blk." + std::to_string(l) + ".";
+      LayerWeights w;
+      MappedLayer v;
+      w.attn_norm = tensor(g, p + "attn_norm.weight", {dim});
+      w.ffn_norm = tensor(g, p + "ffn_norm.weight", {dim});
+      v.wq = view(g, p + "attn_q.weight", {dim, dim});
+      v.wk = view(g, p + "attn_k.weight", {dim, kv});
+      v.wv = view(g, p + "attn_v.weight", {dim, kv});
+      v.wo = view(g, p + "attn_output.weight", {dim, dim});
+      v.w_gate = view(g, p + "ffn_gate.weight", {dim, hid});
+      v.w_down = view(g, p + "ffn_down.weight", {hid, dim});
+      v.w_up = view(g, p + "ffn_up.weight", {dim, hid});
+      m.layers.push_back(std::move(w));
+      mw->layers.push_back(v);
+    }
+    m.final_norm = tensor(g, "output_norm.weight", {dim});
+    if (g.tensor("output.weight")) mw->classifier = view(g, "output.weight", {dim, vocab});
+    mw->owner = std::move(file);
+    m.mapped = std::move(mw);
+    validate(m);
+    return m;
+  }
   m.token_embedding = tensor(g, "token_embd.weight", {dim, vocab});
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
@@ -93,9 +129,15 @@ LlamaModel load_gguf_bytes(std::span<const std::uint8_t> bytes, const std::strin
   return m;
 }
 
-LlamaModel load_gguf(const std::string& path) {
-  MappedFile f(path);
-  return load_gguf_bytes(f.bytes(), path);
+}  // namespace
+
+LlamaModel load_gguf_bytes(std::span<const std::uint8_t> bytes, const std::string& name) {
+  return load(bytes, name, nullptr);
+}
+
+LlamaModel load_gguf(const std::string& path, WeightStorage storage) {
+  auto f = std::make_shared<const MappedFile>(path);
+  return load(f->bytes(), path, storage == WeightStorage::mapped ? f : nullptr);
 }
 
 }  // namespace lowp::accuracy

@@ -96,8 +96,15 @@ float config_float(const Json& cfg, const char* key, const std::string& file, fl
   return static_cast<float>(v->num);
 }
 
-std::vector<float> tensor(const TensorMap& ts, const std::string& name, std::vector<std::uint64_t> shape,
-                          const std::string& where) {
+// The shards' mappings and the q/k row orders that mapped weight views point into.
+struct Mapping {
+  std::vector<std::unique_ptr<MappedFile>> files;
+  std::vector<std::vector<std::uint32_t>> row_maps;
+};
+
+// The tensor `name`, checked to have `shape` and a float dtype (F32, F16, BF16).
+const StTensor& find_tensor(const TensorMap& ts, const std::string& name, const std::vector<std::uint64_t>& shape,
+                            const std::string& where, StoredType& st) {
   const auto it = ts.find(name);
   if (it == ts.end()) throw Error(where + ": tensor '" + name + "' is missing");
   const StTensor& t = it->second;
@@ -109,12 +116,38 @@ std::vector<float> tensor(const TensorMap& ts, const std::string& name, std::vec
     };
     throw Error(t.file + ": tensor '" + name + "' has shape " + fmt(t.shape) + ", expected " + fmt(shape));
   }
-  StoredType st;
   if (t.dtype == "F32") st = StoredType::f32;
   else if (t.dtype == "F16") st = StoredType::f16;
   else if (t.dtype == "BF16") st = StoredType::bf16;
   else throw Error(t.file + ": tensor '" + name + "' has dtype " + show_string(t.dtype) + ", which lowp does not load (F32, F16, BF16)");
+  return t;
+}
+
+std::vector<float> tensor(const TensorMap& ts, const std::string& name, std::vector<std::uint64_t> shape,
+                          const std::string& where) {
+  StoredType st;
+  const StTensor& t = find_tensor(ts, name, shape, where, st);
   return to_f32(st, t.data, t.elements);
+}
+
+// A 2-D tensor left in the mapping, in its stored type.
+quant::StoredMatrix view(const TensorMap& ts, const std::string& name, std::vector<std::uint64_t> shape,
+                         const std::string& where) {
+  StoredType st;
+  const StTensor& t = find_tensor(ts, name, shape, where, st);
+  const quant::StoredType q = st == StoredType::f32   ? quant::StoredType::f32
+                              : st == StoredType::f16 ? quant::StoredType::f16
+                                                      : quant::StoredType::bf16;
+  return {q, t.data.data(), shape[0], shape[1]};
+}
+
+// Stored row of each interleaved row (see unpermute): row h hd + 2j (or 2j + 1) is HF's h hd + j (+ hd/2).
+std::vector<std::uint32_t> hf_row_map(int heads, int hd) {
+  std::vector<std::uint32_t> map(static_cast<std::size_t>(heads) * static_cast<std::size_t>(hd));
+  for (int h = 0; h < heads; ++h)
+    for (int j = 0; j < hd; ++j)
+      map[static_cast<std::size_t>(h * hd + (j < hd / 2 ? 2 * j : 2 * (j - hd / 2) + 1))] = static_cast<std::uint32_t>(h * hd + j);
+  return map;
 }
 
 // HF row j of a head holds interleaved row 2j (j < hd/2) or 2(j - hd/2) + 1: put them back.
@@ -129,8 +162,9 @@ std::vector<float> unpermute(const std::vector<float>& w, int heads, int hd, int
   return out;
 }
 
+// mapping set: the 2-D weights stay in the shards as views (WeightStorage::mapped).
 LlamaModel build(const TensorMap& ts, std::string_view config_json, const std::string& config_name,
-                 const std::string& name) {
+                 const std::string& name, std::shared_ptr<Mapping> mapping = nullptr) {
   const Json cfg = parse_json(config_json, config_name);
   if (cfg.kind != Json::Kind::object) throw Error(config_name + ": not a JSON object");
   if (const Json* mt = cfg.get("model_type"); mt && !(mt->kind == Json::Kind::string && mt->str == "llama"))
@@ -164,6 +198,42 @@ LlamaModel build(const TensorMap& ts, std::string_view config_json, const std::s
 
   const std::uint64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size;
   const int hd = c.head_dim();
+  if (mapping) {
+    auto mw = std::make_shared<MappedWeights>();
+    mapping->row_maps.push_back(hf_row_map(c.n_heads, hd));
+    mapping->row_maps.push_back(hf_row_map(c.n_kv_heads, hd));
+    const std::uint32_t* q_rows = mapping->row_maps[0].data();
+    const std::uint32_t* k_rows = mapping->row_maps[1].data();
+    mw->token_embedding = view(ts, "model.embed_tokens.weight", {vocab, dim}, name);
+    for (int l = 0; l < c.n_layers; ++l) {
+      const std::string p = "model.layers." + std::to_string(l) + ".";
+      LayerWeights w;
+      MappedLayer v;
+      w.attn_norm = tensor(ts, p + "input_layernorm.weight", {dim}, name);
+      w.ffn_norm = tensor(ts, p + "post_attention_layernorm.weight", {dim}, name);
+      v.wq = view(ts, p + "self_attn.q_proj.weight", {dim, dim}, name);
+      v.wq.row_map = q_rows;
+      v.wk = view(ts, p + "self_attn.k_proj.weight", {kv, dim}, name);
+      v.wk.row_map = k_rows;
+      v.wv = view(ts, p + "self_attn.v_proj.weight", {kv, dim}, name);
+      v.wo = view(ts, p + "self_attn.o_proj.weight", {dim, dim}, name);
+      v.w_gate = view(ts, p + "mlp.gate_proj.weight", {hid, dim}, name);
+      v.w_down = view(ts, p + "mlp.down_proj.weight", {dim, hid}, name);
+      v.w_up = view(ts, p + "mlp.up_proj.weight", {hid, dim}, name);
+      m.layers.push_back(std::move(w));
+      mw->layers.push_back(v);
+    }
+    m.final_norm = tensor(ts, "model.norm.weight", {dim}, name);
+    if (ts.count("lm_head.weight") || !tied) {
+      if (!ts.count("lm_head.weight"))
+        throw Error(name + ": tensor 'lm_head.weight' is missing (config.json says tie_word_embeddings is false)");
+      mw->classifier = view(ts, "lm_head.weight", {vocab, dim}, name);
+    }
+    mw->owner = std::move(mapping);
+    m.mapped = std::move(mw);
+    validate(m);
+    return m;
+  }
   m.token_embedding = tensor(ts, "model.embed_tokens.weight", {vocab, dim}, name);
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
@@ -199,7 +269,7 @@ LlamaModel load_safetensors_bytes(std::span<const std::uint8_t> bytes, std::stri
   return build(ts, config_json, "config.json", name);
 }
 
-LlamaModel load_safetensors(const std::string& path) {
+LlamaModel load_safetensors(const std::string& path, WeightStorage storage) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<std::string> files;
@@ -219,13 +289,15 @@ LlamaModel load_safetensors(const std::string& path) {
   if (!fs::exists(config, ec)) throw Error(path + ": no config.json beside it (" + config + ")");
   const std::string config_text = read_text_file(config);
 
-  std::vector<std::unique_ptr<MappedFile>> maps;  // shards stay mapped while tensors are converted
+  // Shards stay mapped while tensors are converted, or as long as the model when mapped.
+  auto mapping = std::make_shared<Mapping>();
   TensorMap ts;
   for (const std::string& f : files) {
-    maps.push_back(std::make_unique<MappedFile>(f));
-    parse_safetensors(maps.back()->bytes(), f, ts);
+    mapping->files.push_back(std::make_unique<MappedFile>(f));
+    parse_safetensors(mapping->files.back()->bytes(), f, ts);
   }
-  return build(ts, config_text, config, files.size() == 1 ? files[0] : path);
+  return build(ts, config_text, config, files.size() == 1 ? files[0] : path,
+               storage == WeightStorage::mapped ? std::move(mapping) : nullptr);
 }
 
 }  // namespace lowp::accuracy
