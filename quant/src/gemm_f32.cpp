@@ -51,20 +51,23 @@ struct Scratch {
 // Elements [k0, k0 + n) of logical row r of B as float32.
 void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t n, float* out) {
   const std::size_t s = b.row_map ? b.row_map[r] : r;
+  // Byte addressing and memcpy loads: a mapped file need not align its tensors.
+  const auto* bytes = static_cast<const std::uint8_t*>(b.data);
+  const auto u16 = [&](std::size_t i) {
+    std::uint16_t h;
+    std::memcpy(&h, bytes + 2 * (s * b.cols + k0 + i), 2);
+    return h;
+  };
   switch (b.type) {
     case StoredType::f32:
-      std::memcpy(out, static_cast<const float*>(b.data) + s * b.cols + k0, n * sizeof(float));
+      std::memcpy(out, bytes + 4 * (s * b.cols + k0), n * sizeof(float));
       return;
-    case StoredType::bf16: {
-      const auto* p = static_cast<const std::uint16_t*>(b.data) + s * b.cols + k0;
-      for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(p[i]);
+    case StoredType::bf16:
+      for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(u16(i));
       return;
-    }
-    case StoredType::f16: {
-      const auto* p = static_cast<const std::uint16_t*>(b.data) + s * b.cols + k0;
-      for (std::size_t i = 0; i < n; ++i) out[i] = f16_to_f32(p[i]);
+    case StoredType::f16:
+      for (std::size_t i = 0; i < n; ++i) out[i] = f16_to_f32(u16(i));
       return;
-    }
     case StoredType::custom:
       b.widen(b.ctx, static_cast<const std::uint8_t*>(b.data) + s * b.row_bytes, k0, n, out);
       return;
