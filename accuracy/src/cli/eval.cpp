@@ -50,7 +50,7 @@ int run_eval(Io& io, const EvalArgs& a) {
     throw Failure{exit_usage, e.what()};
   }
   const std::string path = accuracy::resolve_model_path(a.model);
-  const accuracy::LlamaModel model = accuracy::load_model(path);
+  const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);
   check_ctx_option(a.ctx, model.config.seq_len, io.err);
   const auto [tokens, window_bos] = read_eval_tokens(a.tokens, a.text, path, model.config.vocab_size, a.bos);
 

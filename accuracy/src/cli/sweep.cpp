@@ -142,7 +142,7 @@ int run_model(Io& io, const SweepArgs& a) {
     throw Failure{exit_usage, e.what()};
   }
   const std::string path = accuracy::resolve_model_path(a.model);
-  const accuracy::LlamaModel model = accuracy::load_model(path);
+  const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);
   accuracy::BaseLogits reference;
   std::vector<int> tokens;
   std::optional<int> ctx = a.ctx;
