@@ -1,5 +1,6 @@
-// GEMM throughput: our int8 GEMM, Eigen float32 (through lowp::quant::gemm_f32) and oneDNN's
-// s8 x s8 -> s32 matmul as the field's reference. items_per_second = 2 M N K operations per
+// GEMM throughput: our int8 GEMM and float32 GEMM (lowp::quant::gemm_f32, also from bf16
+// weights widened inside the GEMM) beside oneDNN's s8 x s8 -> s32 and f32 matmuls as the
+// field's references. items_per_second = 2 M N K operations per
 // second (of the benchmark thread's CPU time, which the OpenMP master spends in the GEMM);
 // wall_ops_per_second uses the wall clock.
 #include <benchmark/benchmark.h>
@@ -7,8 +8,11 @@
 #include <chrono>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "lowp/numerics/cpu.hpp"
+#include "lowp/numerics/half.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "lowp/quant/gemm_int8.hpp"
 
@@ -70,13 +74,25 @@ void BM_gemm_int8(benchmark::State& st) {
   run(st, s, [&] { lowp::quant::gemm_s8s8_s32(A.data(), B.data(), C.data(), s.M, s.N, s.K, opt); });
 }
 
-void BM_gemm_eigen_f32(benchmark::State& st) {
+void BM_gemm_f32(benchmark::State& st) {
   const Shape s = shape_of(st);
   const auto A = random_f32(s.M * s.K, 1), B = random_f32(s.N * s.K, 2);
   std::vector<float> C(s.M * s.N);
+  st.SetLabel(std::string(lowp::isa_name(lowp::best_isa())));
   run(st, s, [&] {
     lowp::quant::gemm_f32(A.data(), B.data(), C.data(), s.M, s.N, s.K, false, s.threads);
   });
+}
+
+// B stored as bfloat16 and widened a panel at a time inside the GEMM (memory-mapped weights).
+void BM_gemm_f32_bf16_weights(benchmark::State& st) {
+  const Shape s = shape_of(st);
+  const auto A = random_f32(s.M * s.K, 1), Bf = random_f32(s.N * s.K, 2);
+  std::vector<std::uint16_t> B(Bf.size());
+  for (std::size_t i = 0; i < B.size(); ++i) B[i] = lowp::f32_to_bf16(Bf[i]);
+  std::vector<float> C(s.M * s.N);
+  const lowp::quant::StoredMatrix b{lowp::quant::StoredType::bf16, B.data(), s.N, s.K};
+  run(st, s, [&] { lowp::quant::gemm_f32(A.data(), b, C.data(), s.M, false, s.threads); });
 }
 
 #if LOWP_HAVE_ONEDNN
@@ -106,6 +122,32 @@ void BM_gemm_onednn_s8s8(benchmark::State& st) {
   });
   omp_set_num_threads(saved);
 }
+
+// dnnl::matmul in float32, B in the same "ba" layout (our N x K row-major).
+void BM_gemm_onednn_f32(benchmark::State& st) {
+  const Shape s = shape_of(st);
+  auto A = random_f32(s.M * s.K, 1), B = random_f32(s.N * s.K, 2);
+  std::vector<float> C(s.M * s.N);
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const auto d = [](std::size_t v) { return static_cast<dnnl::memory::dim>(v); };
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  const dnnl::memory::desc a_md({d(s.M), d(s.K)}, dt::f32, tag::ab);
+  const dnnl::memory::desc b_md({d(s.K), d(s.N)}, dt::f32, tag::ba);
+  const dnnl::memory::desc c_md({d(s.M), d(s.N)}, dt::f32, tag::ab);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), eng);
+  const dnnl::matmul mm(pd);
+  dnnl::memory a_mem(a_md, eng, A.data()), b_mem(b_md, eng, B.data()), c_mem(c_md, eng, C.data());
+  st.SetLabel(pd.impl_info_str());
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(s.threads);
+  run(st, s, [&] {
+    mm.execute(strm, {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}});
+    strm.wait();
+  });
+  omp_set_num_threads(saved);
+}
 #endif
 
 void gemm_shapes(benchmark::internal::Benchmark* b) {
@@ -120,7 +162,9 @@ void gemm_shapes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(BM_gemm_int8)->Apply(gemm_shapes);
-BENCHMARK(BM_gemm_eigen_f32)->Apply(gemm_shapes);
+BENCHMARK(BM_gemm_f32)->Apply(gemm_shapes);
+BENCHMARK(BM_gemm_f32_bf16_weights)->Apply(gemm_shapes);
 #if LOWP_HAVE_ONEDNN
 BENCHMARK(BM_gemm_onednn_s8s8)->Apply(gemm_shapes);
+BENCHMARK(BM_gemm_onednn_f32)->Apply(gemm_shapes);
 #endif

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -60,11 +61,16 @@ double rate(const Result& r) {
 void print_ratios(const std::map<std::string, Result>& res) {
   std::vector<std::string> lines;
   char buf[256];
-  // GEMMs: ours / eigen and ours / onednn for each shape and thread count.
+  // GEMMs: int8 / f32 and int8 / onednn s8s8, f32 / onednn f32, for each shape and thread count.
+  const std::pair<const char*, std::vector<const char*>> pairs[] = {
+      {"BM_gemm_int8/", {"BM_gemm_f32/", "BM_gemm_onednn_s8s8/"}},
+      {"BM_gemm_f32/", {"BM_gemm_onednn_f32/"}},
+      {"BM_gemm_f32_bf16_weights/", {"BM_gemm_f32/"}}};
+  for (const auto& [mine, others] : pairs)
   for (const auto& [name, ours] : res) {
-    if (!starts_with(name, "BM_gemm_int8/")) continue;
-    const std::string args = name.substr(std::string("BM_gemm_int8/").size());
-    for (const char* other : {"BM_gemm_eigen_f32/", "BM_gemm_onednn_s8s8/"}) {
+    if (!starts_with(name, mine)) continue;
+    const std::string args = name.substr(std::string(mine).size());
+    for (const char* other : others) {
       const auto it = res.find(other + args);
       if (it == res.end() || it->second.items <= 0) continue;
       std::snprintf(buf, sizeof buf, "%-34s %8.1f G/s  vs %-34s %8.1f G/s  ratio %5.2f",

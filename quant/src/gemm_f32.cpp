@@ -1,82 +1,280 @@
-// C = A B^T in float32 through Eigen.
+// C = A B^T in float32: the scalar reference tile, the run-time choice of kernel and the
+// blocked driver (B packed, and widened from its stored type, one K block of a panel at a time).
 //
-// Eigen's own multi-threading picks its cache blocks (hence the K split of every sum) from the
-// thread count, so its results change with it. Here C is cut into panels chosen from the
-// shape alone, each computed by a single-threaded Eigen product; threads only decide who
-// computes which panel, so the bits do not depend on the thread count.
+// The bits of C depend on the shape alone: each element is a fused multiply-add chain per K
+// block of kGemmKc (see gemm_f32_kernels.hpp). Threads take whole tiles of C, so the thread
+// count only decides who computes what.
 #include <omp.h>
 
-#include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
+#include "gemm_f32_kernels.hpp"
 #include "lowp/numerics/error.hpp"
-#include "lowp/quant/gemm.hpp"
+#include "lowp/numerics/half.hpp"
+
+namespace lowp::quant::detail {
+namespace {
+
+constexpr std::size_t kScalarMr = 4, kScalarNr = 16;
+
+void scalar_tile(const float* a, std::size_t lda, const float* bp, std::size_t kc, float* c, std::size_t ldc,
+                 bool add) {
+  float acc[kScalarMr][kScalarNr] = {};
+  for (std::size_t k = 0; k < kc; ++k)
+    for (std::size_t r = 0; r < kScalarMr; ++r)
+      for (std::size_t j = 0; j < kScalarNr; ++j) acc[r][j] = std::fma(a[r * lda + k], bp[k * kScalarNr + j], acc[r][j]);
+  for (std::size_t r = 0; r < kScalarMr; ++r)
+    for (std::size_t j = 0; j < kScalarNr; ++j) c[r * ldc + j] = add ? c[r * ldc + j] + acc[r][j] : acc[r][j];
+}
+
+// A 64-byte aligned scratch buffer that grows and is kept per thread (no page faults per call).
+struct Scratch {
+  float* p = nullptr;
+  std::size_t n = 0;
+  ~Scratch() { std::free(p); }
+  float* get(std::size_t want) {
+    if (want > n) {
+      std::free(p);
+      n = (want + 15) / 16 * 16;
+      p = static_cast<float*>(std::aligned_alloc(64, n * sizeof(float)));
+      if (!p) throw Error("gemm_f32: out of memory for a " + std::to_string(n * sizeof(float)) + "-byte panel");
+    }
+    return p;
+  }
+};
+
+// Elements [k0, k0 + n) of logical row r of B as float32.
+void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t n, float* out) {
+  const std::size_t s = b.row_map ? b.row_map[r] : r;
+  // Byte addressing and memcpy loads: a mapped file need not align its tensors.
+  const auto* bytes = static_cast<const std::uint8_t*>(b.data);
+  const auto u16 = [&](std::size_t i) {
+    std::uint16_t h;
+    std::memcpy(&h, bytes + 2 * (s * b.cols + k0 + i), 2);
+    return h;
+  };
+  switch (b.type) {
+    case StoredType::f32:
+      std::memcpy(out, bytes + 4 * (s * b.cols + k0), n * sizeof(float));
+      return;
+    case StoredType::bf16:
+      for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(u16(i));
+      return;
+    case StoredType::f16:
+      for (std::size_t i = 0; i < n; ++i) out[i] = f16_to_f32(u16(i));
+      return;
+    case StoredType::custom:
+      b.widen(b.ctx, static_cast<const std::uint8_t*>(b.data) + s * b.row_bytes, k0, n, out);
+      return;
+  }
+}
+
+// bp = B rows [j0, j0 + nj) x columns [k0, k0 + kc) as slivers of nr columns: sliver s holds,
+// for each k, columns j0 + s nr .. + nr - 1 (zeros past nj).
+void pack_b(const GemmF32Args& g, std::size_t j0, std::size_t nj, std::size_t k0, std::size_t kc, std::size_t nr,
+            float* bp, float* row) {
+  const std::size_t slivers = (nj + nr - 1) / nr;
+  for (std::size_t s = 0; s < slivers; ++s) {
+    float* out = bp + s * kc * nr;
+    const std::size_t cols = std::min(nr, nj - s * nr);
+    if (g.b_t) {
+      for (std::size_t k = 0; k < kc; ++k) {
+        std::memcpy(out + k * nr, g.b_t + (k0 + k) * g.N + j0 + s * nr, cols * sizeof(float));
+        std::fill(out + k * nr + cols, out + (k + 1) * nr, 0.0f);
+      }
+      continue;
+    }
+    for (std::size_t c = 0; c < nr; ++c) {
+      if (c < cols) {
+        widen_row(g.b, j0 + s * nr + c, k0, kc, row);
+        for (std::size_t k = 0; k < kc; ++k) out[k * nr + c] = row[k];
+      } else {
+        for (std::size_t k = 0; k < kc; ++k) out[k * nr + c] = 0.0f;
+      }
+    }
+  }
+}
+
+// C rows [i0, i1) x columns [j0, j1), all of K.
+void run_tile_block(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t i0, std::size_t i1, std::size_t j0,
+                    std::size_t j1) {
+  static thread_local Scratch bbuf, abuf, tail, rowbuf, cbuf;
+  const std::size_t mr = kern.mr, nr = kern.nr, nj = j1 - j0, mi = i1 - i0;
+  const std::size_t slivers = (nj + nr - 1) / nr;
+  float* bp = bbuf.get(slivers * nr * kGemmKc);
+  float* row = rowbuf.get(kGemmKc);
+  float* ct = cbuf.get(mr * nr);
+  float* at = tail.get(mr * kGemmKc);
+  const std::size_t ldc = g.N;
+  for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
+    const std::size_t kc = std::min(kGemmKc, g.K - k0);
+    const bool add = k0 > 0 || g.accumulate;
+    pack_b(g, j0, nj, k0, kc, nr, bp, row);
+    const float* ablk;
+    std::size_t lda;
+    if (g.a_cs == 1) {
+      ablk = g.a + i0 * g.a_rs + k0;
+      lda = g.a_rs;
+    } else {  // A stored transposed: gather this block's rows
+      float* ab = abuf.get(mi * kc);
+      for (std::size_t k = 0; k < kc; ++k)
+        for (std::size_t i = 0; i < mi; ++i) ab[i * kc + k] = g.a[(i0 + i) * g.a_rs + (k0 + k) * g.a_cs];
+      ablk = ab;
+      lda = kc;
+    }
+    for (std::size_t i = 0; i < mi; i += mr) {
+      const std::size_t rows = std::min(mr, mi - i);
+      const float* ap = ablk + i * lda;
+      std::size_t la = lda;
+      if (rows < mr) {  // the last rows, padded with zero rows
+        for (std::size_t r = 0; r < mr; ++r)
+          if (r < rows)
+            std::memcpy(at + r * kc, ap + r * lda, kc * sizeof(float));
+          else
+            std::fill(at + r * kc, at + (r + 1) * kc, 0.0f);
+        ap = at;
+        la = kc;
+      }
+      float* crow = g.c + (i0 + i) * ldc;
+      for (std::size_t s = 0; s < slivers; ++s) {
+        const std::size_t j = j0 + s * nr, cols = std::min(nr, j1 - j);
+        const float* b = bp + s * kc * nr;
+        if (rows == mr && cols == nr) {
+          kern.tile(ap, la, b, kc, crow + j, ldc, add);
+          continue;
+        }
+        kern.tile(ap, la, b, kc, ct, nr, false);
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t c = 0; c < cols; ++c) {
+            float& dst = crow[r * ldc + j + c];
+            dst = add ? dst + ct[r * nr + c] : ct[r * nr + c];
+          }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const GemmF32Kernel kGemmF32Scalar = {kScalarMr, kScalarNr, &scalar_tile};
+
+const GemmF32Kernel& gemm_f32_kernel(Isa isa) {
+  switch (isa) {
+    case Isa::avx512: return kGemmF32Avx512;
+    case Isa::avx2: return kGemmF32Avx2;
+    case Isa::scalar: break;
+  }
+  return kGemmF32Scalar;
+}
+
+void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) {
+  if (g.M == 0 || g.N == 0) return;
+  if (g.K == 0) {
+    if (!g.accumulate)
+      for (std::size_t i = 0; i < g.M; ++i) std::fill(g.c + i * g.N, g.c + (i + 1) * g.N, 0.0f);
+    return;
+  }
+  // Tiles of C: column panels of up to 256 (a multiple of every kernel's nr; the packed B
+  // panel, 256 x kGemmKc floats, stays in L2), and row panels only when there are too few
+  // column panels to keep every thread busy (each row panel packs B again).
+  constexpr std::size_t kPanelN = 256;
+  const std::size_t tn = (g.N + kPanelN - 1) / kPanelN;
+  const std::size_t want = 4 * static_cast<std::size_t>(threads);
+  std::size_t tm = threads > 1 && tn < want ? (want + tn - 1) / tn : 1;
+  tm = std::min(tm, (g.M + 47) / 48);  // row panels of at least 48 rows
+  const std::size_t rows_per = ((g.M + tm - 1) / tm + kern.mr - 1) / kern.mr * kern.mr;
+  tm = (g.M + rows_per - 1) / rows_per;
+  const auto tasks = static_cast<std::ptrdiff_t>(tm * tn);
+  Error failure("");
+  bool failed = false;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && tasks > 1)
+  for (std::ptrdiff_t t = 0; t < tasks; ++t) {
+    const std::size_t ti = static_cast<std::size_t>(t) / tn, tj = static_cast<std::size_t>(t) % tn;
+    const std::size_t i0 = ti * rows_per, j0 = tj * kPanelN;
+    try {
+      run_tile_block(g, kern, i0, std::min(g.M, i0 + rows_per), j0, std::min(g.N, j0 + kPanelN));
+    } catch (const Error& e) {
+#pragma omp critical(lowp_gemm_f32_error)
+      {
+        failed = true;
+        failure = e;
+      }
+    }
+  }
+  if (failed) throw failure;
+}
+
+}  // namespace lowp::quant::detail
 
 namespace lowp::quant {
 namespace {
 
-using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using Stride = Eigen::OuterStride<>;
-
-// Panel width along the split dimension: about an eighth of it, a multiple of 64, in [64, 512].
-std::size_t panel_width(std::size_t dim) {
-  const std::size_t w = (dim / 8 + 63) / 64 * 64;
-  return std::clamp<std::size_t>(w, 64, 512);
+int thread_count(int threads, std::size_t M, std::size_t N, std::size_t K) {
+  if (threads < 0) throw Error("gemm_f32: threads = " + std::to_string(threads) + " is negative");
+  const int wanted = threads > 0 ? threads : omp_get_max_threads();
+  // At least 2^22 multiply-adds per thread: smaller products are not worth waking threads.
+  std::size_t work = 0;
+  if (__builtin_mul_overflow(M * N, K, &work)) work = SIZE_MAX;
+  return static_cast<int>(std::clamp<std::size_t>(work >> 22, 1, static_cast<std::size_t>(wanted)));
 }
 
-// C (rows x cols, row stride ldc) = or += A (rows x K) B (cols x K)^T, single-threaded Eigen.
-void panel_product(const float* A, const float* B, float* C, std::size_t rows, std::size_t cols,
-                   std::size_t K, std::size_t ldc, bool accumulate) {
-  const auto idx = [](std::size_t v) { return static_cast<Eigen::Index>(v); };
-  Eigen::Map<RowMajor, 0, Stride> c(C, idx(rows), idx(cols), Stride(idx(ldc)));
-  Eigen::Map<const RowMajor> a(A, idx(rows), idx(K));
-  Eigen::Map<const RowMajor> b(B, idx(cols), idx(K));
-  if (accumulate)
-    c.noalias() += a * b.transpose();
-  else
-    c.noalias() = a * b.transpose();
+void check_stored(const StoredMatrix& B, const char* who) {
+  if (B.rows > 0 && B.cols > 0 && !B.data) throw Error(std::string(who) + ": B is null");
+  if (B.type == StoredType::custom &&
+      (!B.widen || B.block == 0 || detail::kGemmKc % B.block != 0 || B.row_bytes == 0))
+    throw Error(std::string(who) + ": a custom stored matrix needs a decoder, a row size and a block dividing " +
+                std::to_string(detail::kGemmKc) + " (block " + std::to_string(B.block) + ")");
 }
 
 }  // namespace
 
 void gemm_f32(const float* A, const float* B, float* C, std::size_t M, std::size_t N, std::size_t K,
               bool accumulate, int threads) {
-  if (threads < 0) throw Error("gemm_f32: threads = " + std::to_string(threads) + " is negative");
+  const int nt = thread_count(threads, M, N, K);
   if (M == 0 || N == 0) return;
   if (!C || (K > 0 && (!A || !B)))
     throw Error(std::string("gemm_f32: ") + (!C ? "C" : !A ? "A" : "B") + " is null");
-  if (K == 0) {
-    if (!accumulate) std::fill(C, C + M * N, 0.0f);
-    return;
-  }
-  const bool split_n = N >= M;  // split the longer side of C
-  const std::size_t dim = split_n ? N : M;
-  const std::size_t width = panel_width(dim);
-  const auto panels = static_cast<std::ptrdiff_t>((dim + width - 1) / width);
-  // At least 2^22 multiply-adds per thread (small products are not worth waking threads);
-  // the panels, hence the results, do not depend on it.
-  const int wanted = threads > 0 ? threads : omp_get_max_threads();
-  std::size_t work = 0;
-  if (__builtin_mul_overflow(M * N, K, &work)) work = SIZE_MAX;
-  const int nthreads =
-      static_cast<int>(std::clamp<std::size_t>(work >> 22, 1, static_cast<std::size_t>(wanted)));
-#pragma omp parallel num_threads(nthreads)
-  {
-    // Eigen would start its own threads inside a one-thread region: nthreads-var is a
-    // per-task setting, so this keeps every panel single-threaded without touching Eigen's
-    // global Eigen::setNbThreads (callers must leave that unset).
-    omp_set_num_threads(1);
-#pragma omp for schedule(dynamic, 1)
-    for (std::ptrdiff_t p = 0; p < panels; ++p) {
-      const std::size_t lo = static_cast<std::size_t>(p) * width, len = std::min(width, dim - lo);
-      if (split_n)
-        panel_product(A, B + lo * K, C + lo, M, len, K, N, accumulate);
-      else
-        panel_product(A + lo * K, B, C + lo * N, len, N, K, N, accumulate);
-    }
-  }
+  detail::GemmF32Args g;
+  g.a = A;
+  g.a_rs = K;
+  g.b = {StoredType::f32, B, N, K};
+  g.c = C;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.accumulate = accumulate;
+  detail::gemm_f32_run(g, detail::gemm_f32_kernel(best_isa()), nt);
+}
+
+void gemm_f32(const float* A, const StoredMatrix& B, float* C, std::size_t M, bool accumulate, int threads) {
+  const std::size_t N = B.rows, K = B.cols;
+  const int nt = thread_count(threads, M, N, K);
+  if (M == 0 || N == 0) return;
+  if (!C || (K > 0 && !A)) throw Error(std::string("gemm_f32: ") + (!C ? "C" : "A") + " is null");
+  if (K > 0) check_stored(B, "gemm_f32");
+  detail::GemmF32Args g;
+  g.a = A;
+  g.a_rs = K;
+  g.b = B;
+  g.c = C;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.accumulate = accumulate;
+  detail::gemm_f32_run(g, detail::gemm_f32_kernel(best_isa()), nt);
+}
+
+void widen_rows(const StoredMatrix& B, std::size_t r0, std::size_t n, float* out) {
+  if (r0 > B.rows || n > B.rows - r0)
+    throw Error("widen_rows: rows [" + std::to_string(r0) + ", " + std::to_string(r0 + n) + ") of a matrix of " +
+                std::to_string(B.rows));
+  check_stored(B, "widen_rows");
+  for (std::size_t r = 0; r < n; ++r) detail::widen_row(B, r0 + r, 0, B.cols, out + r * B.cols);
 }
 
 }  // namespace lowp::quant

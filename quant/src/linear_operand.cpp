@@ -2,13 +2,14 @@
 // the float32 GEMM over operands stored either way round.
 #include "linear_operand.hpp"
 
-#include <Eigen/Core>
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
+#include "gemm_f32_kernels.hpp"
 #include "lowp/formats/bulk.hpp"
 #include "lowp/formats/codec.hpp"
 
@@ -178,65 +179,25 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
 
 void gemm_operands(const Operand& A, const Operand& B, float* C, std::size_t M, std::size_t N,
                    std::size_t K, bool accumulate) {
-  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  using Idx = Eigen::Index;
-  if (M == 0 || N == 0) return;
-  Eigen::Map<RowMajor> c(C, static_cast<Idx>(M), static_cast<Idx>(N));
-  if (K == 0) {
-    if (!accumulate) c.setZero();
-    return;
-  }
   // Stored shapes: A is M x K (or K x M when transposed), B is N x K (or K x N).
-  Eigen::Map<const RowMajor> a(A.data, static_cast<Idx>(A.transposed ? K : M),
-                               static_cast<Idx>(A.transposed ? M : K));
-  Eigen::Map<const RowMajor> b(B.data, static_cast<Idx>(B.transposed ? K : N),
-                               static_cast<Idx>(B.transposed ? N : K));
-  // Eigen's multi-threaded GEMM picks its K blocking from the thread count, which changes the
-  // summation order. So the larger output dimension is cut into a fixed number of chunks
-  // (independent of the thread count), each a single-threaded Eigen product whose blocking
-  // depends on K alone; OpenMP runs the chunks. Each chunk repacks the other operand, which
-  // is why there are few of them.
-  const bool by_rows = M >= N;
-  const Idx size = static_cast<Idx>(by_rows ? M : N);
-  constexpr Idx kChunks = 4;
-  const Idx chunk = ((size + kChunks - 1) / kChunks + 15) / 16 * 16;
-  const Idx count = (size + chunk - 1) / chunk;
-  const auto run = [&](auto&& dst, const auto& lhs, const auto& rhs) {
-    if (accumulate)
-      dst.noalias() += lhs * rhs;
-    else
-      dst.noalias() = lhs * rhs;
-  };
-  const int nthreads = count > 1 && M * N * K > (1u << 18) ? omp_get_max_threads() : 1;
-#pragma omp parallel num_threads(nthreads)
-  {
-    // Eigen would start its own threads inside a one-thread region; nthreads-var is per task,
-    // so this keeps each chunk single-threaded without Eigen's global setNbThreads.
-    omp_set_num_threads(1);
-#pragma omp for schedule(static)
-    for (Idx t = 0; t < count; ++t) {
-      const Idx lo = t * chunk, w = std::min(chunk, size - lo);
-      if (by_rows) {
-        auto dst = c.middleRows(lo, w);
-        if (!A.transposed) {
-          const auto lhs = a.middleRows(lo, w);
-          B.transposed ? run(dst, lhs, b) : run(dst, lhs, b.transpose());
-        } else {
-          const auto lhs = a.middleCols(lo, w).transpose();
-          B.transposed ? run(dst, lhs, b) : run(dst, lhs, b.transpose());
-        }
-      } else {
-        auto dst = c.middleCols(lo, w);
-        if (!B.transposed) {
-          const auto rhs = b.middleRows(lo, w).transpose();
-          A.transposed ? run(dst, a.transpose(), rhs) : run(dst, a, rhs);
-        } else {
-          const auto rhs = b.middleCols(lo, w);
-          A.transposed ? run(dst, a.transpose(), rhs) : run(dst, a, rhs);
-        }
-      }
-    }
-  }
+  GemmF32Args g;
+  g.a = A.data;
+  g.a_rs = A.transposed ? 1 : K;
+  g.a_cs = A.transposed ? M : 1;
+  if (B.transposed)
+    g.b_t = B.data;
+  else
+    g.b = {StoredType::f32, B.data, N, K};
+  g.c = C;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.accumulate = accumulate;
+  // At least 2^18 multiply-adds per thread; the bits do not depend on the count.
+  std::size_t work = 0;
+  if (__builtin_mul_overflow(M * N, K, &work)) work = SIZE_MAX;
+  const int threads = static_cast<int>(std::clamp<std::size_t>(work >> 18, 1, static_cast<std::size_t>(omp_get_max_threads())));
+  gemm_f32_run(g, gemm_f32_kernel(best_isa()), threads);
 }
 
 }  // namespace lowp::quant::detail

@@ -40,7 +40,8 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
                      const OperandPlan& plan, Operand& out);
 
 // C (M x N) = A B^T (+= when accumulate) with A logically M x K and B logically N x K, in
-// float32 through Eigen on all OpenMP threads, bitwise the same at any thread count.
+// float32 through gemm_f32's kernels on all OpenMP threads, bitwise the same at any thread
+// count (and the same bits as gemm_f32 on the operands laid out plainly).
 void gemm_operands(const Operand& A, const Operand& B, float* C, std::size_t M, std::size_t N,
                    std::size_t K, bool accumulate);
 

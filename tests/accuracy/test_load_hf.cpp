@@ -225,6 +225,10 @@ TEST(LoadHf, PublishedConfigsMatchFloat64Forward) {
     }
     EXPECT_LE(worst, 2e-5 * std::max(1.0, scale)) << "largest logit " << scale;
     EXPECT_GT(scale, 1.0);  // not a vacuous comparison
+    // Kept mapped (q/k through row maps, q_dim-shaped views), the logits are the same bits.
+    const LlamaModel mapped = load_model(dir, WeightStorage::mapped);
+    ASSERT_TRUE(mapped.mapped);
+    EXPECT_TRUE(evaluate(mapped, tokens, find_recipe("fp32"), opt).logits == run.logits);
   }
   std::filesystem::remove_all(root);
 }
@@ -427,6 +431,9 @@ TEST(LoadHf, SameModelsFromGguf) {
       scale = std::max(scale, std::abs(want[i]));
     }
     EXPECT_LE(worst, 2e-5 * std::max(1.0, scale)) << "largest logit " << scale;
+    const LlamaModel mapped = load_model(dir + "/m.gguf", WeightStorage::mapped);
+    ASSERT_TRUE(mapped.mapped);
+    EXPECT_TRUE(evaluate(mapped, tokens, find_recipe("fp32"), opt).logits == run.logits);
   }
   std::filesystem::remove_all(dir);
 }

@@ -51,7 +51,7 @@ int run_eval(Io& io, const EvalArgs& a) {
   }
   apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
-  const accuracy::LlamaModel model = accuracy::load_model(path);
+  const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);
   check_ctx_option(a.ctx, model.config.seq_len, io.err);
   const auto [tokens, window_bos] = read_eval_tokens(a.tokens, a.text, path, model.config.vocab_size, a.bos);
 

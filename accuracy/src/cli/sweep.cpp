@@ -143,7 +143,7 @@ int run_model(Io& io, const SweepArgs& a) {
   }
   apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
-  const accuracy::LlamaModel model = accuracy::load_model(path);
+  const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);
   accuracy::BaseLogits reference;
   std::vector<int> tokens;
   std::optional<int> ctx = a.ctx;

@@ -118,7 +118,7 @@ EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Rec
     // the window's activations and attention scores, the kept log-probabilities and logits.
     const double w = weight_bytes(c), T = static_cast<double>(std::min(ctx, n)), v = static_cast<double>(vocab);
     const double dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
-    double need = w * (1 + (recipe.is_identity() ? 0 : 1) + (recipe.quarot ? 1 : 0));
+    double need = w * ((model.mapped ? 0 : 1) + (recipe.is_identity() ? 0 : 1) + (recipe.quarot ? 1 : 0));
     need += 4 * T * (8 * dim + 4 * kv + 4 * hidden + 2 * T + v + static_cast<double>(c.head_dim()));
     need += 4 * static_cast<double>(n) * v * (opt.keep_logits ? 2 : 1);
     check_memory(need, "evaluate: " + std::to_string(n) + " tokens in windows of " + std::to_string(std::min(ctx, n)) +

@@ -22,6 +22,14 @@ std::vector<float> to_f32(StoredType type, Bytes data, std::uint64_t count) {
   return out;
 }
 
+std::vector<std::uint32_t> hf_row_map(int heads, int hd) {
+  std::vector<std::uint32_t> map(static_cast<std::size_t>(heads) * static_cast<std::size_t>(hd));
+  for (int h = 0; h < heads; ++h)
+    for (int j = 0; j < hd; ++j)
+      map[static_cast<std::size_t>(h * hd + (j < hd / 2 ? 2 * j : 2 * (j - hd / 2) + 1))] = static_cast<std::uint32_t>(h * hd + j);
+  return map;
+}
+
 std::vector<float> unpermute(const std::vector<float>& w, int heads, int hd, int cols) {
   std::vector<float> out(w.size());
   const std::size_t c = static_cast<std::size_t>(cols);

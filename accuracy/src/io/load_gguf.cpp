@@ -3,8 +3,10 @@
 // HF q/k rows to the interleaved RoPE order lowp uses; qwen2 keeps HF's rotate-half order
 // (llama.cpp runs it with NEOX RoPE), so its q/k rows and biases are permuted here.
 #include <cmath>
+#include <memory>
 
 #include "io/ggml/ggml_types.hpp"
+#include "io/ggml_weights.hpp"
 #include "io/gguf_file.hpp"
 #include "io/load_common.hpp"
 #include "lowp/accuracy/loaders.hpp"
@@ -34,9 +36,26 @@ std::vector<float> tensor(const GgufFile& g, const std::string& name, std::vecto
   return out;
 }
 
-}  // namespace
+// What a mapped model's views point into: the file, (qwen2) the q/k row orders, and the
+// float32 copies of any weight whose type cannot be widened in place.
+struct GgufMapping {
+  std::shared_ptr<const MappedFile> file;
+  std::vector<std::uint32_t> q_rows, k_rows;
+  std::vector<std::vector<float>> widened;
+};
 
-LlamaModel load_gguf_bytes(std::span<const std::uint8_t> bytes, const std::string& name) {
+// A 2-D weight left in the file (ne0 = cols), checked like tensor().
+quant::StoredMatrix view(const GgufFile& g, GgufMapping& mapping, const std::string& name,
+                         std::vector<std::uint64_t> shape) {
+  const GgufTensor* t = g.tensor(name);
+  if (t && t->dims == shape && ggml_mappable(t->type) && !t->data.empty())
+    return ggml_matrix(t->type, t->data.data(), shape[1], shape[0]);
+  mapping.widened.push_back(tensor(g, name, shape));  // throws the loader's message for a bad tensor
+  return {quant::StoredType::f32, mapping.widened.back().data(), shape[1], shape[0]};
+}
+
+// mapped: the 2-D weights stay in `file`'s mapping, which the model keeps alive.
+LlamaModel load(std::span<const std::uint8_t> bytes, const std::string& name, std::shared_ptr<const MappedFile> file) {
   const GgufFile g(bytes, name);
   const auto arch = g.get_string("general.architecture");
   if (!arch) g.fail("metadata 'general.architecture' is missing");
@@ -91,10 +110,10 @@ LlamaModel load_gguf_bytes(std::span<const std::uint8_t> bytes, const std::strin
   if (g.find(a + "vocab_size") && req_int("vocab_size") != c.vocab_size)
     g.fail(a + "vocab_size " + std::to_string(req_int("vocab_size")) + " disagrees with token_embd.weight (" +
            std::to_string(c.vocab_size) + " rows)");
-  validate(c, name);
+  validate(c, name, !file);
   if (g.tensor("rope_freqs.weight")) {
     c.rope_freq_factors = tensor(g, "rope_freqs.weight", {static_cast<std::uint64_t>(c.head_dim() / 2)});
-    validate(c, name);
+    validate(c, name, !file);
   }
 
   const std::uint64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size, qd = c.q_dim();
@@ -107,15 +126,48 @@ LlamaModel load_gguf_bytes(std::span<const std::uint8_t> bytes, const std::strin
   auto optional = [&](const std::string& n, std::uint64_t len) {
     return g.tensor(n) ? tensor(g, n, {len}) : std::vector<float>{};
   };
-  m.token_embedding = tensor(g, "token_embd.weight", {dim, vocab});
+  // Mapped: the views point into the file and, for qwen2, at the q/k row orders kept beside it.
+  std::shared_ptr<MappedWeights> mw;
+  std::shared_ptr<GgufMapping> mapping;
+  if (file) {
+    mw = std::make_shared<MappedWeights>();
+    mapping = std::make_shared<GgufMapping>();
+    mapping->file = std::move(file);
+    if (neox) {
+      mapping->q_rows = hf_row_map(c.n_heads, hd);
+      mapping->k_rows = hf_row_map(c.n_kv_heads, hd);
+    }
+    mw->token_embedding = view(g, *mapping, "token_embd.weight", {dim, vocab});
+  } else {
+    m.token_embedding = tensor(g, "token_embd.weight", {dim, vocab});
+  }
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     LayerWeights w;
     w.attn_norm = tensor(g, p + "attn_norm.weight", {dim});
-    w.wq = qk(tensor(g, p + "attn_q.weight", {dim, qd}), c.n_heads, c.dim);
-    w.wk = qk(tensor(g, p + "attn_k.weight", {dim, kv}), c.n_kv_heads, c.dim);
-    w.wv = tensor(g, p + "attn_v.weight", {dim, kv});
-    w.wo = tensor(g, p + "attn_output.weight", {qd, dim});
+    if (mw) {
+      MappedLayer v;
+      v.wq = view(g, *mapping, p + "attn_q.weight", {dim, qd});
+      v.wk = view(g, *mapping, p + "attn_k.weight", {dim, kv});
+      if (neox) {
+        v.wq.row_map = mapping->q_rows.data();
+        v.wk.row_map = mapping->k_rows.data();
+      }
+      v.wv = view(g, *mapping, p + "attn_v.weight", {dim, kv});
+      v.wo = view(g, *mapping, p + "attn_output.weight", {qd, dim});
+      v.w_gate = view(g, *mapping, p + "ffn_gate.weight", {dim, hid});
+      v.w_down = view(g, *mapping, p + "ffn_down.weight", {hid, dim});
+      v.w_up = view(g, *mapping, p + "ffn_up.weight", {dim, hid});
+      mw->layers.push_back(v);
+    } else {
+      w.wq = qk(tensor(g, p + "attn_q.weight", {dim, qd}), c.n_heads, c.dim);
+      w.wk = qk(tensor(g, p + "attn_k.weight", {dim, kv}), c.n_kv_heads, c.dim);
+      w.wv = tensor(g, p + "attn_v.weight", {dim, kv});
+      w.wo = tensor(g, p + "attn_output.weight", {qd, dim});
+      w.w_gate = tensor(g, p + "ffn_gate.weight", {dim, hid});
+      w.w_down = tensor(g, p + "ffn_down.weight", {hid, dim});
+      w.w_up = tensor(g, p + "ffn_up.weight", {dim, hid});
+    }
     w.bq = optional(p + "attn_q.bias", qd);
     if (!w.bq.empty()) w.bq = qk(w.bq, c.n_heads, 1);
     w.bk = optional(p + "attn_k.bias", kv);
@@ -123,20 +175,32 @@ LlamaModel load_gguf_bytes(std::span<const std::uint8_t> bytes, const std::strin
     w.bv = optional(p + "attn_v.bias", kv);
     w.bo = optional(p + "attn_output.bias", dim);
     w.ffn_norm = tensor(g, p + "ffn_norm.weight", {dim});
-    w.w_gate = tensor(g, p + "ffn_gate.weight", {dim, hid});
-    w.w_down = tensor(g, p + "ffn_down.weight", {hid, dim});
-    w.w_up = tensor(g, p + "ffn_up.weight", {dim, hid});
     m.layers.push_back(std::move(w));
   }
   m.final_norm = tensor(g, "output_norm.weight", {dim});
-  if (g.tensor("output.weight")) m.classifier = tensor(g, "output.weight", {dim, vocab});  // absent: tied
+  if (g.tensor("output.weight")) {  // absent: tied
+    if (mw)
+      mw->classifier = view(g, *mapping, "output.weight", {dim, vocab});
+    else
+      m.classifier = tensor(g, "output.weight", {dim, vocab});
+  }
+  if (mw) {
+    mw->owner = std::move(mapping);
+    m.mapped = std::move(mw);
+  }
   validate(m);
   return m;
 }
 
-LlamaModel load_gguf(const std::string& path) {
-  MappedFile f(path);
-  return load_gguf_bytes(f.bytes(), path);
+}  // namespace
+
+LlamaModel load_gguf_bytes(std::span<const std::uint8_t> bytes, const std::string& name) {
+  return load(bytes, name, nullptr);
+}
+
+LlamaModel load_gguf(const std::string& path, WeightStorage storage) {
+  auto f = std::make_shared<const MappedFile>(path);
+  return load(f->bytes(), path, storage == WeightStorage::mapped ? f : nullptr);
 }
 
 }  // namespace lowp::accuracy

@@ -75,17 +75,17 @@ std::string resolve_model_path(const std::string& name_or_path) {
               " and " LOWP_MODELS_SOURCE_DIR ")");
 }
 
-LlamaModel load_model(const std::string& path) {
+LlamaModel load_model(const std::string& path, WeightStorage storage) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return load_safetensors(path);
+  if (std::filesystem::is_directory(path, ec)) return load_safetensors(path, storage);
   detail::MappedFile f(path);
   const detail::Bytes b = f.bytes();
-  if (b.size() >= 4 && std::memcmp(b.data(), "GGUF", 4) == 0) return load_gguf_bytes(b, path);
+  if (b.size() >= 4 && std::memcmp(b.data(), "GGUF", 4) == 0) return load_gguf(path, storage);
   // safetensors: a uint64 header length that fits the file, then a JSON object starting with
   // '{'. (Byte 8 alone is also the low byte of a llama2.c header's n_layers.)
   if (b.size() >= 9 && b[8] == '{') {
     const auto header = static_cast<std::uint64_t>(le(b, 0, 8));
-    if (header <= b.size() - 8) return load_safetensors(path);
+    if (header <= b.size() - 8) return load_safetensors(path, storage);
   }
   // llama2.c's int8 export (version 2) starts with the magic "ak42".
   if (b.size() >= 4 && std::memcmp(b.data(), "ak42", 4) == 0) return load_llama2c_bytes(b, path);

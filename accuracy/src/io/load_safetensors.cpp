@@ -99,8 +99,15 @@ float config_float(const Json& cfg, const char* key, const std::string& file, fl
   return static_cast<float>(v->num);
 }
 
-std::vector<float> tensor(const TensorMap& ts, const std::string& name, std::vector<std::uint64_t> shape,
-                          const std::string& where) {
+// The shards' mappings and the q/k row orders that mapped weight views point into.
+struct Mapping {
+  std::vector<std::unique_ptr<MappedFile>> files;
+  std::vector<std::vector<std::uint32_t>> row_maps;
+};
+
+// The tensor `name`, checked to have `shape` and a float dtype (F32, F16, BF16).
+const StTensor& find_tensor(const TensorMap& ts, const std::string& name, const std::vector<std::uint64_t>& shape,
+                            const std::string& where, StoredType& st) {
   const auto it = ts.find(name);
   if (it == ts.end()) throw Error(where + ": tensor '" + name + "' is missing");
   const StTensor& t = it->second;
@@ -112,12 +119,29 @@ std::vector<float> tensor(const TensorMap& ts, const std::string& name, std::vec
     };
     throw Error(t.file + ": tensor '" + name + "' has shape " + fmt(t.shape) + ", expected " + fmt(shape));
   }
-  StoredType st;
   if (t.dtype == "F32") st = StoredType::f32;
   else if (t.dtype == "F16") st = StoredType::f16;
   else if (t.dtype == "BF16") st = StoredType::bf16;
   else throw Error(t.file + ": tensor '" + name + "' has dtype " + show_string(t.dtype) + ", which lowp does not load (F32, F16, BF16)");
+  return t;
+}
+
+std::vector<float> tensor(const TensorMap& ts, const std::string& name, std::vector<std::uint64_t> shape,
+                          const std::string& where) {
+  StoredType st;
+  const StTensor& t = find_tensor(ts, name, shape, where, st);
   return to_f32(st, t.data, t.elements);
+}
+
+// A 2-D tensor left in the mapping, in its stored type.
+quant::StoredMatrix view(const TensorMap& ts, const std::string& name, std::vector<std::uint64_t> shape,
+                         const std::string& where) {
+  StoredType st;
+  const StTensor& t = find_tensor(ts, name, shape, where, st);
+  const quant::StoredType q = st == StoredType::f32   ? quant::StoredType::f32
+                              : st == StoredType::f16 ? quant::StoredType::f16
+                                                      : quant::StoredType::bf16;
+  return {q, t.data.data(), shape[0], shape[1]};
 }
 
 const Json* present(const Json& o, const char* key) {
@@ -172,8 +196,9 @@ void rope_scaling(const Json& cfg, LlamaConfig& c, const std::string& file) {
   }
 }
 
+// mapping set: the 2-D weights stay in the shards as views (WeightStorage::mapped).
 LlamaModel build(const TensorMap& ts, std::string_view config_json, const std::string& config_name,
-                 const std::string& name) {
+                 const std::string& name, std::shared_ptr<Mapping> mapping = nullptr) {
   const Json cfg = parse_json(config_json, config_name);
   if (cfg.kind != Json::Kind::object) throw Error(config_name + ": not a JSON object");
   std::string type = "llama";
@@ -215,21 +240,49 @@ LlamaModel build(const TensorMap& ts, std::string_view config_json, const std::s
       sw && (type == "mistral" || flag("use_sliding_window")) && sw->is_uint && sw->u > 0 &&
       sw->u < static_cast<std::uint64_t>(c.seq_len))
     c.seq_len = static_cast<int>(sw->u);
-  validate(c, config_name);
+  validate(c, config_name, !mapping);
   rope_scaling(cfg, c, config_name);
-  validate(c, config_name);
+  validate(c, config_name, !mapping);
 
   const std::uint64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size, qd = c.q_dim();
   const int hd = c.head_dim();
-  m.token_embedding = tensor(ts, "model.embed_tokens.weight", {vocab, dim}, name);
+  std::shared_ptr<MappedWeights> mw;
+  const std::uint32_t *q_rows = nullptr, *k_rows = nullptr;
+  if (mapping) {
+    mw = std::make_shared<MappedWeights>();
+    mapping->row_maps.push_back(hf_row_map(c.n_heads, hd));
+    mapping->row_maps.push_back(hf_row_map(c.n_kv_heads, hd));
+    q_rows = mapping->row_maps[0].data();
+    k_rows = mapping->row_maps[1].data();
+    mw->token_embedding = view(ts, "model.embed_tokens.weight", {vocab, dim}, name);
+  } else {
+    m.token_embedding = tensor(ts, "model.embed_tokens.weight", {vocab, dim}, name);
+  }
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     LayerWeights w;
     w.attn_norm = tensor(ts, p + "input_layernorm.weight", {dim}, name);
-    w.wq = unpermute(tensor(ts, p + "self_attn.q_proj.weight", {qd, dim}, name), c.n_heads, hd, c.dim);
-    w.wk = unpermute(tensor(ts, p + "self_attn.k_proj.weight", {kv, dim}, name), c.n_kv_heads, hd, c.dim);
-    w.wv = tensor(ts, p + "self_attn.v_proj.weight", {kv, dim}, name);
-    w.wo = tensor(ts, p + "self_attn.o_proj.weight", {dim, qd}, name);
+    if (mw) {
+      MappedLayer v;
+      v.wq = view(ts, p + "self_attn.q_proj.weight", {qd, dim}, name);
+      v.wq.row_map = q_rows;
+      v.wk = view(ts, p + "self_attn.k_proj.weight", {kv, dim}, name);
+      v.wk.row_map = k_rows;
+      v.wv = view(ts, p + "self_attn.v_proj.weight", {kv, dim}, name);
+      v.wo = view(ts, p + "self_attn.o_proj.weight", {dim, qd}, name);
+      v.w_gate = view(ts, p + "mlp.gate_proj.weight", {hid, dim}, name);
+      v.w_down = view(ts, p + "mlp.down_proj.weight", {dim, hid}, name);
+      v.w_up = view(ts, p + "mlp.up_proj.weight", {hid, dim}, name);
+      mw->layers.push_back(v);
+    } else {
+      w.wq = unpermute(tensor(ts, p + "self_attn.q_proj.weight", {qd, dim}, name), c.n_heads, hd, c.dim);
+      w.wk = unpermute(tensor(ts, p + "self_attn.k_proj.weight", {kv, dim}, name), c.n_kv_heads, hd, c.dim);
+      w.wv = tensor(ts, p + "self_attn.v_proj.weight", {kv, dim}, name);
+      w.wo = tensor(ts, p + "self_attn.o_proj.weight", {dim, qd}, name);
+      w.w_gate = tensor(ts, p + "mlp.gate_proj.weight", {hid, dim}, name);
+      w.w_down = tensor(ts, p + "mlp.down_proj.weight", {dim, hid}, name);
+      w.w_up = tensor(ts, p + "mlp.up_proj.weight", {hid, dim}, name);
+    }
     if (qkv_bias) {
       w.bq = unpermute(tensor(ts, p + "self_attn.q_proj.bias", {qd}, name), c.n_heads, hd, 1);
       w.bk = unpermute(tensor(ts, p + "self_attn.k_proj.bias", {kv}, name), c.n_kv_heads, hd, 1);
@@ -237,9 +290,6 @@ LlamaModel build(const TensorMap& ts, std::string_view config_json, const std::s
     }
     if (o_bias) w.bo = tensor(ts, p + "self_attn.o_proj.bias", {dim}, name);
     w.ffn_norm = tensor(ts, p + "post_attention_layernorm.weight", {dim}, name);
-    w.w_gate = tensor(ts, p + "mlp.gate_proj.weight", {hid, dim}, name);
-    w.w_down = tensor(ts, p + "mlp.down_proj.weight", {dim, hid}, name);
-    w.w_up = tensor(ts, p + "mlp.up_proj.weight", {hid, dim}, name);
     m.layers.push_back(std::move(w));
   }
   m.final_norm = tensor(ts, "model.norm.weight", {dim}, name);
@@ -247,7 +297,14 @@ LlamaModel build(const TensorMap& ts, std::string_view config_json, const std::s
   if (ts.count("lm_head.weight") || !tied) {
     if (!ts.count("lm_head.weight"))
       throw Error(name + ": tensor 'lm_head.weight' is missing (config.json says tie_word_embeddings is false)");
-    m.classifier = tensor(ts, "lm_head.weight", {vocab, dim}, name);
+    if (mw)
+      mw->classifier = view(ts, "lm_head.weight", {vocab, dim}, name);
+    else
+      m.classifier = tensor(ts, "lm_head.weight", {vocab, dim}, name);
+  }
+  if (mw) {
+    mw->owner = std::move(mapping);
+    m.mapped = std::move(mw);
   }
   validate(m);
   return m;
@@ -262,7 +319,7 @@ LlamaModel load_safetensors_bytes(std::span<const std::uint8_t> bytes, std::stri
   return build(ts, config_json, "config.json", name);
 }
 
-LlamaModel load_safetensors(const std::string& path) {
+LlamaModel load_safetensors(const std::string& path, WeightStorage storage) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<std::string> files;
@@ -301,18 +358,20 @@ LlamaModel load_safetensors(const std::string& path) {
   if (!fs::exists(config, ec)) throw Error(path + ": no config.json beside it (" + config + ")");
   const std::string config_text = read_text_file(config);
 
-  std::vector<std::unique_ptr<MappedFile>> maps;  // shards stay mapped while tensors are converted
+  // Shards stay mapped while tensors are converted, or as long as the model when mapped.
+  auto mapping = std::make_shared<Mapping>();
   TensorMap ts;
   for (const std::string& f : files) {
-    maps.push_back(std::make_unique<MappedFile>(f));
-    parse_safetensors(maps.back()->bytes(), f, ts);
+    mapping->files.push_back(std::make_unique<MappedFile>(f));
+    parse_safetensors(mapping->files.back()->bytes(), f, ts);
   }
   for (const auto& [tensor, shard] : weight_map) {
     const auto it = ts.find(tensor);
     if (it == ts.end() || it->second.file != shard)
       throw Error(shard + ": tensor " + show_string(tensor) + " is not in this shard, as model.safetensors.index.json says");
   }
-  return build(ts, config_text, config, files.size() == 1 ? files[0] : path);
+  return build(ts, config_text, config, files.size() == 1 ? files[0] : path,
+               storage == WeightStorage::mapped ? std::move(mapping) : nullptr);
 }
 
 }  // namespace lowp::accuracy

@@ -41,7 +41,7 @@ class Window {
   void run(std::span<const int> tokens, float* logits, std::size_t first) {
     x_.resize(T_ * dim_);
     for (std::size_t t = 0; t < T_; ++t)
-      std::copy_n(pm_.embedding + static_cast<std::size_t>(tokens[t]) * dim_, dim_, x_.data() + t * dim_);
+      quant::widen_rows(pm_.embedding_view, static_cast<std::size_t>(tokens[t]), 1, x_.data() + t * dim_);
     finite(x_.data(), dim_, -1, "token_embedding rows");
     for (std::size_t l = 0; l < pm_.layers.size(); ++l) {
       attention_block(static_cast<int>(l));
@@ -204,7 +204,7 @@ class Window {
         }
         L.engine->forward(in, rows, y);
       } else {
-        quant::gemm_f32(x, L.w, y, rows, L.n, L.k, false, threads_);
+        quant::gemm_f32(x, L.weight, y, rows, false, threads_);
       }
       if (pm_.check_finite) {
         std::string name = "the output of";

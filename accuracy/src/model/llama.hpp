@@ -20,6 +20,7 @@
 #include "lowp/accuracy/model.hpp"
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/hadamard/rotation.hpp"
+#include "lowp/quant/gemm.hpp"
 #include "lowp/quant/linear.hpp"
 #include "lowp/quant/quantize.hpp"
 
@@ -45,7 +46,8 @@ struct Linear {
   std::vector<std::string> act_points;  // "x.<kind>" of each linear this GEMM computes
   std::size_t n = 0, k = 0;
   std::vector<float> own;               // W when prepared here ...
-  const float* w = nullptr;             // ... or the model's own (untouched float32) weight
+  const float* w = nullptr;             // ... or the model's own float32 weight (nullptr: mapped in another type)
+  quant::StoredMatrix weight;           // what the GEMM reads: own, or the model's weight as stored
   std::optional<quant::QuantSpec> act;
   hadamard::Rotation rot;
   std::unique_ptr<quant::QuantLinear> engine;  // SwitchBack: the real int8 GEMM
@@ -64,7 +66,8 @@ struct PreparedModel {
   LlamaConfig cfg;
   Recipe recipe;
   std::unique_ptr<LlamaModel> rotated;  // QuaRot's rotated copy of the model
-  const float* embedding = nullptr;     // vocab x dim
+  const float* embedding = nullptr;     // vocab x dim (nullptr when mapped in another type)
+  quant::StoredMatrix embedding_view;   // the embedding as stored: rows widened per token
   std::vector<PreparedLayer> layers;
   std::vector<float> final_norm;
   LinearGroup classifier;

@@ -13,9 +13,19 @@ using quant::QuantSpec;
 
 struct Member {
   LinearKind kind;
-  const std::vector<float>* w;
+  quant::StoredMatrix w;  // n x k, float32 in memory or mapped in its stored type
   std::size_t n;
 };
+
+quant::StoredMatrix f32_view(const std::vector<float>& v, std::size_t rows, std::size_t cols) {
+  return {quant::StoredType::f32, v.data(), rows, cols};
+}
+
+std::vector<float> widened(const quant::StoredMatrix& w) {
+  std::vector<float> out(w.rows * w.cols);
+  quant::widen_rows(w, 0, w.rows, out.data());
+  return out;
+}
 
 std::string spec_key(const std::optional<QuantSpec>& s) { return s ? quant::describe(*s) : "-"; }
 
@@ -53,18 +63,22 @@ class Preparer {
         if (L.act) L.act->pad = true;
       }
       if (wspec || rot.kind != hadamard::RotationKind::none) {
-        L.own = *m.w;
+        L.own = widened(m.w);
         if (rot.kind != hadamard::RotationKind::none) rot.fold_into_weight(L.own.data(), m.n, k);
         if (wspec) quantize_weight(*wspec, L.own, m.n, k, std::string(linear_kind_name(m.kind)), layer);
         L.w = L.own.data();
+        L.weight = f32_view(L.own, m.n, k);
       } else {
-        L.w = m.w->data();
+        L.weight = m.w;
+        if (m.w.type == quant::StoredType::f32 && !m.w.row_map) L.w = static_cast<const float*>(m.w.data);
       }
       parts.push_back(std::move(L));
     }
-    // One GEMM for all when every input is quantized the same way.
+    // One GEMM for all when every input is quantized the same way and the weights are this
+    // recipe's own copies. The model's own weights are not copied to fuse them: gemm_f32 gives
+    // every output element the same bits whatever the number of columns computed with it.
     bool same = true;
-    for (const auto& p : parts) same = same && spec_key(p.act) == spec_key(parts[0].act);
+    for (const auto& p : parts) same = same && spec_key(p.act) == spec_key(parts[0].act) && !p.own.empty();
     if (!same || parts.size() == 1) return parts;
     Linear fused;
     fused.k = k;
@@ -76,6 +90,7 @@ class Preparer {
       fused.n += p.n;
     }
     fused.w = fused.own.data();
+    fused.weight = f32_view(fused.own, fused.n, k);
     g.push_back(std::move(fused));
     return g;
   }
@@ -91,12 +106,13 @@ class Preparer {
       L.n = m.n;
       L.act = preset.fwd.a;
       L.act_points = {"x." + std::string(linear_kind_name(m.kind))};
+      std::vector<float> w = widened(m.w);
       if (preset.fwd.b) {
-        std::vector<float> copy = *m.w;
+        std::vector<float> copy = w;
         quantize_weight(*preset.fwd.b, copy, m.n, k, std::string(linear_kind_name(m.kind)), layer);
       }
       L.engine = std::make_unique<quant::QuantLinear>(preset, k, m.n, false);
-      L.engine->weight() = *m.w;
+      L.engine->weight() = std::move(w);
       L.engine->invalidate_weight_cache();
       g.push_back(std::move(L));
     }
@@ -173,6 +189,7 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
   const LlamaModel* m = &model;
   if (recipe.quarot) {
     pm.rotated = std::make_unique<LlamaModel>(model);
+    widen_mapped(*pm.rotated);  // QuaRot rewrites every weight: the recipe's own float32 copy
     try {
       pm.down_rotation = apply_quarot(*pm.rotated, recipe.seed);
     } catch (const Error& e) {
@@ -190,17 +207,26 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
   }
 
   Preparer prep(pm, find_preset(recipe));
-  pm.embedding = m->token_embedding.data();
+  const MappedWeights* mw = m->mapped.get();
+  pm.embedding = mw ? nullptr : m->token_embedding.data();
+  pm.embedding_view = mw ? mw->token_embedding : f32_view(m->token_embedding, vocab, dim);
   for (std::size_t l = 0; l < m->layers.size(); ++l) {
     const LayerWeights& L = m->layers[l];
     const int li = static_cast<int>(l);
     PreparedLayer P;
     P.attn_norm = L.attn_norm;
     P.ffn_norm = L.ffn_norm;
-    const Member qkv[] = {{LinearKind::wq, &L.wq, qd}, {LinearKind::wk, &L.wk, kv}, {LinearKind::wv, &L.wv, kv}};
-    const Member wo[] = {{LinearKind::wo, &L.wo, dim}};
-    const Member gate_up[] = {{LinearKind::gate, &L.w_gate, hidden}, {LinearKind::up, &L.w_up, hidden}};
-    const Member down[] = {{LinearKind::down, &L.w_down, dim}};
+    const MappedLayer* V = mw ? &mw->layers[l] : nullptr;
+    const auto w = [&](quant::StoredMatrix MappedLayer::*f, const std::vector<float>& v, std::size_t rows, std::size_t cols) {
+      return V ? V->*f : f32_view(v, rows, cols);
+    };
+    const Member qkv[] = {{LinearKind::wq, w(&MappedLayer::wq, L.wq, qd, dim), qd},
+                          {LinearKind::wk, w(&MappedLayer::wk, L.wk, kv, dim), kv},
+                          {LinearKind::wv, w(&MappedLayer::wv, L.wv, kv, dim), kv}};
+    const Member wo[] = {{LinearKind::wo, w(&MappedLayer::wo, L.wo, dim, qd), dim}};
+    const Member gate_up[] = {{LinearKind::gate, w(&MappedLayer::w_gate, L.w_gate, hidden, dim), hidden},
+                              {LinearKind::up, w(&MappedLayer::w_up, L.w_up, hidden, dim), hidden}};
+    const Member down[] = {{LinearKind::down, w(&MappedLayer::w_down, L.w_down, dim, hidden), dim}};
     P.qkv = prep.group(qkv, dim, li);
     P.wo = prep.group(wo, qd, li);
     if (!L.bq.empty() || !L.bk.empty() || !L.bv.empty()) {
@@ -215,7 +241,10 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
     pm.layers.push_back(std::move(P));
   }
   pm.final_norm = m->final_norm;
-  const Member cls[] = {{LinearKind::classifier, &m->output_weight(), vocab}};
+  const quant::StoredMatrix cls_w = !mw                       ? f32_view(m->output_weight(), vocab, dim)
+                                    : mw->classifier.data ? mw->classifier
+                                                          : mw->token_embedding;
+  const Member cls[] = {{LinearKind::classifier, cls_w, vocab}};
   pm.classifier = prep.group(cls, dim, -1);
 
   // RoPE angles in double, rounded once: pair i of a head turns by pos * theta^(-2i/head_dim),

@@ -11,12 +11,16 @@
 
 namespace lowp::accuracy {
 
+// widened: every weight a float32 vector. mapped: GGUF and safetensors 2-D weights stay
+// memory-mapped in their stored type (LlamaModel::mapped); llama2c files are always widened.
+enum class WeightStorage { widened, mapped };
+
 LlamaModel load_llama2c(const std::string& path);
-LlamaModel load_gguf(const std::string& path);
+LlamaModel load_gguf(const std::string& path, WeightStorage storage = WeightStorage::widened);
 // `path` is a .safetensors file (config.json beside it) or a directory holding both.
-LlamaModel load_safetensors(const std::string& path);
+LlamaModel load_safetensors(const std::string& path, WeightStorage storage = WeightStorage::widened);
 // Picks the loader from the file's magic bytes (GGUF, safetensors header) or a directory.
-LlamaModel load_model(const std::string& path);
+LlamaModel load_model(const std::string& path, WeightStorage storage = WeightStorage::widened);
 // A built-in model name (`shakespeare`: lowp's own byte-level model, installed with the
 // library) resolves to its file; any other text is returned as it is.
 std::string resolve_model_path(const std::string& name_or_path);

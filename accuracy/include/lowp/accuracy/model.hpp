@@ -7,8 +7,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "lowp/quant/gemm.hpp"
 
 namespace lowp::accuracy {
 
@@ -45,6 +48,17 @@ struct LayerWeights {
   std::vector<float> w_up;       // hidden x dim  (llama2.c w3)
 };
 
+// The 2-D weights left in the file they came from, in their stored type (bf16, f16, f32, a
+// GGUF block type), memory-mapped: gemm_f32 widens them to float32 a panel at a time.
+struct MappedLayer {
+  quant::StoredMatrix wq, wk, wv, wo, w_gate, w_down, w_up;
+};
+struct MappedWeights {
+  quant::StoredMatrix token_embedding, classifier;  // classifier.data == nullptr: tied
+  std::vector<MappedLayer> layers;
+  std::shared_ptr<const void> owner;  // the mappings (and row maps) the views point into
+};
+
 struct LlamaModel {
   LlamaConfig config;
   std::vector<float> token_embedding;  // vocab x dim
@@ -53,6 +67,9 @@ struct LlamaModel {
   std::vector<float> classifier;       // vocab x dim; empty when tied to token_embedding
   std::string source;                  // "llama2c", "gguf" or "safetensors"
   std::string path;                    // the file it was read from (named in errors)
+  // Set by a loader asked for WeightStorage::mapped: the 2-D weights are these views and their
+  // float vectors above are empty (the norms stay float vectors).
+  std::shared_ptr<const MappedWeights> mapped;
   const std::vector<float>& output_weight() const { return classifier.empty() ? token_embedding : classifier; }
 };
 
@@ -64,7 +81,11 @@ inline constexpr int max_seq_len = 1 << 24;
 // inconsistent (non-positive sizes, heads not dividing dim, seq_len above max_seq_len, float32
 // weights above the memory budget of lowp/accuracy/memory.hpp) or a tensor has the wrong size.
 void validate(const LlamaModel& m);
+// Widens a mapped model's weights into its float vectors and drops `mapped` (no-op otherwise).
+void widen_mapped(LlamaModel& m);
 // The config part alone (loaders check it before sizing tensors); `file` names the source.
-void validate(const LlamaConfig& c, const std::string& file);
+// `widened`: the weights will be float32 copies, held to the memory budget (mapped weights
+// stay in the file's pages, which the kernel can drop).
+void validate(const LlamaConfig& c, const std::string& file, bool widened = true);
 
 }  // namespace lowp::accuracy

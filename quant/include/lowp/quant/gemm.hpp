@@ -9,9 +9,35 @@
 
 namespace lowp::quant {
 
-// C (M x N) = A B^T (+ C when accumulate). float32 accumulation (Eigen). threads = 0: all.
+// C (M x N) = A B^T (+ C when accumulate), float32 with fused multiply-adds: every C element
+// sums its products in blocks of 256 along K, each block an fma chain from 0 added into C.
+// Runtime-dispatched AVX-512 / AVX2 / scalar kernels; the bits depend on neither the
+// instruction set nor the thread count. threads = 0: all.
 void gemm_f32(const float* A, const float* B, float* C, std::size_t M, std::size_t N, std::size_t K,
               bool accumulate = false, int threads = 0);
+
+// A matrix as it is stored (row-major rows x cols, the reduction along cols), e.g. a weight
+// left memory-mapped in its file's type. gemm_f32 widens it to float32 a panel at a time.
+enum class StoredType : std::uint8_t { f32, f16, bf16, custom };
+// custom: writes elements [k0, k0 + n) of one stored row as float32; k0 is a multiple of
+// `block`, and so is n except at the row's end.
+using WidenFn = void (*)(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out);
+struct StoredMatrix {
+  StoredType type = StoredType::f32;
+  const void* data = nullptr;
+  std::size_t rows = 0, cols = 0;
+  const std::uint32_t* row_map = nullptr;  // row r is stored row row_map[r] (nullptr: row r)
+  // custom only: bytes from one stored row to the next, the block (dividing 256) and the decoder.
+  std::size_t row_bytes = 0, block = 1;
+  WidenFn widen = nullptr;
+  const void* ctx = nullptr;
+};
+
+// C (M x B.rows) = A B^T (+ C), A: M x B.cols float32; the same bits as gemm_f32 on B widened.
+void gemm_f32(const float* A, const StoredMatrix& B, float* C, std::size_t M, bool accumulate = false,
+              int threads = 0);
+// out (n x B.cols) = rows [r0, r0 + n) of B as float32 (lowp::Error when out of range).
+void widen_rows(const StoredMatrix& B, std::size_t r0, std::size_t n, float* out);
 
 // A limited-precision floating accumulator: the products a*b are exact; each addition into
 // the accumulator (the first one, 0 + a*b, included) is rounded to `man_bits` mantissa bits

@@ -1,0 +1,63 @@
+#include "io/ggml_weights.hpp"
+
+#include <array>
+#include <string>
+
+#include "io/ggml/ggml_types.hpp"
+#include "lowp/numerics/error.hpp"
+
+namespace lowp::accuracy::detail {
+namespace {
+
+// The decoder context a view points at: its type and block geometry, one entry per type id.
+struct BlockType {
+  std::uint32_t type = 0;
+  std::size_t elems = 0, bytes = 0;  // elems 0: not mappable
+};
+constexpr std::uint32_t max_types = 64;
+
+const BlockType* block_type(std::uint32_t type) {
+  static const std::array<BlockType, max_types> table = [] {
+    std::array<BlockType, max_types> t{};
+    for (std::uint32_t i = 0; i < max_types; ++i) {
+      t[i].type = i;
+      if (!ggml::can_dequantize(i)) continue;
+      const std::size_t e = ggml::block_size(i);
+      if (256 % e == 0) t[i] = {i, e, ggml::block_bytes(i)};
+    }
+    return t;
+  }();
+  return type < max_types && table[type].elems ? &table[type] : nullptr;
+}
+
+void widen_blocks(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
+  const auto& t = *static_cast<const BlockType*>(ctx);
+  ggml::dequantize(t.type, static_cast<const std::uint8_t*>(row) + k0 / t.elems * t.bytes, out, n);
+}
+
+}  // namespace
+
+bool ggml_mappable(std::uint32_t type) {
+  return type == ggml::f32 || type == ggml::f16 || type == ggml::bf16 || block_type(type) != nullptr;
+}
+
+quant::StoredMatrix ggml_matrix(std::uint32_t type, const void* data, std::size_t rows, std::size_t cols) {
+  switch (type) {
+    case ggml::f32: return {quant::StoredType::f32, data, rows, cols};
+    case ggml::f16: return {quant::StoredType::f16, data, rows, cols};
+    case ggml::bf16: return {quant::StoredType::bf16, data, rows, cols};
+    default: break;
+  }
+  const BlockType* t = block_type(type);
+  if (!t || cols % t->elems != 0)
+    throw Error("ggml type " + ggml::type_name(type) + " of a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                " weight cannot be read in place");
+  quant::StoredMatrix m{quant::StoredType::custom, data, rows, cols};
+  m.row_bytes = cols / t->elems * t->bytes;
+  m.block = t->elems;
+  m.widen = &widen_blocks;
+  m.ctx = t;
+  return m;
+}
+
+}  // namespace lowp::accuracy::detail

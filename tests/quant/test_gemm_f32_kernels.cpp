@@ -1,0 +1,174 @@
+// The float32 GEMM kernels: each instruction set's tile bit for bit against an fma chain
+// written here (the documented order: blocks of 256 products along K, each summed by fused
+// multiply-adds from 0 and then added into C), operands laid out either way round, and B
+// stored as bf16 / f16 / a custom block type widened inside the GEMM.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "../../quant/src/gemm_f32_kernels.hpp"
+#include "lowp/numerics/half.hpp"
+#include "lowp/quant/gemm.hpp"
+#include "support/test_support.hpp"
+
+namespace lowp::quant {
+namespace {
+
+// C = A B^T (+ C0) as the kernels promise to compute it, A: M x K, B: N x K.
+std::vector<float> oracle(const std::vector<float>& A, const std::vector<float>& B, const std::vector<float>& C0,
+                          std::size_t M, std::size_t N, std::size_t K, bool accumulate) {
+  std::vector<float> C(M * N);
+  for (std::size_t i = 0; i < M; ++i)
+    for (std::size_t j = 0; j < N; ++j) {
+      float c = accumulate ? C0[i * N + j] : 0.0f;
+      for (std::size_t k0 = 0; k0 < K; k0 += 256) {
+        float acc = 0.0f;
+        for (std::size_t k = k0; k < std::min(K, k0 + 256); ++k) acc = std::fma(A[i * K + k], B[j * K + k], acc);
+        c = (k0 == 0 && !accumulate) ? acc : c + acc;
+      }
+      C[i * N + j] = c;
+    }
+  return C;
+}
+
+std::vector<float> transposed(const std::vector<float>& x, std::size_t rows, std::size_t cols) {
+  std::vector<float> t(x.size());
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) t[c * rows + r] = x[r * cols + c];
+  return t;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+const std::size_t kShapes[][3] = {{1, 1, 1},   {13, 33, 7},   {12, 32, 256}, {25, 70, 257},
+                                  {7, 300, 600}, {130, 17, 513}, {49, 260, 100}};
+
+TEST(GemmF32Kernels, EveryIsaMatchesTheFmaOracleBitwise) {
+  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+    if (!isa_available(isa)) {
+      std::printf("[  SKIPPED ] %s: not available on this CPU\n", std::string(isa_name(isa)).c_str());
+      continue;
+    }
+    const auto& kern = detail::gemm_f32_kernel(isa);
+    for (const auto& s : kShapes)
+      for (bool acc : {false, true})
+        for (int layout = 0; layout < 3; ++layout)  // 0: plain, 1: A transposed, 2: B transposed
+          for (int threads : {1, 2}) {
+            const std::size_t M = s[0], N = s[1], K = s[2];
+            const auto A = test::normal_floats(M * K, 31), B = test::normal_floats(N * K, 32);
+            const auto C0 = test::normal_floats(M * N, 33);
+            const auto At = transposed(A, M, K), Bt = transposed(B, N, K);
+            detail::GemmF32Args g;
+            if (layout == 1) {
+              g.a = At.data();
+              g.a_rs = 1;
+              g.a_cs = M;
+            } else {
+              g.a = A.data();
+              g.a_rs = K;
+            }
+            if (layout == 2)
+              g.b_t = Bt.data();
+            else
+              g.b = {StoredType::f32, B.data(), N, K};
+            std::vector<float> C = C0;
+            g.c = C.data();
+            g.M = M;
+            g.N = N;
+            g.K = K;
+            g.accumulate = acc;
+            detail::gemm_f32_run(g, kern, threads);
+            EXPECT_TRUE(same_bits(C, oracle(A, B, C0, M, N, K, acc)))
+                << isa_name(isa) << " M=" << M << " N=" << N << " K=" << K << " accumulate=" << acc
+                << " layout=" << layout << " threads=" << threads;
+          }
+  }
+}
+
+// Custom stored type for the test: blocks of 32 int8 codes after a float scale (a Q8_0-like
+// layout written here), decoded by the callback.
+struct Q8Ctx {
+  int calls = 0;
+};
+void widen_q8(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
+  ++const_cast<Q8Ctx*>(static_cast<const Q8Ctx*>(ctx))->calls;
+  const auto* p = static_cast<const std::uint8_t*>(row);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t k = k0 + i, blk = k / 32;
+    float d;
+    std::memcpy(&d, p + blk * 36, 4);
+    out[i] = d * static_cast<float>(static_cast<std::int8_t>(p[blk * 36 + 4 + k % 32]));
+  }
+}
+
+TEST(GemmF32Kernels, StoredWeightsWidenInsideTheGemm) {
+  const std::size_t M = 37, N = 70, K = 544;  // K: two full K blocks and a part, 17 blocks of 32
+  const auto A = test::normal_floats(M * K, 41), Bf = test::normal_floats(N * K, 42);
+  std::vector<std::uint16_t> b16(N * K), h16(N * K);
+  std::vector<float> wb(N * K), wh(N * K);
+  for (std::size_t i = 0; i < N * K; ++i) {
+    b16[i] = f32_to_bf16(Bf[i]);
+    h16[i] = f32_to_f16(Bf[i]);
+    wb[i] = bf16_to_f32(b16[i]);
+    wh[i] = f16_to_f32(h16[i]);
+  }
+  // Rows stored in reverse order, read through row_map.
+  std::vector<std::uint32_t> rev(N);
+  std::vector<std::uint16_t> b16r(N * K);
+  std::vector<float> wr(N * K);
+  for (std::size_t r = 0; r < N; ++r) {
+    rev[r] = static_cast<std::uint32_t>(N - 1 - r);
+    std::memcpy(&b16r[(N - 1 - r) * K], &b16[r * K], K * 2);
+  }
+  std::vector<std::uint8_t> q8(N * (K / 32) * 36);
+  std::vector<float> wq(N * K);
+  for (std::size_t r = 0; r < N; ++r)
+    for (std::size_t b = 0; b < K / 32; ++b) {
+      const float d = 0.01f * static_cast<float>(b + 1);
+      std::uint8_t* blk = &q8[(r * (K / 32) + b) * 36];
+      std::memcpy(blk, &d, 4);
+      for (std::size_t i = 0; i < 32; ++i) {
+        const auto q = static_cast<std::int8_t>(std::lround(std::clamp(Bf[r * K + b * 32 + i] * 40.0f, -127.0f, 127.0f)));
+        blk[4 + i] = static_cast<std::uint8_t>(q);
+        wq[r * K + b * 32 + i] = d * static_cast<float>(q);
+      }
+    }
+  Q8Ctx ctx;
+  StoredMatrix custom{StoredType::custom, q8.data(), N, K, nullptr, (K / 32) * 36, 32, &widen_q8, &ctx};
+  const std::vector<float> zero(M * N);
+  const struct {
+    StoredMatrix m;
+    const std::vector<float>* widened;
+    const char* name;
+  } cases[] = {{{StoredType::bf16, b16.data(), N, K}, &wb, "bf16"},
+               {{StoredType::f16, h16.data(), N, K}, &wh, "f16"},
+               {{StoredType::bf16, b16r.data(), N, K, rev.data()}, &wb, "bf16 row_map"},
+               {custom, &wq, "custom q8"}};
+  for (const auto& c : cases)
+    for (int threads : {1, 2}) {
+      std::vector<float> C(M * N);
+      gemm_f32(A.data(), c.m, C.data(), M, false, threads);
+      EXPECT_TRUE(same_bits(C, oracle(A, *c.widened, zero, M, N, K, false))) << c.name << " threads=" << threads;
+      std::vector<float> rows(3 * K);
+      widen_rows(c.m, 5, 3, rows.data());
+      EXPECT_EQ(std::memcmp(rows.data(), c.widened->data() + 5 * K, rows.size() * 4), 0) << c.name;
+    }
+  EXPECT_GT(ctx.calls, 0);
+}
+
+TEST(GemmF32Kernels, StoredMatrixBadArguments) {
+  std::vector<float> A(4), C(4);
+  std::vector<std::uint16_t> b(4);
+  using test::expect_error;
+  StoredMatrix m{StoredType::custom, b.data(), 2, 2, nullptr, 4, 3, nullptr, nullptr};
+  expect_error([&] { gemm_f32(A.data(), m, C.data(), 2); }, {"custom stored matrix", "block 3"});
+  expect_error([&] { widen_rows({StoredType::bf16, b.data(), 2, 2}, 1, 2, A.data()); }, {"rows [1, 3)", "of 2"});
+  expect_error([&] { gemm_f32(A.data(), StoredMatrix{StoredType::bf16, nullptr, 2, 2}, C.data(), 2); }, {"B is null"});
+}
+
+}  // namespace
+}  // namespace lowp::quant
