@@ -58,6 +58,9 @@ Tokenizer Tokenizer::byte_level(int vocab_size) {
     t.pieces_.push_back("</s>");
     t.types_.push_back(TokenType::control);
   }
+  // lowp's byte-level models are trained without BOS (their GGUF says add_bos_token = 0), so
+  // text is fed as its bytes; BOS stays available to generation's empty prompt.
+  t.add_bos_ = false;
   t.scores_.assign(t.pieces_.size(), 0.0f);
   return t;
 }
