@@ -140,7 +140,7 @@ class Parser {
     if (f.size() <= 16) {
       for (std::size_t i = 1; i < f.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
-          if (f[i].first == f[j].first) dup(f[i].first);
+          if (f[i].key == f[j].key) dup(f[i].key);
       return;
     }
     std::unordered_set<std::string_view> keys;
