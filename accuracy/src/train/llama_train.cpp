@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "lowp/numerics/error.hpp"
@@ -137,6 +138,9 @@ LlamaModel init_model(const LlamaConfig& c, std::uint64_t seed, bool tied) {
 }
 
 TrainLlama::TrainLlama(const LlamaModel& m, const quant::LinearRecipe& linear)
+    : TrainLlama(m, [&](int, std::size_t) { return linear; }) {}
+
+TrainLlama::TrainLlama(const LlamaModel& m, const LinearFor& linear_for)
     : c_(m.config),
       dim_(static_cast<std::size_t>(c_.dim)),
       kv_(static_cast<std::size_t>(c_.kv_dim())),
@@ -145,7 +149,8 @@ TrainLlama::TrainLlama(const LlamaModel& m, const quant::LinearRecipe& linear)
       vocab_(static_cast<std::size_t>(c_.vocab_size)) {
   validate(m);
   embedding_ = m.token_embedding;
-  for (const auto& w : m.layers) {
+  for (std::size_t l = 0; l < m.layers.size(); ++l) {
+    const LayerWeights& w = m.layers[l];
     Layer L;
     L.attn_norm = w.attn_norm;
     L.ffn_norm = w.ffn_norm;
@@ -153,7 +158,7 @@ TrainLlama::TrainLlama(const LlamaModel& m, const quant::LinearRecipe& linear)
     const std::size_t in[kLinears] = {dim_, dim_, dim_, dim_, dim_, dim_, hidden_};
     const std::size_t out[kLinears] = {dim_, kv_, kv_, dim_, hidden_, hidden_, dim_};
     for (int i = 0; i < kLinears; ++i) {
-      L.lin.emplace_back(linear, in[i], out[i], false);
+      L.lin.emplace_back(linear_for(i, l), in[i], out[i], false);
       L.lin.back().weight() = *src[i];
     }
     layers_.push_back(std::move(L));
@@ -209,6 +214,47 @@ std::vector<TrainLlama::Param> TrainLlama::params() {
 void TrainLlama::weights_changed() {
   for (auto& L : layers_)
     for (auto& q : L.lin) q.invalidate_weight_cache();
+}
+
+std::vector<std::uint8_t> TrainLlama::save_linear_state() const {
+  std::vector<std::uint8_t> b;
+  for (const auto& L : layers_)
+    for (const auto& q : L.lin) {
+      const std::vector<std::uint8_t> s = q.save_state();
+      const std::uint64_t n = s.size();
+      const auto* p = reinterpret_cast<const std::uint8_t*>(&n);
+      b.insert(b.end(), p, p + sizeof n);
+      b.insert(b.end(), s.begin(), s.end());
+    }
+  return b;
+}
+
+void TrainLlama::load_linear_state(std::span<const std::uint8_t> bytes) {
+  std::size_t at = 0;
+  for (auto& L : layers_)
+    for (auto& q : L.lin) {
+      std::uint64_t n = 0;
+      if (bytes.size() - at < sizeof n) throw Error("linear state: truncated");
+      std::memcpy(&n, bytes.data() + at, sizeof n);
+      at += sizeof n;
+      if (bytes.size() - at < n) throw Error("linear state: truncated");
+      q.load_state(bytes.subspan(at, n));
+      at += n;
+    }
+  if (at != bytes.size()) throw Error("linear state: " + std::to_string(bytes.size() - at) + " trailing bytes");
+}
+
+void TrainLlama::collect_stats(bool on) {
+  for (auto& L : layers_)
+    for (auto& q : L.lin) q.collect_stats(on);
+}
+
+std::vector<TrainLlama::LinearStats> TrainLlama::take_stats() {
+  std::vector<LinearStats> out;
+  for (std::size_t l = 0; l < layers_.size(); ++l)
+    for (int i = 0; i < kLinears; ++i)
+      out.push_back({static_cast<int>(l), kLinName[i], layers_[l].lin[static_cast<std::size_t>(i)].take_stats()});
+  return out;
 }
 
 LlamaModel TrainLlama::to_model() const {

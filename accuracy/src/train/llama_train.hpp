@@ -6,8 +6,10 @@
 // the attention matmuls and the classifier stay in float32. With the fp32 preset the forward
 // gives bitwise the logits of detail::forward_window (lowp eval) on the same weights.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,8 +25,12 @@ LlamaModel init_model(const LlamaConfig& c, std::uint64_t seed, bool tied = true
 
 class TrainLlama {
  public:
-  // Throws lowp::Error when the model is invalid or the preset cannot take its shapes.
+  // The recipe of block linear `linear` (0..6: wq wk wv wo gate up down, LinearKind order)
+  // of layer `layer`.
+  using LinearFor = std::function<quant::LinearRecipe(int linear, std::size_t layer)>;
+  // Throws lowp::Error when the model is invalid or a recipe cannot take its shapes.
   TrainLlama(const LlamaModel& m, const quant::LinearRecipe& linear);
+  TrainLlama(const LlamaModel& m, const LinearFor& linear_for);
 
   const LlamaConfig& config() const { return c_; }
   bool tied() const { return classifier_.empty(); }
@@ -63,6 +69,18 @@ class TrainLlama {
     double sqnr_db = 0, saturated = 0, flushed = 0;
   };
   std::vector<OperandStat> operand_stats();
+  // The linears' step-to-step state (delayed-scaling amax histories), layer by layer, as
+  // bytes; load_linear_state() throws lowp::Error when the bytes do not fit.
+  std::vector<std::uint8_t> save_linear_state() const;
+  void load_linear_state(std::span<const std::uint8_t> bytes);
+  // Per block linear, the quantized GEMM operands' statistics (QuantLinear::collect_stats).
+  struct LinearStats {
+    int layer = 0;
+    std::string linear;  // "wq" ...
+    std::array<quant::OperandStats, 6> ops;
+  };
+  void collect_stats(bool on);
+  std::vector<LinearStats> take_stats();
   // Name of the first activation of the last forward holding NaN or Inf ("" if none).
   std::string first_nonfinite_activation() const;
 
