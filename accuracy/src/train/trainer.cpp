@@ -132,7 +132,7 @@ class Trainer {
     const std::size_t n_layers = static_cast<std::size_t>(o.config.n_layers);
     net_ = std::make_unique<TrainLlama>(init_model(o.config, o.seed, o.tied), [&](int linear, std::size_t layer) {
       return lowp::train::linear_for(recipe_, static_cast<LinearKind>(linear), layer, n_layers);
-    });
+    }, &recipe_.classifier);
     opt_ = std::make_unique<lowp::train::Optimizer>(optimizer_config(o, recipe_));
     opt_->init_params(tensors());  // bf16 master weights start rounded
     net_->weights_changed();
