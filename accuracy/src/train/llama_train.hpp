@@ -63,15 +63,6 @@ class TrainLlama {
   void weights_changed();
   // The current weights as a model (to save, or to evaluate).
   LlamaModel to_model() const;
-  // The forward GEMM operands of every block linear (X as the last forward saw it, W as it is
-  // now), quantized by the recipe's fwd specs after its fwd rotation: SQNR, the fraction of
-  // elements encoded at the format's largest magnitude, the fraction of non-zeros flushed to 0.
-  struct OperandStat {
-    int layer = 0;
-    std::string linear, operand;  // "wq" ..., "X" or "W"
-    double sqnr_db = 0, saturated = 0, flushed = 0;
-  };
-  std::vector<OperandStat> operand_stats();
   // The linears' step-to-step state (delayed-scaling amax histories), layer by layer, as
   // bytes; load_linear_state() throws lowp::Error when the bytes do not fit.
   std::vector<std::uint8_t> save_linear_state() const;
