@@ -1,4 +1,4 @@
-// bench_train: one optimizer step (zero grads, forward, backward, AdamW update) of the default
+// bench_train: one optimizer step (zero grads, forward, backward, the recipe's optimizer) of the default
 // `lowp train` config ("small": dim 128, 4 layers, 4 heads, 2 KV heads, hidden 384, byte
 // vocabulary 258, tied classifier) on a batch of 8 windows of 128 tokens, per recipe.
 //   BM_train_step_<recipe>   counters: tokens_per_second (wall), tokens_per_cpu_second;
@@ -18,7 +18,8 @@
 #include "lowp/quant/gemm.hpp"
 #include "lowp/quant/linear.hpp"
 #include "train/llama_train.hpp"
-#include "train/plain_adamw.hpp"
+#include "train/optimizer.hpp"
+#include "train/train_recipe.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -29,16 +30,24 @@ constexpr std::size_t kBatch = 8, kCtx = 128;
 struct Setup {
   LlamaConfig c = train::named_config("small");
   std::unique_ptr<train::TrainLlama> net;
-  std::unique_ptr<train::PlainAdamW> opt;
+  lowp::train::TrainRecipe recipe;
+  std::unique_ptr<lowp::train::Optimizer> opt;
   std::vector<int> tok, tgt;
   std::uint64_t step = 0;
 
-  explicit Setup(const std::string& recipe) {
+  explicit Setup(const std::string& name) : recipe(lowp::train::find_train_recipe(name)) {
     c.seq_len = kCtx;
-    net = std::make_unique<train::TrainLlama>(train::init_model(c, 1), lowp::quant::linear_preset(recipe));
-    std::vector<std::size_t> sizes;
-    for (const auto& p : net->params()) sizes.push_back(p.size);
-    opt = std::make_unique<train::PlainAdamW>(train::AdamWConfig{}, sizes);
+    const auto layers = static_cast<std::size_t>(c.n_layers);
+    net = std::make_unique<train::TrainLlama>(
+        train::init_model(c, 1),
+        [&](int linear, std::size_t layer) {
+          return lowp::train::linear_for(recipe, static_cast<LinearKind>(linear), layer, layers);
+        },
+        &recipe.classifier);
+    lowp::train::OptimizerConfig oc;
+    oc.schedule.lr = 1e-4;
+    lowp::train::apply_optimizer_settings(recipe, oc);
+    opt = std::make_unique<lowp::train::Optimizer>(oc);
     for (std::size_t i = 0; i < kBatch * (kCtx + 1); ++i) tok.push_back(static_cast<int>((i * 2654435761u >> 7) % 256));
     tgt.assign(tok.begin() + 1, tok.end());
     tok.resize(kBatch * kCtx);
@@ -48,10 +57,10 @@ struct Setup {
     net->zero_grad();
     net->forward(tok, tgt, kBatch, kCtx, 0, ++step);
     net->backward(0, step);
-    auto params = net->params();
-    for (std::size_t i = 0; i < params.size(); ++i)
-      opt->update(i, params[i].value, params[i].grad, params[i].size, 1e-4, true);
-    opt->next_step();
+    std::vector<lowp::train::ParamTensor> t;
+    for (const auto& p : net->params())
+      t.push_back({p.name, {p.value, p.size}, {p.grad, p.size}, p.size > static_cast<std::size_t>(c.dim)});
+    opt->step(t);
     net->weights_changed();
   }
 };

@@ -134,8 +134,8 @@ Command add_train_command(CLI::App& parent) {
   auto a = std::make_shared<TrainArgs>();
   CLI::App* app = parent.add_subcommand("train", "Train a byte-level Llama on a text corpus under a training recipe");
   app->add_option("--corpus", a->o.corpus, "Text file; each byte is one token, the last 10% is held out");
-  app->add_option("--recipe", a->o.recipe, "Training recipe: a linear preset name (`lowp recipes`)")->capture_default_str();
-  app->add_option("--recipes", a->recipes, "Comma-separated recipes trained alike into DIR/<recipe>/ (fp32 always included), "
+  app->add_option("--recipe", a->o.recipe, "Training recipe: a built-in name (`lowp recipes`, training section) or a training recipe file (docs/training.md)")->capture_default_str();
+  app->add_option("--recipes", a->recipes, "Comma-separated training recipes (names or files) trained alike into DIR/<name>/ (fp32 always included), "
                                             "then DIR/summary.csv and DIR/loss.svg");
   app->add_option("--steps", a->o.steps, "Optimizer steps (with --resume: the total to reach)")->required();
   app->add_option("--seed", a->o.seed, "Seed of the initial weights and the batch order")->capture_default_str();

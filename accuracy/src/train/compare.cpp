@@ -7,18 +7,20 @@
 
 #include "io/save_model.hpp"
 #include "lowp/numerics/error.hpp"
-#include "lowp/quant/linear.hpp"
+#include "train/train_recipe.hpp"
 
 namespace lowp::accuracy::train {
 
 std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std::string> recipes,
                                        const std::function<void(const std::string&, const StepInfo&)>& progress) {
   if (std::find(recipes.begin(), recipes.end(), "fp32") == recipes.end()) recipes.insert(recipes.begin(), "fp32");
-  for (const auto& r : recipes) quant::linear_preset(r);  // all names checked before any training
+  std::vector<std::string> names;  // a recipe file trains under its `name`
+  for (const auto& r : recipes) names.push_back(lowp::train::find_train_recipe(r).name);  // all checked first
   std::vector<RecipeRun> runs;
-  for (const auto& r : recipes) {
+  for (std::size_t i = 0; i < recipes.size(); ++i) {
+    const std::string& r = names[i];
     TrainOptions o = base;
-    o.recipe = r;
+    o.recipe = recipes[i];
     o.out = (std::filesystem::path(base.out) / r).string();
     runs.push_back({r, run_training(o, false, [&](const StepInfo& s) {
                       if (progress) progress(r, s);

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "lowp/numerics/error.hpp"
@@ -137,6 +138,9 @@ LlamaModel init_model(const LlamaConfig& c, std::uint64_t seed, bool tied) {
 }
 
 TrainLlama::TrainLlama(const LlamaModel& m, const quant::LinearRecipe& linear)
+    : TrainLlama(m, [&](int, std::size_t) { return linear; }) {}
+
+TrainLlama::TrainLlama(const LlamaModel& m, const LinearFor& linear_for, const quant::LinearRecipe* classifier)
     : c_(m.config),
       dim_(static_cast<std::size_t>(c_.dim)),
       kv_(static_cast<std::size_t>(c_.kv_dim())),
@@ -145,7 +149,8 @@ TrainLlama::TrainLlama(const LlamaModel& m, const quant::LinearRecipe& linear)
       vocab_(static_cast<std::size_t>(c_.vocab_size)) {
   validate(m);
   embedding_ = m.token_embedding;
-  for (const auto& w : m.layers) {
+  for (std::size_t l = 0; l < m.layers.size(); ++l) {
+    const LayerWeights& w = m.layers[l];
     Layer L;
     L.attn_norm = w.attn_norm;
     L.ffn_norm = w.ffn_norm;
@@ -153,13 +158,17 @@ TrainLlama::TrainLlama(const LlamaModel& m, const quant::LinearRecipe& linear)
     const std::size_t in[kLinears] = {dim_, dim_, dim_, dim_, dim_, dim_, hidden_};
     const std::size_t out[kLinears] = {dim_, kv_, kv_, dim_, hidden_, hidden_, dim_};
     for (int i = 0; i < kLinears; ++i) {
-      L.lin.emplace_back(linear, in[i], out[i], false);
+      L.lin.emplace_back(linear_for(i, l), in[i], out[i], false);
       L.lin.back().weight() = *src[i];
     }
     layers_.push_back(std::move(L));
   }
   final_norm_ = m.final_norm;
   classifier_ = m.classifier;
+  if (classifier && classifier->name != "fp32") {
+    cls_ = std::make_unique<quant::QuantLinear>(*classifier, dim_, vocab_, false);
+    weights_changed();
+  }
   zero_grad();
   // RoPE angles in double, rounded once (as model/prepare.cpp).
   const std::size_t half = hd_ / 2, seq = static_cast<std::size_t>(c_.seq_len);
@@ -209,6 +218,62 @@ std::vector<TrainLlama::Param> TrainLlama::params() {
 void TrainLlama::weights_changed() {
   for (auto& L : layers_)
     for (auto& q : L.lin) q.invalidate_weight_cache();
+  if (cls_) cls_->weight() = classifier_.empty() ? embedding_ : classifier_;  // drops its cache too
+}
+
+std::vector<std::uint8_t> TrainLlama::save_linear_state() const {
+  std::vector<std::uint8_t> b;
+  std::vector<const quant::QuantLinear*> all;
+  for (const auto& L : layers_)
+    for (const auto& q : L.lin) all.push_back(&q);
+  if (cls_) all.push_back(cls_.get());
+  for (const quant::QuantLinear* q : all) {
+    const std::vector<std::uint8_t> s = q->save_state();
+    const std::uint64_t n = s.size();
+    const auto* p = reinterpret_cast<const std::uint8_t*>(&n);
+    b.insert(b.end(), p, p + sizeof n);
+    b.insert(b.end(), s.begin(), s.end());
+  }
+  return b;
+}
+
+void TrainLlama::load_linear_state(std::span<const std::uint8_t> bytes) {
+  std::size_t at = 0;
+  for (auto& L : layers_)
+    for (auto& q : L.lin) {
+      std::uint64_t n = 0;
+      if (bytes.size() - at < sizeof n) throw Error("linear state: truncated");
+      std::memcpy(&n, bytes.data() + at, sizeof n);
+      at += sizeof n;
+      if (bytes.size() - at < n) throw Error("linear state: truncated");
+      q.load_state(bytes.subspan(at, n));
+      at += n;
+    }
+  if (cls_) {
+    std::uint64_t n = 0;
+    if (bytes.size() - at < sizeof n) throw Error("linear state: truncated");
+    std::memcpy(&n, bytes.data() + at, sizeof n);
+    at += sizeof n;
+    if (bytes.size() - at < n) throw Error("linear state: truncated");
+    cls_->load_state(bytes.subspan(at, n));
+    at += n;
+  }
+  if (at != bytes.size()) throw Error("linear state: " + std::to_string(bytes.size() - at) + " trailing bytes");
+}
+
+void TrainLlama::collect_stats(bool on) {
+  for (auto& L : layers_)
+    for (auto& q : L.lin) q.collect_stats(on);
+  if (cls_) cls_->collect_stats(on);
+}
+
+std::vector<TrainLlama::LinearStats> TrainLlama::take_stats() {
+  std::vector<LinearStats> out;
+  for (std::size_t l = 0; l < layers_.size(); ++l)
+    for (int i = 0; i < kLinears; ++i)
+      out.push_back({static_cast<int>(l), kLinName[i], layers_[l].lin[static_cast<std::size_t>(i)].take_stats()});
+  if (cls_) out.push_back({-1, "classifier", cls_->take_stats()});
+  return out;
 }
 
 LlamaModel TrainLlama::to_model() const {
@@ -429,7 +494,10 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
                   threads);
   logits_.resize(R * vocab_);
   const std::vector<float>& wcls = classifier_.empty() ? embedding_ : classifier_;
-  quant::gemm_f32(xn_final_.data(), wcls.data(), logits_.data(), R, vocab_, dim_, false, threads);
+  if (cls_)
+    cls_->forward(xn_final_.data(), R, logits_.data(), mix(seed, 0xc1a55));
+  else
+    quant::gemm_f32(xn_final_.data(), wcls.data(), logits_.data(), R, vocab_, dim_, false, threads);
   if (targets.empty()) return std::numeric_limits<double>::quiet_NaN();
 
   // Cross-entropy: log-sum-exp per row in double, rows summed in order.
@@ -469,11 +537,18 @@ void TrainLlama::backward(int threads, std::uint64_t seed) {
   std::vector<float>& wcls = classifier_.empty() ? embedding_ : classifier_;
   std::vector<float>& dwcls = classifier_.empty() ? d_embedding_ : d_classifier_;
   std::vector<float> wt(dim_ * vocab_), dlt(vocab_ * R), xt(dim_ * R), dx(R * dim_, 0.0f), dxn(R * dim_);
-  transpose(wcls.data(), wt.data(), vocab_, dim_);
-  quant::gemm_f32(dlogits.data(), wt.data(), dxn.data(), R, dim_, vocab_, false, threads);
-  transpose(dlogits.data(), dlt.data(), R, vocab_);
-  transpose(xn_final_.data(), xt.data(), R, dim_);
-  quant::gemm_f32(dlt.data(), xt.data(), dwcls.data(), vocab_, dim_, R, true, threads);
+  if (cls_) {
+    std::vector<float>& g = cls_->weight_grad();
+    std::fill(g.begin(), g.end(), 0.0f);
+    cls_->backward(dlogits.data(), dxn.data(), mix(seed, 0xc1a55));
+    for (std::size_t i = 0; i < g.size(); ++i) dwcls[i] += g[i];
+  } else {
+    transpose(wcls.data(), wt.data(), vocab_, dim_);
+    quant::gemm_f32(dlogits.data(), wt.data(), dxn.data(), R, dim_, vocab_, false, threads);
+    transpose(dlogits.data(), dlt.data(), R, vocab_);
+    transpose(xn_final_.data(), xt.data(), R, dim_);
+    quant::gemm_f32(dlt.data(), xt.data(), dwcls.data(), vocab_, dim_, R, true, threads);
+  }
   rmsnorm_backward(x_final_.data(), final_norm_.data(), inv_final_.data(), dxn.data(), dx.data(),
                    d_final_norm_.data(), R, dim_, threads);
 

@@ -2,12 +2,15 @@
 // cross-entropy loss, and the complete backward pass (private to lowp_accuracy).
 //
 // Every linear of a block (wq wk wv wo w_gate w_up w_down) is a quant::QuantLinear, so its
-// forward, dgrad and wgrad GEMMs follow the recipe's linear preset. The embedding, the norms,
-// the attention matmuls and the classifier stay in float32. With the fp32 preset the forward
-// gives bitwise the logits of detail::forward_window (lowp eval) on the same weights.
+// forward, dgrad and wgrad GEMMs follow the recipe given for it; so is the classifier unless its
+// recipe is fp32. The embedding, the norms and the attention matmuls stay in float32. With fp32
+// everywhere the forward gives bitwise the logits of detail::forward_window (lowp eval).
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,8 +26,14 @@ LlamaModel init_model(const LlamaConfig& c, std::uint64_t seed, bool tied = true
 
 class TrainLlama {
  public:
-  // Throws lowp::Error when the model is invalid or the preset cannot take its shapes.
+  // The recipe of block linear `linear` (0..6: wq wk wv wo gate up down, LinearKind order)
+  // of layer `layer`.
+  using LinearFor = std::function<quant::LinearRecipe(int linear, std::size_t layer)>;
+  // Throws lowp::Error when the model is invalid or a recipe cannot take its shapes.
   TrainLlama(const LlamaModel& m, const quant::LinearRecipe& linear);
+  // A `classifier` recipe other than the fp32 preset makes the classifier (the embedding when
+  // tied) a QuantLinear of that recipe too; otherwise it is the float32 GEMM of lowp eval.
+  TrainLlama(const LlamaModel& m, const LinearFor& linear_for, const quant::LinearRecipe* classifier = nullptr);
 
   const LlamaConfig& config() const { return c_; }
   bool tied() const { return classifier_.empty(); }
@@ -54,15 +63,18 @@ class TrainLlama {
   void weights_changed();
   // The current weights as a model (to save, or to evaluate).
   LlamaModel to_model() const;
-  // The forward GEMM operands of every block linear (X as the last forward saw it, W as it is
-  // now), quantized by the recipe's fwd specs after its fwd rotation: SQNR, the fraction of
-  // elements encoded at the format's largest magnitude, the fraction of non-zeros flushed to 0.
-  struct OperandStat {
-    int layer = 0;
-    std::string linear, operand;  // "wq" ..., "X" or "W"
-    double sqnr_db = 0, saturated = 0, flushed = 0;
+  // The linears' step-to-step state (delayed-scaling amax histories), layer by layer, as
+  // bytes; load_linear_state() throws lowp::Error when the bytes do not fit.
+  std::vector<std::uint8_t> save_linear_state() const;
+  void load_linear_state(std::span<const std::uint8_t> bytes);
+  // Per block linear, the quantized GEMM operands' statistics (QuantLinear::collect_stats).
+  struct LinearStats {
+    int layer = 0;       // -1: the classifier
+    std::string linear;  // "wq" ..., "classifier"
+    std::array<quant::OperandStats, 6> ops;
   };
-  std::vector<OperandStat> operand_stats();
+  void collect_stats(bool on);
+  std::vector<LinearStats> take_stats();
   // Name of the first activation of the last forward holding NaN or Inf ("" if none).
   std::string first_nonfinite_activation() const;
 
@@ -86,6 +98,7 @@ class TrainLlama {
   std::vector<Layer> layers_;
   std::vector<float> final_norm_, d_final_norm_;
   std::vector<float> classifier_, d_classifier_;  // empty when tied
+  std::unique_ptr<quant::QuantLinear> cls_;       // a quantized classifier: mirrors its weight
   std::vector<float> rope_cos_, rope_sin_;
   // Saved: tokens, targets, the final residual, its norm, logits.
   std::vector<int> tokens_, targets_;

@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,13 +20,14 @@
 #include "lowp/numerics/rng.hpp"
 #include "lowp/quant/linear.hpp"
 #include "train/llama_train.hpp"
-#include "train/plain_adamw.hpp"
+#include "train/optimizer.hpp"
+#include "train/train_recipe.hpp"
 
 namespace lowp::accuracy::train {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr char kStateMagic[8] = {'L', 'O', 'W', 'P', 'T', 'R', 'N', '1'};
+constexpr char kStateMagic[8] = {'L', 'O', 'W', 'P', 'T', 'R', 'N', '2'};
 
 std::string read_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -93,11 +95,18 @@ TrainOptions load_config(const std::string& dir, TrainOptions o) {
   return o;
 }
 
-double schedule(const TrainOptions& o, int step) {
-  if (step <= o.warmup) return o.lr * step / std::max(1, o.warmup);
-  const double span = std::max(1, o.steps - o.warmup);
-  const double p = std::min(1.0, (step - o.warmup) / span);
-  return o.lr * (o.min_lr_ratio + (1.0 - o.min_lr_ratio) * 0.5 * (1.0 + std::cos(3.141592653589793 * p)));
+// The optimizer of the recipe (master and moment formats, AdamW or StableAdamW) with the run's
+// schedule and clipping.
+lowp::train::OptimizerConfig optimizer_config(const TrainOptions& o, const lowp::train::TrainRecipe& r) {
+  lowp::train::OptimizerConfig c;
+  c.schedule.lr = o.lr;
+  c.schedule.warmup_steps = static_cast<std::size_t>(o.warmup);
+  c.schedule.total_steps = static_cast<std::size_t>(o.steps);
+  c.schedule.min_lr_ratio = o.min_lr_ratio;
+  c.clip_norm = o.grad_clip;
+  c.seed = o.seed ^ 0x0b7e5eedULL;
+  lowp::train::apply_optimizer_settings(r, c);
+  return c;
 }
 
 // Temporarily bounds OpenMP's team size (the linears' GEMMs use the default).
@@ -119,11 +128,14 @@ class Trainer {
                   std::to_string(T + 1) + " bytes (--ctx " + std::to_string(T) + ")");
     data_.assign(text.begin(), text.end());
     for (auto& b : data_) b &= 0xff;
-    const quant::LinearRecipe& preset = quant::linear_preset(o.recipe);
-    net_ = std::make_unique<TrainLlama>(init_model(o.config, o.seed, o.tied), preset);
-    std::vector<std::size_t> sizes;
-    for (const auto& p : net_->params()) sizes.push_back(p.size);
-    opt_ = std::make_unique<PlainAdamW>(AdamWConfig{}, sizes);
+    recipe_ = lowp::train::find_train_recipe(o.recipe);
+    const std::size_t n_layers = static_cast<std::size_t>(o.config.n_layers);
+    net_ = std::make_unique<TrainLlama>(init_model(o.config, o.seed, o.tied), [&](int linear, std::size_t layer) {
+      return lowp::train::linear_for(recipe_, static_cast<LinearKind>(linear), layer, n_layers);
+    }, &recipe_.classifier);
+    opt_ = std::make_unique<lowp::train::Optimizer>(optimizer_config(o, recipe_));
+    opt_->init_params(tensors());  // bf16 master weights start rounded
+    net_->weights_changed();
     if (resume) load_state();
   }
 
@@ -134,26 +146,29 @@ class Trainer {
     open_log();
     std::vector<int> tok(B * T), tgt(B * T);
     const auto start = std::chrono::steady_clock::now();
-    for (int step = static_cast<int>(opt_->step()) + 1; step <= o_.steps; ++step) {
+    for (int step = static_cast<int>(opt_->steps_done()) + 1; step <= o_.steps; ++step) {
       const auto t0 = std::chrono::steady_clock::now();
+      const bool evaluated = step == o_.steps || (o_.eval_every > 0 && step % o_.eval_every == 0);
       sample(step, tok, tgt);
       net_->zero_grad();
+      net_->collect_stats(evaluated);  // the operands of this step's three GEMMs per linear
       const std::uint64_t s = step_seed(step);
       const double loss = net_->forward(tok, tgt, B, T, threads, s);
       if (!std::isfinite(loss)) fail_nonfinite(step, net_->first_nonfinite_activation(), "loss");
       net_->backward(threads, s);
-      const double norm = update(step);
+      net_->collect_stats(false);
+      const lowp::train::StepStats st = update(step);
       StepInfo info;
       info.step = step;
       info.steps = o_.steps;
       info.train_loss = loss;
-      info.lr = schedule(o_, step);
-      info.grad_norm = norm;
+      info.lr = st.lr;
+      info.grad_norm = st.grad_norm;
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       info.tokens_per_second = static_cast<double>(B * T) / std::max(dt, 1e-9);
       info.val_loss = std::numeric_limits<double>::quiet_NaN();
-      if (step == o_.steps || (o_.eval_every > 0 && step % o_.eval_every == 0)) {
-        log_operands(step);  // from this step's training forward, before validation replaces it
+      if (evaluated) {
+        log_operands(step);
         info.val_loss = validate_loss();
         info.evaluated = true;
         result_.val_curve.emplace_back(step, info.val_loss);
@@ -188,39 +203,32 @@ class Trainer {
     }
   }
 
-  // Global-norm clipping, then one AdamW update of every tensor; returns the norm before clipping.
-  double update(int step) {
-    auto params = net_->params();
-    double ss = 0;
-    for (const auto& p : params)
-      for (std::size_t j = 0; j < p.size; ++j) ss += static_cast<double>(p.grad[j]) * p.grad[j];
-    const double norm = std::sqrt(ss);
-    if (!std::isfinite(norm)) {
+  std::vector<lowp::train::ParamTensor> tensors() {
+    std::vector<lowp::train::ParamTensor> t;
+    for (const auto& p : net_->params())
+      t.push_back({p.name, std::span<float>(p.value, p.size), std::span<const float>(p.grad, p.size),
+                   p.size > static_cast<std::size_t>(o_.config.dim)});  // matrices decay, norms do not
+    return t;
+  }
+
+  // One optimizer step (global-norm clipping inside); the weights change in place, so the
+  // linears drop their cached quantized weights. RMS(g^2/v) per layer from its tensors.
+  lowp::train::StepStats update(int step) {
+    const auto params = net_->params();
+    const auto t = tensors();
+    if (!std::isfinite(lowp::train::global_grad_norm(t))) {
       for (const auto& p : params)
         for (std::size_t j = 0; j < p.size; ++j)
           if (!std::isfinite(p.grad[j])) fail_nonfinite(step, "the gradient of " + p.name, "gradient norm");
     }
-    const double clip = o_.grad_clip > 0 && norm > o_.grad_clip ? o_.grad_clip / norm : 1.0;
-    const double lr = schedule(o_, step);
-    rms_.assign(static_cast<std::size_t>(o_.config.n_layers), 0.0);
-    std::vector<std::size_t> count(rms_.size(), 0);
-    std::vector<float> g;
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      const auto& p = params[i];
-      g.assign(p.grad, p.grad + p.size);
-      if (clip != 1.0)
-        for (float& x : g) x = static_cast<float>(x * clip);
-      const bool decay = p.size > static_cast<std::size_t>(o_.config.dim);  // matrices, not norms
-      const double ratio = opt_->update(i, p.value, g.data(), p.size, lr, decay);
-      if (p.layer >= 0) {
-        rms_[static_cast<std::size_t>(p.layer)] += ratio;
-        count[static_cast<std::size_t>(p.layer)] += p.size;
-      }
-    }
-    for (std::size_t l = 0; l < rms_.size(); ++l) rms_[l] = std::sqrt(rms_[l] / static_cast<double>(count[l]));
-    opt_->next_step();
+    lowp::train::StepStats st = opt_->step(t);
     net_->weights_changed();
-    return norm;
+    std::vector<std::vector<lowp::train::TensorStepStats>> per_layer(static_cast<std::size_t>(o_.config.n_layers));
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (params[i].layer >= 0) per_layer[static_cast<std::size_t>(params[i].layer)].push_back(st.tensors[i]);
+    rms_.clear();
+    for (const auto& l : per_layer) rms_.push_back(lowp::train::combined_rms(l));
+    return st;
   }
 
   double validate_loss() {
@@ -261,7 +269,7 @@ class Trainer {
   std::vector<std::string> reopen_csv(const std::string& path, const std::string& header, std::ofstream& out) {
     std::string kept = header + "\n";
     std::vector<std::string> rows;
-    const int done = static_cast<int>(opt_->step());
+    const int done = static_cast<int>(opt_->steps_done());
     if (done > 0) {
       std::ifstream f(path);
       std::string line;
@@ -281,7 +289,7 @@ class Trainer {
   void open_log() {
     std::string header = "step,train_loss,val_loss,lr,grad_norm,tokens_per_second";
     for (int l = 0; l < o_.config.n_layers; ++l) header += ",rms_g2_over_v_layer" + std::to_string(l);
-    reopen_csv((fs::path(o_.out) / "quant.csv").string(), "step,layer,linear,operand,sqnr_db,saturated,flushed", quant_);
+    reopen_csv((fs::path(o_.out) / "quant.csv").string(), "step,layer,linear,gemm,operand,sqnr_db,saturated,flushed", quant_);
     for (const std::string& line : reopen_csv(log_path(), header, log_)) {
       const auto c1 = line.find(','), c2 = line.find(',', c1 + 1), c3 = line.find(',', c2 + 1);
       if (c2 != std::string::npos && c3 > c2 + 1) {  // an evaluated step
@@ -291,11 +299,20 @@ class Trainer {
     }
   }
 
-  // DIR/quant.csv: per layer, linear and forward operand, what the recipe's quantization does.
+  // DIR/quant.csv: per layer, linear, GEMM and quantized operand of this step, what the
+  // recipe's quantization does (operands left in float32 have no row).
   void log_operands(int step) {
-    for (const auto& s : net_->operand_stats())
-      quant_ << step << ',' << s.layer << ',' << s.linear << ',' << s.operand << ',' << num(s.sqnr_db) << ','
-             << num(s.saturated) << ',' << num(s.flushed) << '\n';
+    static constexpr const char* kGemm[3] = {"fwd", "dgrad", "wgrad"};
+    static constexpr const char* kOperand[6] = {"X", "W", "dY", "W^T", "dY^T", "X^T"};
+    for (const auto& s : net_->take_stats())
+      for (std::size_t k = 0; k < s.ops.size(); ++k) {
+        const quant::OperandStats& o = s.ops[k];
+        if (o.count == 0) continue;
+        const double n = static_cast<double>(o.count);
+        quant_ << step << ',' << s.layer << ',' << s.linear << ',' << kGemm[k / 2] << ',' << kOperand[k] << ','
+               << num(o.sqnr_db()) << ',' << num(static_cast<double>(o.saturated) / n) << ','
+               << num(static_cast<double>(o.flushed) / n) << '\n';
+      }
     quant_.flush();
   }
 
@@ -324,12 +341,13 @@ class Trainer {
       put(&n, sizeof n);
       put(p.value, p.size * sizeof(float));
     }
-    const std::vector<std::uint8_t> opt = opt_->save();
-    const std::uint64_t n = opt.size();
-    put(&n, sizeof n);
-    put(opt.data(), opt.size());
+    for (const std::vector<std::uint8_t>& part : {opt_->save(), net_->save_linear_state()}) {
+      const std::uint64_t n = part.size();
+      put(&n, sizeof n);
+      put(part.data(), part.size());
+    }
     detail::write_file_atomic((dir / "state.bin").string(), b);
-    last_saved_ = static_cast<int>(opt_->step());
+    last_saved_ = static_cast<int>(opt_->steps_done());
   }
 
   void load_state() {
@@ -352,18 +370,30 @@ class Trainer {
       take(p.value, p.size * sizeof(float));
     }
     net_->weights_changed();
-    std::uint64_t n = 0;
-    take(&n, sizeof n);
-    if (b.size() - at != n) throw bad();
-    opt_->load(std::span<const std::uint8_t>(b.data() + at, n));
-    last_saved_ = static_cast<int>(opt_->step());
+    const auto part = [&] {
+      std::uint64_t n = 0;
+      take(&n, sizeof n);
+      if (b.size() - at < n) throw bad();
+      const std::span<const std::uint8_t> s(b.data() + at, n);
+      at += n;
+      return s;
+    };
+    try {
+      opt_->load(part());
+      net_->load_linear_state(part());
+    } catch (const Error& e) {
+      throw Error(path + ": " + e.what());
+    }
+    if (at != b.size()) throw bad();
+    last_saved_ = static_cast<int>(opt_->steps_done());
   }
 
   TrainOptions o_;
   std::vector<int> data_;
   std::size_t n_train_ = 0;
   std::unique_ptr<TrainLlama> net_;
-  std::unique_ptr<PlainAdamW> opt_;
+  lowp::train::TrainRecipe recipe_;
+  std::unique_ptr<lowp::train::Optimizer> opt_;
   std::vector<double> rms_;
   std::ofstream log_, quant_;
   TrainResult result_;
@@ -402,7 +432,10 @@ TrainResult run_training(TrainOptions o, bool resume, const std::function<void(c
   validate(o.config, "the model options");
   if (o.config.head_dim() % 2) throw Error("head_dim " + std::to_string(o.config.head_dim()) + " must be even (RoPE pairs)");
   if (o.out.empty()) throw Error("--out is required");
-  quant::linear_preset(o.recipe);  // an unknown recipe fails before anything is written
+  lowp::train::find_train_recipe(o.recipe);  // an unknown recipe fails before anything is written
+  const auto builtin = lowp::train::builtin_train_recipes();
+  const bool named = std::any_of(builtin.begin(), builtin.end(), [&](const auto& r) { return r.name == o.recipe; });
+  if (!named) o.recipe = fs::absolute(o.recipe).string();  // resume finds the file
   Trainer trainer(o, resume);
   std::error_code ec;
   fs::create_directories(o.out, ec);
