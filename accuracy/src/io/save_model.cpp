@@ -152,8 +152,8 @@ void save_gguf(const LlamaModel& m, const std::string& path) {
     for (int i = 0; i < n; ++i) kv.put<std::int32_t>(i < 256 ? 6 : i < 258 ? 3 : 5);  // byte, control, unused
     if (n > 256) key("tokenizer.ggml.bos_token_id", u32), kv.put<std::uint32_t>(256);
     if (n > 257) key("tokenizer.ggml.eos_token_id", u32), kv.put<std::uint32_t>(257);
-    // BOS first, as the byte tokenizer lowp eval uses for model.bin and model.safetensors.
-    key("tokenizer.ggml.add_bos_token", boolean), kv.put<std::uint8_t>(n > 256 ? 1 : 0);
+    // No BOS: lowp trains on the bytes alone, and its byte tokenizer adds none either.
+    key("tokenizer.ggml.add_bos_token", boolean), kv.put<std::uint8_t>(0);
     key("tokenizer.ggml.add_space_prefix", boolean), kv.put<std::uint8_t>(0);
   }
 
