@@ -91,7 +91,7 @@ TEST(EvalLimits, NonFiniteReferenceNamesTheFirstTensor) {
   LlamaModel bad = m;
   bad.layers[1].wk[5] = std::numeric_limits<float>::quiet_NaN();  // a k row: the fused q|k|v output of layer 1
   expect_error([&] { run_fp32(bad, tokens); },
-               {"the float32 reference is not finite: first NaN in the output of wq|wk|wv of layer 1 (window position 0)"});
+               {"the float32 reference is not finite: first NaN in the output of wk of layer 1 (window position 0)"});
   bad = m;
   bad.layers[0].w_down[3] = std::numeric_limits<float>::infinity();  // down_proj of layer 0
   expect_error([&] { run_fp32(bad, tokens); }, {"first ", " in the output of down of layer 0"});

@@ -57,15 +57,15 @@ TEST_F(CliHostile, MaxMemory) {
   EXPECT_EQ(lowp_run({"eval", "--model", m, "--tokens", ids, "--max-memory", "64M"}).code, 0);
 }
 
-TEST_F(CliHostile, NonFiniteReferenceIsAnErrorQuantizedIsAResult) {
+TEST_F(CliHostile, NonFiniteReferenceIsAnError) {
   lowp::accuracy::LlamaModel bad = model_;
   bad.layers[1].w_up[10] = std::numeric_limits<float>::quiet_NaN();
   lowp::test::write_llama2c(dir_ + "/nan.bin", bad);
   one_line(lowp_run({"eval", "--model", dir_ + "/nan.bin", "--tokens", dir_ + "/ids.txt"}), 1,
-           {"lowp eval: the float32 reference is not finite: first NaN in the output of gate|up of layer 1"});
-  const Result q = lowp_run({"eval", "--model", dir_ + "/nan.bin", "--tokens", dir_ + "/ids.txt", "--recipe", "bf16"});
-  EXPECT_EQ(q.code, 0) << q.err;
-  EXPECT_NE(q.out.find("nonfinite "), std::string::npos) << q.out;
+           {"lowp eval: the float32 reference is not finite: first NaN in the output of up of layer 1"});
+  // A quantized recipe is compared with that reference, so it cannot run either.
+  one_line(lowp_run({"eval", "--model", dir_ + "/nan.bin", "--tokens", dir_ + "/ids.txt", "--recipe", "bf16"}), 1,
+           {"lowp eval: the float32 reference is not finite"});
 }
 
 }  // namespace

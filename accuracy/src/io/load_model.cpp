@@ -87,8 +87,8 @@ LlamaModel load_model(const std::string& path, WeightStorage storage) {
     const auto header = static_cast<std::uint64_t>(le(b, 0, 8));
     if (header <= b.size() - 8) return load_safetensors(path, storage);
   }
-  // llama2.c's int8 export (version 2) starts with the magic "ak42".
-  if (b.size() >= 4 && std::memcmp(b.data(), "ak42", 4) == 0) return load_llama2c_bytes(b, path);
+  // llama2.c's int8 export (version 2) starts with the magic 0x616b3432 ("ak42", little-endian).
+  if (b.size() >= 4 && le(b, 0, 4) == 0x616b3432) return load_llama2c_bytes(b, path);
   const Llama2cGuess g = guess_llama2c(b);
   if (g.size_ok) return load_llama2c_bytes(b, path);
   if (g.sane) throw Error(path + not_a_checkpoint + "; it looks like a llama2.c .bin, but its header (" + g.summary + ")");
