@@ -15,6 +15,7 @@
 
 #include "../../tests/accuracy/llama_reference.hpp"
 #include "lowp/accuracy/eval.hpp"
+#include "synthetic_llama.hpp"
 
 namespace {
 
@@ -23,43 +24,7 @@ using namespace lowp::accuracy;
 constexpr int kCtx = 256;
 
 const LlamaModel& model() {
-  static const LlamaModel m = [] {
-    LlamaConfig c;
-    c.dim = 288;
-    c.hidden_dim = 768;
-    c.n_layers = 6;
-    c.n_heads = 6;
-    c.n_kv_heads = 6;
-    c.vocab_size = 32000;
-    c.seq_len = kCtx;
-    LlamaModel m;
-    m.config = c;
-    std::mt19937 gen(15);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    const auto fill = [&](std::size_t n, float std_dev) {
-      std::vector<float> v(n);
-      for (float& x : v) x = nd(gen) * std_dev;
-      return v;
-    };
-    const std::size_t dim = 288, hid = 768, vocab = 32000;
-    const float s_dim = 1.0f / std::sqrt(288.0f), s_hid = 1.0f / std::sqrt(768.0f);
-    m.token_embedding = fill(vocab * dim, 1.0f);
-    for (int l = 0; l < c.n_layers; ++l) {
-      LayerWeights w;
-      w.attn_norm.assign(dim, 1.0f);
-      w.ffn_norm.assign(dim, 1.0f);
-      w.wq = fill(dim * dim, s_dim);
-      w.wk = fill(dim * dim, s_dim);
-      w.wv = fill(dim * dim, s_dim);
-      w.wo = fill(dim * dim, s_dim);
-      w.w_gate = fill(hid * dim, s_dim);
-      w.w_up = fill(hid * dim, s_dim);
-      w.w_down = fill(dim * hid, s_hid);
-      m.layers.push_back(std::move(w));
-    }
-    m.final_norm.assign(dim, 1.0f);
-    return m;
-  }();
+  static const LlamaModel m = lowp::bench::synthetic_llama(288, 768, 6, 6, 32000, kCtx, 15);
   return m;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lowp/accuracy/eval.hpp"
+#include "synthetic_llama.hpp"
 #include "lowp/quant/gemm.hpp"
 
 namespace {
@@ -28,43 +29,7 @@ double cpu_seconds() {
 }
 
 const LlamaModel& model_110m() {
-  static const LlamaModel m = [] {
-    LlamaConfig c;
-    c.dim = 768;
-    c.hidden_dim = 2048;
-    c.n_layers = 12;
-    c.n_heads = 12;
-    c.n_kv_heads = 12;
-    c.vocab_size = 32000;
-    c.seq_len = kT;
-    LlamaModel m;
-    m.config = c;
-    std::mt19937 gen(110);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    const auto fill = [&](std::size_t n, float s) {
-      std::vector<float> v(n);
-      for (float& x : v) x = nd(gen) * s;
-      return v;
-    };
-    const std::size_t dim = 768, hid = 2048, vocab = 32000;
-    const float s_dim = 1.0f / std::sqrt(768.0f), s_hid = 1.0f / std::sqrt(2048.0f);
-    m.token_embedding = fill(vocab * dim, 1.0f);
-    for (int l = 0; l < c.n_layers; ++l) {
-      LayerWeights w;
-      w.attn_norm.assign(dim, 1.0f);
-      w.ffn_norm.assign(dim, 1.0f);
-      w.wq = fill(dim * dim, s_dim);
-      w.wk = fill(dim * dim, s_dim);
-      w.wv = fill(dim * dim, s_dim);
-      w.wo = fill(dim * dim, s_dim);
-      w.w_gate = fill(hid * dim, s_dim);
-      w.w_up = fill(hid * dim, s_dim);
-      w.w_down = fill(dim * hid, s_hid);
-      m.layers.push_back(std::move(w));
-    }
-    m.final_norm.assign(dim, 1.0f);
-    return m;
-  }();
+  static const LlamaModel m = lowp::bench::synthetic_llama(768, 2048, 12, 12, 32000, kT, 110);
   return m;
 }
 
