@@ -2,6 +2,7 @@
 #include "lowp/accuracy/cli.hpp"
 
 #include <exception>
+#include <iostream>
 #include <istream>
 #include <new>
 #include <ostream>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "dist/comm.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp {
@@ -40,7 +42,10 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
       add_generate_command(app),
   };
 
-  std::string prefix = "lowp";  // "lowp <command>" once a command is known
+  // "lowp <command>" once a command is known; under mpirun the error line names its rank.
+  std::string prefix = accuracy::dist::size() > 1
+                           ? "lowp (rank " + std::to_string(accuracy::dist::rank()) + " of " + std::to_string(accuracy::dist::size()) + ")"
+                           : std::string("lowp");
   try {
     try {
       app.parse(argc, argv);
@@ -87,6 +92,26 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
     err << prefix << ": unexpected error\n";
     return exit_bad_data;
   }
+}
+
+int run_main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);  // line-by-line output without a flush per input line
+  int code = 1;
+  try {
+    accuracy::dist::Session mpi(argc, argv);
+    code = run_cli(argc, argv, std::cin, std::cout, std::cerr);
+    if (code != 0) {
+      std::cout.flush();
+      std::cerr.flush();
+      accuracy::dist::abort_job(code);  // returns with one rank
+    }
+  } catch (...) {  // run_cli catches everything; this guards what happens around it
+    std::cerr << "lowp: unexpected error\n";
+    std::cerr.flush();
+    accuracy::dist::abort_job(1);
+    return 1;
+  }
+  return code;
 }
 
 }  // namespace lowp
