@@ -2,9 +2,11 @@
 // and per layer, their one-line errors, and the per-GEMM descriptions.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "support/test_support.hpp"
 #include "train/train_recipe.hpp"
@@ -142,6 +144,37 @@ TEST(TrainRecipe, BadInputIsOneLine) {
   expect_error([] { parse_train_recipe("name = x\ndgrad.dy.quantizer = quest\ndgrad.dy = e2m1:b32"); },
                {"quest", "forward"});
   expect_error([] { find_train_recipe("no-such-recipe"); }, {"unknown train recipe 'no-such-recipe'", "quartet2-nvfp4"});
+}
+
+// fp8-block128 pads (`pad = on`): the default config's K/V projections have 64 outputs, half a
+// 128x128 weight tile. Padding must act as explicit zero rows: the 64-output layer gives the
+// first 64 outputs of the same layer with its weight zero-extended to 128 rows.
+TEST(TrainRecipe, PaddedBlocksActAsExplicitZeros) {
+  const TrainRecipe r = find_train_recipe("fp8-block128");
+  EXPECT_NE(describe(r).find("zero-padded"), std::string::npos);
+  const quant::LinearRecipe& wk = linear_for(r, LinearKind::wk, 1, 4);
+  const std::size_t M = 128, K = 128, N = 64;
+  std::vector<float> X(M * K), W(N * K), Wz(2 * N * K, 0.0f);
+  for (std::size_t i = 0; i < X.size(); ++i) X[i] = std::sin(0.37f * static_cast<float>(i)) * (1 + i % 7);
+  for (std::size_t i = 0; i < W.size(); ++i) W[i] = Wz[i] = 0.02f * std::cos(0.11f * static_cast<float>(i) + 1);
+  quant::QuantLinear half(wk, K, N, false), full(wk, K, 2 * N, false);
+  half.weight() = W;
+  full.weight() = Wz;
+  std::vector<float> Y(M * N), Yz(M * 2 * N);
+  half.forward(X.data(), M, Y.data());
+  full.forward(X.data(), M, Yz.data());
+  for (std::size_t m = 0; m < M; ++m)
+    for (std::size_t n = 0; n < N; ++n) ASSERT_EQ(Y[m * N + n], Yz[m * 2 * N + n]) << m << "," << n;
+  // Without `pad = on` the same shape is refused, naming the tile.
+  const TrainRecipe strict = parse_train_recipe("name = strict\nlinear = fp8-block128\n");
+  quant::QuantLinear refused(linear_for(strict, LinearKind::wk, 1, 4), K, N, false);
+  refused.weight() = W;
+  try {
+    refused.forward(X.data(), M, Y.data());
+    ADD_FAILURE() << "a 64-row weight in 128x128 tiles ran without padding";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tile"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -171,6 +171,8 @@ std::string apply_line(TrainRecipe& r, std::string_view key, std::string_view va
     return parse_bool(key, value, r.master_stochastic);
   } else if (key == "moments") {
     r.moments = parse_moment_format(value);
+  } else if (key == "pad") {
+    return parse_bool(key, value, r.pad);
   } else {
     return apply_gemm_key(r, key, value, edited);
   }
@@ -234,8 +236,9 @@ note = TransformerEngine MXFP8BlockScaling: E4M3 everywhere, RCEIL E8M0 scales p
 linear = mxfp8-te
 classifier = bf16)",
     R"(name = fp8-block128
-note = DeepSeek-V3: E4M3, 1x128 activation and gradient blocks, 128x128 weight tiles, 14-bit accumulator promoted to float32 every 128 products
+note = DeepSeek-V3: E4M3, 1x128 activation and gradient blocks, 128x128 weight tiles (zero-padded where a dimension is not a multiple of 128), 14-bit accumulator promoted to float32 every 128 products
 linear = fp8-block128
+pad = on
 classifier = bf16)",
     R"(name = nvfp4
 note = NVIDIA NVFP4 training: 16x16 weight tiles, 1x16 blocks, SR of gradients, 16-point random Hadamard on wgrad; keep_last = N keeps the last layers in bf16
@@ -308,6 +311,17 @@ TrainRecipe parse_train_recipe(std::string_view text) {
     if (!why.empty()) throw fail(why);
   }
   if (r.name.empty()) throw Error("train recipe: no `name = ...` line");
+  if (r.pad) {  // after every line, so it holds whatever order the keys came in
+    const auto pad = [](quant::LinearRecipe& l) {
+      for (quant::GemmRecipe* g : {&l.fwd, &l.dgrad, &l.wgrad})
+        for (auto* op : {&g->a, &g->b})
+          if (*op) (*op)->pad = true;
+    };
+    for (auto* l : {&r.linear, &r.keep, &r.classifier}) pad(*l);
+    for (auto& k : r.per_kind)
+      if (k) pad(*k);
+    for (auto& [layer, l] : r.per_layer) pad(l);
+  }
   if (edited) {
     r.linear.note = "composed per GEMM by train recipe '" + r.name + "'";
     r.linear.name = r.name;
@@ -353,6 +367,7 @@ std::string describe(const TrainRecipe& r) {
   for (std::size_t i = 0; i < kKinds.size(); ++i)
     if (r.per_kind[i]) s += "  " + std::string(kKinds[i]) + ": " + r.per_kind[i]->name + "\n";
   for (const auto& [layer, l] : r.per_layer) s += "  layer " + std::to_string(layer) + ": " + l.name + "\n";
+  if (r.pad) s += "  blocks and tiles a dimension does not divide: zero-padded\n";
   s += "  high precision: " + hp_line(r) + "\n";
   s += "  optimizer " + std::string(name(r.optimizer)) + ", master " + std::string(name(r.master)) +
        (r.master_stochastic ? " (stochastic rounding)" : "") + ", moments " + std::string(name(r.moments)) + "\n";

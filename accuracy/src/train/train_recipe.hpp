@@ -33,6 +33,7 @@ struct TrainRecipe {
   std::size_t keep_first = 0, keep_last = 0;  // layers whose linears run `keep`
   quant::LinearRecipe keep;                    // default: the bf16 preset
   quant::LinearRecipe classifier;              // default: the bf16 preset (fp32 in `fp32`)
+  bool pad = false;  // `pad = on`: every block or tile a dimension does not divide is zero-padded
 
   OptimizerKind optimizer = OptimizerKind::adamw;
   MasterFormat master = MasterFormat::fp32;
