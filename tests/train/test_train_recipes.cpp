@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "train/train_recipe.hpp"
+#include "train/train_files.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -24,27 +25,11 @@ namespace fs = std::filesystem;
 using lowp::accuracy::train::run_training;
 using lowp::accuracy::train::TrainOptions;
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("lowp_test_train_recipes_" + std::to_string(::getpid())) / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return lowp::test::train_temp_dir("test_train_recipes", name); }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
+using lowp::test::slurp;
 
-fs::path corpus() {
-  const fs::path p = fs::temp_directory_path() / ("lowp_test_train_recipes_corpus_" + std::to_string(::getpid()) + ".txt");
-  if (!fs::exists(p)) {
-    std::ofstream f(p);
-    const char* words[] = {"the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. "};
-    for (int i = 0; i < 1200; ++i) f << words[(i * 7 + i / 9) % 9];
-  }
-  return p;
-}
+fs::path corpus() { return lowp::test::train_corpus(); }
 
 TrainOptions options(const fs::path& out, const std::string& recipe, int steps, int threads) {
   TrainOptions o;

@@ -15,6 +15,7 @@
 
 #include "cli/cli_run.hpp"
 #include "lowp/numerics/error.hpp"
+#include "train/train_files.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -22,28 +23,11 @@ namespace {
 namespace fs = std::filesystem;
 using lowp::test::lowp_run;
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("lowp_test_train_" + std::to_string(::getpid())) / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return lowp::test::train_temp_dir("test_train", name); }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
+using lowp::test::slurp;
 
-// A few kilobytes of repetitive English: a byte-level model learns it in a few dozen steps.
-fs::path corpus() {
-  const fs::path p = fs::temp_directory_path() / ("lowp_test_train_corpus_" + std::to_string(::getpid()) + ".txt");
-  if (!fs::exists(p)) {
-    std::ofstream f(p);
-    const char* words[] = {"the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. "};
-    for (int i = 0; i < 1200; ++i) f << words[(i * 7 + i / 9) % 9];
-  }
-  return p;
-}
+fs::path corpus() { return lowp::test::train_corpus(); }
 
 std::vector<std::string> base_args(const fs::path& out) {
   return {"train", "--corpus", corpus().string(), "--config", "tiny", "--ctx", "32", "--batch", "4",

@@ -1,8 +1,7 @@
 // The built-in evaluation recipes, written in the recipe text format itself, and the lookup.
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "eval/find_recipe.hpp"
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/numerics/error.hpp"
 
@@ -164,22 +163,7 @@ std::span<const Recipe> builtin_recipes() {
 }
 
 Recipe find_recipe(std::string_view name_or_path) {
-  for (const auto& r : builtin_recipes())
-    if (r.name == name_or_path) return r;
-  // Not a built-in name: a recipe file, if one exists at that path.
-  std::ifstream f{std::string(name_or_path)};
-  if (f) {
-    std::ostringstream text;
-    text << f.rdbuf();
-    try {
-      return parse_recipe(text.str());
-    } catch (const Error& e) {
-      throw Error(std::string(name_or_path) + ": " + e.what());
-    }
-  }
-  std::string names;
-  for (const auto& r : builtin_recipes()) names += (names.empty() ? "" : ", ") + r.name;
-  throw Error("unknown recipe '" + std::string(name_or_path) + "' (not a built-in name nor a readable file); built-in recipes: " + names);
+  return accuracy::detail::find_builtin_or_file(name_or_path, builtin_recipes(), parse_recipe, "recipe");
 }
 
 std::vector<std::string> default_sweep_recipes() {

@@ -3,10 +3,9 @@
 
 #include <cctype>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
+#include "eval/find_recipe.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::train {
@@ -340,22 +339,8 @@ std::span<const TrainRecipe> builtin_train_recipes() {
 }
 
 TrainRecipe find_train_recipe(std::string_view name_or_path) {
-  for (const TrainRecipe& r : builtin_train_recipes())
-    if (r.name == name_or_path) return r;
-  std::ifstream f{std::string(name_or_path)};
-  if (f) {
-    std::ostringstream text;
-    text << f.rdbuf();
-    try {
-      return parse_train_recipe(text.str());
-    } catch (const Error& e) {
-      throw Error(std::string(name_or_path) + ": " + e.what());
-    }
-  }
-  std::string names;
-  for (const TrainRecipe& r : builtin_train_recipes()) names += (names.empty() ? "" : ", ") + r.name;
-  throw Error("unknown train recipe '" + std::string(name_or_path) +
-              "' (not a built-in name nor a readable file); built-in: " + names);
+  return accuracy::detail::find_builtin_or_file(name_or_path, builtin_train_recipes(), parse_train_recipe,
+                                                "train recipe");
 }
 
 std::string describe(const TrainRecipe& r) {

@@ -1,0 +1,37 @@
+// Files for the training tests: a fresh temporary folder per test, a small corpus a byte-level
+// model learns in a few dozen steps, and whole-file reads for bitwise comparisons.
+#pragma once
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace lowp::test {
+
+// <tmp>/lowp_<suite>_<pid>/<name>, emptied.
+inline std::filesystem::path train_temp_dir(const std::string& suite, const std::string& name) {
+  const auto d = std::filesystem::temp_directory_path() / ("lowp_" + suite + "_" + std::to_string(::getpid())) / name;
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+// A few kilobytes of repetitive English (written once per process).
+inline std::filesystem::path train_corpus() {
+  const auto p = std::filesystem::temp_directory_path() / ("lowp_train_corpus_" + std::to_string(::getpid()) + ".txt");
+  if (!std::filesystem::exists(p)) {
+    std::ofstream f(p);
+    const char* words[] = {"the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. "};
+    for (int i = 0; i < 1200; ++i) f << words[(i * 7 + i / 9) % 9];
+  }
+  return p;
+}
+
+}  // namespace lowp::test
