@@ -95,8 +95,6 @@ int run_tensor(Io& io, const SweepArgs& a) {
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
-  // Under mpirun rank 0 alone runs the tensor sweep (seconds of work); the others are done.
-  if (accuracy::dist::rank() != 0) return exit_ok;
   ProgressBar bar(io);
   opt.progress = [&bar](std::size_t done, std::size_t total) {
     bar.update("tensor passes", static_cast<double>(done) / static_cast<double>(total));
@@ -107,6 +105,7 @@ int run_tensor(Io& io, const SweepArgs& a) {
   } catch (const Error& e) {  // a shape the specs or rotations cannot take: a usage error
     throw Failure{exit_usage, e.what()};
   }
+  if (accuracy::dist::rank() != 0) return exit_ok;  // rank 0 prints and writes
   bar.update("", 1.0);
   accuracy::write_tensor_sweep_table(io.out, rows, opt);
   write_file(a.csv, [&](std::ostream& f) { accuracy::write_tensor_sweep_csv(f, rows); });
@@ -164,7 +163,8 @@ int run_model(Io& io, const SweepArgs& a) {
     tokens = reference.tokens;
     bos_per_window(tokens, *ctx, path, model.config.vocab_size);
   }
-  check_ctx_option(ctx, model.config.seq_len, io.err);
+  std::ostream null_stream(nullptr);  // under mpirun, warnings once: rank 0's
+  check_ctx_option(ctx, model.config.seq_len, accuracy::dist::rank() == 0 ? io.err : null_stream);
   int window_bos = -1;
   if (!base) {
     auto read = read_eval_tokens(a.tokens, a.text, path, model.config.vocab_size, a.bos);

@@ -5,14 +5,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <iterator>
 #include <map>
 #include <numeric>
 #include <optional>
-#include <type_traits>
 #include <utility>
 
+#include "dist/bytes.hpp"
 #include "dist/comm.hpp"
 #include "eval/windows.hpp"
 #include "lowp/numerics/error.hpp"
@@ -48,66 +47,6 @@ void test_hook_fail_rank() {
   if (v && *v && std::atoi(v) == dist::rank())
     throw Error("LOWP_TEST_FAIL_RANK=" + std::string(v) + ": this rank fails as asked (a test hook)");
 }
-
-// --- pack / unpack: native byte order (the ranks of one job run the same build) ---
-
-class Writer {
- public:
-  template <class T>
-  void pod(const T& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
-    out.insert(out.end(), p, p + sizeof v);
-  }
-  template <class T>
-  void vec(const std::vector<T>& v) {
-    pod<std::uint64_t>(v.size());
-    const auto* p = reinterpret_cast<const std::uint8_t*>(v.data());
-    out.insert(out.end(), p, p + v.size() * sizeof(T));
-  }
-  void str(const std::string& s) {
-    pod<std::uint64_t>(s.size());
-    out.insert(out.end(), s.begin(), s.end());
-  }
-  std::vector<std::uint8_t> out;
-};
-
-class Reader {
- public:
-  explicit Reader(std::span<const std::uint8_t> b) : b_(b) {}
-  template <class T>
-  T pod() {
-    T v;
-    std::memcpy(&v, take(sizeof v), sizeof v);
-    return v;
-  }
-  template <class T>
-  std::vector<T> vec() {
-    const auto n = pod<std::uint64_t>();
-    if (n > (b_.size() - at_) / sizeof(T)) bad();
-    std::vector<T> v(static_cast<std::size_t>(n));
-    if (n) std::memcpy(v.data(), take(v.size() * sizeof(T)), v.size() * sizeof(T));
-    return v;
-  }
-  std::string str() {
-    const auto n = pod<std::uint64_t>();
-    if (n > b_.size() - at_) bad();
-    const auto* p = take(static_cast<std::size_t>(n));
-    return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
-  }
-  bool done() const { return at_ == b_.size(); }
-
- private:
-  [[noreturn]] static void bad() { throw Error("sweep: a rank's results are malformed"); }
-  const std::uint8_t* take(std::size_t n) {
-    if (n > b_.size() - at_) bad();
-    const std::uint8_t* p = b_.data() + at_;
-    at_ += n;
-    return p;
-  }
-  std::span<const std::uint8_t> b_;
-  std::size_t at_ = 0;
-};
 
 }  // namespace
 
@@ -331,7 +270,7 @@ ModelSweep assemble(const SweepJob& job, std::vector<SweepUnit> units) {
 }
 
 std::vector<std::uint8_t> pack(const std::vector<SweepUnit>& units) {
-  Writer w;
+  dist::ByteWriter w;
   w.pod<std::uint64_t>(units.size());
   for (const auto& u : units) {
     w.pod(u.window);
@@ -362,7 +301,7 @@ std::vector<std::uint8_t> pack(const std::vector<SweepUnit>& units) {
 }
 
 std::vector<SweepUnit> unpack(std::span<const std::uint8_t> bytes) {
-  Reader r(bytes);
+  dist::ByteReader r(bytes, "sweep: a rank's results are malformed");
   const auto n = r.pod<std::uint64_t>();
   std::vector<SweepUnit> units;
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -394,10 +333,10 @@ std::vector<SweepUnit> unpack(std::span<const std::uint8_t> bytes) {
     u.reference.log_probs = r.vec<float>();
     const std::size_t k = u.stats.kld.size();
     if (u.stats.nll_q.size() != k || u.stats.nll_ref.size() != k || u.stats.dp.size() != k)
-      throw Error("sweep: a rank's results are malformed");
+      r.bad();
     units.push_back(std::move(u));
   }
-  if (!r.done()) throw Error("sweep: a rank's results are malformed");
+  if (!r.done()) r.bad();
   return units;
 }
 
