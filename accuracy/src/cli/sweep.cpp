@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
