@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "dist/comm.hpp"
 #include "lowp/accuracy/eval.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/metrics.hpp"
@@ -49,6 +50,8 @@ int run_eval(Io& io, const EvalArgs& a) {
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
+  // Under mpirun rank 0 alone evaluates (one recipe: `lowp sweep` is the command that splits).
+  if (accuracy::dist::rank() != 0) return exit_ok;
   apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
   const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);

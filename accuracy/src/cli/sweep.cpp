@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "dist/comm.hpp"
 #include "lowp/accuracy/base_logits.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/model_sweep.hpp"
@@ -55,10 +57,11 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
   if (!f) throw Failure{exit_bad_data, "cannot write " + quote_input(path)};
 }
 
-// A one-line progress bar redrawn in place, only when stderr is the terminal.
+// A one-line progress bar redrawn in place, only when stderr is the terminal (rank 0's under mpirun).
 class ProgressBar {
  public:
-  explicit ProgressBar(Io& io) : err_(io.err), on_(&io.err == &std::cerr && isatty(STDERR_FILENO)) {}
+  explicit ProgressBar(Io& io)
+      : err_(io.err), on_(&io.err == &std::cerr && isatty(STDERR_FILENO) && accuracy::dist::rank() == 0) {}
   ~ProgressBar() {
     if (on_ && drawn_) err_ << "\r\033[K" << std::flush;
   }
@@ -102,6 +105,7 @@ int run_tensor(Io& io, const SweepArgs& a) {
   } catch (const Error& e) {  // a shape the specs or rotations cannot take: a usage error
     throw Failure{exit_usage, e.what()};
   }
+  if (accuracy::dist::rank() != 0) return exit_ok;  // rank 0 prints and writes
   bar.update("", 1.0);
   accuracy::write_tensor_sweep_table(io.out, rows, opt);
   write_file(a.csv, [&](std::ostream& f) { accuracy::write_tensor_sweep_csv(f, rows); });
@@ -159,7 +163,8 @@ int run_model(Io& io, const SweepArgs& a) {
     tokens = reference.tokens;
     bos_per_window(tokens, *ctx, path, model.config.vocab_size);
   }
-  check_ctx_option(ctx, model.config.seq_len, io.err);
+  std::ostream null_stream(nullptr);  // under mpirun, warnings once: rank 0's
+  check_ctx_option(ctx, model.config.seq_len, accuracy::dist::rank() == 0 ? io.err : null_stream);
   int window_bos = -1;
   if (!base) {
     auto read = read_eval_tokens(a.tokens, a.text, path, model.config.vocab_size, a.bos);
@@ -175,8 +180,13 @@ int run_model(Io& io, const SweepArgs& a) {
   ProgressBar bar(io);
   accuracy::ModelSweep sweep = accuracy::run_model_sweep(
       model, tokens, recipes, opt, [&bar](std::string_view what, double f) { bar.update(what, f); },
-      base ? &reference.run : nullptr);
+      base ? &reference.run : nullptr, !a.save_base_logits.empty());
+  if (accuracy::dist::rank() != 0) return exit_ok;  // rank 0 prints and writes
   sweep.model = a.model;
+  if (const char* zero = std::getenv("LOWP_TEST_ZERO_SECONDS"); zero && *zero && std::string(zero) != "0") {
+    sweep.ref_seconds = 0;  // a test hook (docs/sweep.md): runs compared byte for byte
+    for (auto& r : sweep.results) r.seconds = 0;
+  }
   if (base) sweep.reference = "llama.cpp base logits";
   bar.update("", 1.0);
   if (!a.save_base_logits.empty()) accuracy::write_base_logits(a.save_base_logits, sweep.ctx, tokens, sweep.reference_run);

@@ -11,6 +11,7 @@
 #include <omp.h>
 
 #include "lowp/accuracy/memory.hpp"
+#include "eval/windows.hpp"
 #include "model/llama.hpp"
 #include "lowp/numerics/error.hpp"
 
@@ -89,7 +90,14 @@ double score_row(const float* logits, std::size_t vocab, int target, std::vector
 
 }  // namespace
 
-EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Recipe& recipe, const EvalOptions& opt) {
+namespace detail {
+
+std::size_t Windows::scored(std::size_t w, bool score_all) const {
+  const std::size_t T = length(w), first = score_all ? 0 : T / 2;
+  return T > first + 1 ? T - 1 - first : 0;
+}
+
+Windows windows_for(const LlamaModel& model, std::span<const int> tokens, const EvalOptions& opt) {
   validate(model);
   const LlamaConfig& c = model.config;
   if (tokens.empty()) throw Error("evaluate: the token list is empty");
@@ -101,61 +109,88 @@ EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Rec
   if (opt.ctx == 1) throw Error("evaluate: context 1 leaves nothing to predict; use at least 2");
   if (opt.bos >= c.vocab_size)
     throw Error("evaluate: BOS id " + std::to_string(opt.bos) + " is outside the model's vocabulary");
-  const std::size_t n = tokens.size(), vocab = static_cast<std::size_t>(c.vocab_size);
+  const std::size_t n = tokens.size();
   // A context past the model's seq_len is allowed (RoPE goes on); windows never exceed the tokens.
-  const std::size_t ctx = std::min(n, opt.ctx ? static_cast<std::size_t>(opt.ctx) : static_cast<std::size_t>(c.seq_len));
-  const int threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
-  // The quantization and Hadamard kernels size their OpenMP teams from this task's
-  // nthreads-var: set it for the evaluation so --threads bounds them too.
-  struct ThreadLimit {
-    int saved = omp_get_max_threads();
-    explicit ThreadLimit(int n) { omp_set_num_threads(n); }
-    ~ThreadLimit() { omp_set_num_threads(saved); }
-  } limit(threads);
+  return {n, std::min(n, opt.ctx ? static_cast<std::size_t>(opt.ctx) : static_cast<std::size_t>(c.seq_len))};
+}
 
+WindowEvaluator::WindowEvaluator(const LlamaModel& model, std::span<const int> tokens, const Recipe& recipe,
+                                 const EvalOptions& opt)
+    : tokens_(tokens), opt_(opt), windows_(windows_for(model, tokens, opt)) {
+  const LlamaConfig& c = model.config;
+  const std::size_t n = windows_.n, ctx = windows_.ctx, vocab = static_cast<std::size_t>(c.vocab_size);
+  threads_ = opt.threads > 0 ? opt.threads : omp_get_max_threads();
   {
     // What the run itself allocates, checked before any of it is: prepared weight copies,
     // the window's activations and attention scores, the kept log-probabilities and logits.
-    const double w = weight_bytes(c), T = static_cast<double>(std::min(ctx, n)), v = static_cast<double>(vocab);
+    const double w = weight_bytes(c), T = static_cast<double>(ctx), v = static_cast<double>(vocab);
     const double dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
     double need = w * ((model.mapped ? 0 : 1) + (recipe.is_identity() ? 0 : 1) + (recipe.quarot ? 1 : 0));
     need += 4 * T * (8 * dim + 4 * kv + 4 * hidden + 2 * T + v + static_cast<double>(c.head_dim()));
     need += 4 * static_cast<double>(n) * v * (opt.keep_logits ? 2 : 1);
-    check_memory(need, "evaluate: " + std::to_string(n) + " tokens in windows of " + std::to_string(std::min(ctx, n)) +
+    check_memory(need, "evaluate: " + std::to_string(n) + " tokens in windows of " + std::to_string(ctx) +
                            " over vocab_size " + std::to_string(c.vocab_size) + " and the model's weights");
   }
-  detail::PreparedModel pm = detail::prepare(model, recipe, std::min(ctx, n));
-  pm.check_finite = recipe.is_identity();
-  detail::ErrorLog log;
-  for (const auto& e : pm.weight_errors) log.add(e);
+  // The quantization and Hadamard kernels size their OpenMP teams from this task's
+  // nthreads-var: set it for the evaluation so --threads bounds them too.
+  saved_threads_ = omp_get_max_threads();
+  omp_set_num_threads(threads_);
+  try {
+    pm_ = prepare(model, recipe, ctx);
+  } catch (...) {
+    omp_set_num_threads(saved_threads_);
+    throw;
+  }
+  pm_.check_finite = recipe.is_identity();
+  logits_.resize(ctx * vocab);
+}
 
-  EvalRun run;
+WindowEvaluator::~WindowEvaluator() { omp_set_num_threads(saved_threads_); }
+
+std::vector<TensorError> WindowEvaluator::run(std::size_t w, EvalRun& run) {
+  const std::size_t vocab = static_cast<std::size_t>(pm_.cfg.vocab_size);
+  const std::size_t start = windows_.start(w), T = windows_.length(w);
   run.vocab = vocab;
-  if (opt.keep_logits) run.logits.reserve(n * vocab);
-  std::vector<float> logits(ctx * vocab);
-  for (std::size_t start = 0; start < n; start += ctx) {
-    const std::size_t T = std::min(ctx, n - start);
-    // Row t predicts token t + 1 of the window; llama.cpp scores the second half only.
-    const std::size_t first = opt.score_all ? 0 : T / 2;
-    std::span<const int> window = tokens.subspan(start, T);
-    std::vector<int> with_bos;
-    if (opt.bos >= 0) {  // llama.cpp's perplexity: the window's first input is BOS (its targets are unchanged)
-      with_bos.assign(window.begin(), window.end());
-      with_bos[0] = opt.bos;
-      window = with_bos;
-    }
-    detail::forward_window(pm, window, logits.data(), log, threads, opt.keep_logits ? 0 : first);
-    if (opt.keep_logits) run.logits.insert(run.logits.end(), logits.begin(), logits.begin() + static_cast<std::ptrdiff_t>(T * vocab));
-    for (std::size_t t = first; t + 1 < T; ++t) {
-      const int target = tokens[start + t + 1];
-      const double nll = score_row(logits.data() + t * vocab, vocab, target, run.log_probs);
-      run.targets.push_back(target);
-      if (std::isnan(nll))
-        ++run.nonfinite;
-      else
-        run.nll_sum += nll;
-    }
-    if (opt.progress) opt.progress(start + T, n);
+  // Row t predicts token t + 1 of the window; llama.cpp scores the second half only.
+  const std::size_t first = opt_.score_all ? 0 : T / 2;
+  std::span<const int> window = tokens_.subspan(start, T);
+  std::vector<int> with_bos;
+  if (opt_.bos >= 0) {  // llama.cpp's perplexity: the window's first input is BOS (its targets are unchanged)
+    with_bos.assign(window.begin(), window.end());
+    with_bos[0] = opt_.bos;
+    window = with_bos;
+  }
+  ErrorLog log;
+  forward_window(pm_, window, logits_.data(), log, threads_, opt_.keep_logits ? 0 : first);
+  if (opt_.keep_logits)
+    run.logits.insert(run.logits.end(), logits_.begin(), logits_.begin() + static_cast<std::ptrdiff_t>(T * vocab));
+  for (std::size_t t = first; t + 1 < T; ++t) {
+    const int target = tokens_[start + t + 1];
+    const double nll = score_row(logits_.data() + t * vocab, vocab, target, run.log_probs);
+    run.targets.push_back(target);
+    if (std::isnan(nll))
+      ++run.nonfinite;
+    else
+      run.nll_sum += nll;
+  }
+  return log.entries();
+}
+
+}  // namespace detail
+
+EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Recipe& recipe, const EvalOptions& opt) {
+  detail::WindowEvaluator ev(model, tokens, recipe, opt);
+  // Each window's errors are summed on their own and then added in window order, as the model
+  // sweep does when its windows are split across ranks.
+  detail::ErrorLog log;
+  for (const auto& e : ev.weight_errors()) log.add(e);
+  EvalRun run;
+  run.vocab = static_cast<std::size_t>(model.config.vocab_size);
+  if (opt.keep_logits) run.logits.reserve(tokens.size() * run.vocab);
+  const detail::Windows& win = ev.windows();
+  for (std::size_t w = 0; w < win.count(); ++w) {
+    for (const auto& e : ev.run(w, run)) log.add(e);
+    if (opt.progress) opt.progress(win.start(w) + win.length(w), win.n);
   }
   run.tensor_errors = log.entries();
   return run;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lowp/numerics/error.hpp"
@@ -81,37 +82,50 @@ void check_same_tokens(const EvalRun& ref, const EvalRun& q) {
 
 }  // namespace
 
-Comparison compare(const EvalRun& ref, const EvalRun& quant) {
+void PositionStats::append(const PositionStats& next) {
+  for (auto [to, from] : {std::pair{&nll_q, &next.nll_q}, std::pair{&nll_ref, &next.nll_ref},
+                          std::pair{&kld, &next.kld}, std::pair{&dp, &next.dp}})
+    to->insert(to->end(), from->begin(), from->end());
+  tokens += next.tokens;
+  nonfinite += next.nonfinite;
+  same_top1 += next.same_top1;
+}
+
+PositionStats position_stats(const EvalRun& ref, const EvalRun& quant) {
   check_same_tokens(ref, quant);
   const std::size_t V = ref.vocab, n = ref.scored();
-  Comparison c;
-  c.tokens = n;
-
-  std::vector<double> nll_q, nll_ref, diff, kld, dp;
-  for (auto* v : {&nll_q, &nll_ref, &diff, &kld, &dp}) v->reserve(n);
-  std::size_t same = 0;
+  PositionStats s;
+  s.tokens = n;
+  for (auto* v : {&s.nll_q, &s.nll_ref, &s.kld, &s.dp}) v->reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     const float* lr = ref.log_probs.data() + i * V;
     const float* lq = quant.log_probs.data() + i * V;
     if (!finite_row(lr, V) || !finite_row(lq, V)) {
-      ++c.nonfinite;
+      ++s.nonfinite;
       continue;
     }
     const auto t = static_cast<std::size_t>(ref.targets[i]);
-    nll_q.push_back(-static_cast<double>(lq[t]));
-    nll_ref.push_back(-static_cast<double>(lr[t]));
-    diff.push_back(nll_q.back() - nll_ref.back());
+    s.nll_q.push_back(-static_cast<double>(lq[t]));
+    s.nll_ref.push_back(-static_cast<double>(lr[t]));
     // Identical rows give exactly 0: every term is p * (a - a).
     double k = 0;
     for (std::size_t v = 0; v < V; ++v)
       k += std::exp(static_cast<double>(lr[v])) * (static_cast<double>(lr[v]) - static_cast<double>(lq[v]));
-    kld.push_back(k);
-    dp.push_back(std::exp(static_cast<double>(lq[t])) - std::exp(static_cast<double>(lr[t])));
-    same += argmax(lr, V) == argmax(lq, V);
+    s.kld.push_back(k);
+    s.dp.push_back(std::exp(static_cast<double>(lq[t])) - std::exp(static_cast<double>(lr[t])));
+    s.same_top1 += argmax(lr, V) == argmax(lq, V);
   }
+  return s;
+}
 
-  const std::size_t m = kld.size();
-  const MeanSe q = mean_se(nll_q), r = mean_se(nll_ref), d = mean_se(diff), k = mean_se(kld), p = mean_se(dp);
+Comparison summarize(PositionStats s) {
+  Comparison c;
+  c.tokens = s.tokens;
+  c.nonfinite = s.nonfinite;
+  const std::size_t m = s.kld.size();
+  std::vector<double> diff(m);
+  for (std::size_t i = 0; i < m; ++i) diff[i] = s.nll_q[i] - s.nll_ref[i];
+  const MeanSe q = mean_se(s.nll_q), r = mean_se(s.nll_ref), d = mean_se(diff), k = mean_se(s.kld), p = mean_se(s.dp);
   c.ppl = std::exp(q.mean);
   c.ppl_se = c.ppl * q.se;
   c.ref_ppl = std::exp(r.mean);
@@ -120,16 +134,18 @@ Comparison compare(const EvalRun& ref, const EvalRun& quant) {
   c.ln_ppl_ratio_se = d.se;
   c.kld_mean = k.mean;
   c.kld_se = k.se;
-  std::sort(kld.begin(), kld.end());
-  c.kld_median = percentile(kld, 0.5);
-  c.kld_p99 = percentile(kld, 0.99);
-  c.kld_max = m ? kld.back() : kNaN;
+  std::sort(s.kld.begin(), s.kld.end());
+  c.kld_median = percentile(s.kld, 0.5);
+  c.kld_p99 = percentile(s.kld, 0.99);
+  c.kld_max = m ? s.kld.back() : kNaN;
   c.dp_mean = p.mean;
   double sq = 0;
-  for (double x : dp) sq += x * x;
+  for (double x : s.dp) sq += x * x;
   c.dp_rms = m ? std::sqrt(sq / static_cast<double>(m)) : kNaN;
-  c.same_top1 = m ? 100.0 * static_cast<double>(same) / static_cast<double>(m) : kNaN;
+  c.same_top1 = m ? 100.0 * static_cast<double>(s.same_top1) / static_cast<double>(m) : kNaN;
   return c;
 }
+
+Comparison compare(const EvalRun& ref, const EvalRun& quant) { return summarize(position_stats(ref, quant)); }
 
 }  // namespace lowp::accuracy

@@ -1,7 +1,11 @@
 // The tensor sweep's passes: rotate, fake-quantize, rotate back, measure.
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <vector>
 
+#include "dist/bytes.hpp"
+#include "dist/comm.hpp"
 #include "lowp/accuracy/tensor_sweep.hpp"
 #include "lowp/formats/registry.hpp"
 #include "lowp/hadamard/rotation.hpp"
@@ -158,36 +162,66 @@ std::vector<TensorSweepRow> run_tensor_sweep(const TensorSweepOptions& opt) {
     }
   }
 
-  const std::size_t total = dists.size() * passes.size() * rots.size();
+  // Under mpirun the (distribution, spec) pairs, each with every rotation, are split across the
+  // ranks in contiguous shares; rank 0 appends the shares in rank order, which is this order.
+  const std::size_t units = dists.size() * passes.size();
+  const dist::Range share = dist::share(units, dist::rank(), dist::size());
+  const std::size_t total = (share.end - share.begin) * rots.size();
   std::vector<TensorSweepRow> out;
   out.reserve(total);
   std::vector<float> y(rows * cols);
-  for (auto d : dists) {
-    const std::vector<float> x = generate_distribution(d, rows, cols, opt.seed);
-    // The rotated data once per rotation, shared by every spec.
-    std::vector<std::vector<float>> rotated;
-    for (const auto& rot : rotations) {
-      rotated.push_back(x);
-      rot.apply(rotated.back().data(), rows, cols);
-    }
-    for (const auto& p : passes) {
-      const double bits = quant::bits_per_element(p.spec, rows, cols);
-      for (std::size_t k = 0; k < rots.size(); ++k) {
-        y = rotated[k];
-        quant::fake_quant(p.spec, y.data(), rows, cols);
-        rotations[k].apply_inverse(y.data(), rows, cols);
-        TensorSweepRow row;
-        row.distribution = distribution_name(d);
-        row.spec = p.text;
-        row.format = format_name(p.spec.format);
-        row.granularity = granularity_text(p.spec);
-        row.scale = scale_text(p.spec.rule);
-        row.rotation = rotation_name(rots[k]);
-        row.bits_per_element = bits;
-        measure(x, y, row);
-        out.push_back(std::move(row));
-        if (opt.progress) opt.progress(out.size(), total);
+  std::vector<float> x;
+  std::vector<std::vector<float>> rotated;  // the rotated data once per rotation, shared by every spec
+  std::size_t have = dists.size();          // the distribution x and rotated hold
+  for (std::size_t u = share.begin; u < share.end; ++u) {
+    const std::size_t di = u / passes.size();
+    const Distribution d = dists[di];
+    if (di != have) {
+      x = generate_distribution(d, rows, cols, opt.seed);
+      rotated.clear();
+      for (const auto& rot : rotations) {
+        rotated.push_back(x);
+        rot.apply(rotated.back().data(), rows, cols);
       }
+      have = di;
+    }
+    const Pass& p = passes[u % passes.size()];
+    const double bits = quant::bits_per_element(p.spec, rows, cols);
+    for (std::size_t k = 0; k < rots.size(); ++k) {
+      y = rotated[k];
+      quant::fake_quant(p.spec, y.data(), rows, cols);
+      rotations[k].apply_inverse(y.data(), rows, cols);
+      TensorSweepRow row;
+      row.distribution = distribution_name(d);
+      row.spec = p.text;
+      row.format = format_name(p.spec.format);
+      row.granularity = granularity_text(p.spec);
+      row.scale = scale_text(p.spec.rule);
+      row.rotation = rotation_name(rots[k]);
+      row.bits_per_element = bits;
+      measure(x, y, row);
+      out.push_back(std::move(row));
+      if (opt.progress) opt.progress(out.size(), total);
+    }
+  }
+  if (dist::size() == 1) return out;
+
+  dist::ByteWriter w;
+  for (const auto& r : out) {
+    for (const std::string* f : {&r.distribution, &r.spec, &r.format, &r.granularity, &r.scale, &r.rotation}) w.str(*f);
+    for (const double v : {r.bits_per_element, r.sqnr_db, r.mse, r.max_abs_error}) w.pod(v);
+    w.pod<std::uint64_t>(r.nonfinite);
+  }
+  const auto all = dist::gather_to_root(w.out);
+  out.clear();
+  for (const auto& bytes : all) {
+    dist::ByteReader rd(bytes, "tensor sweep: a rank's results are malformed");
+    while (!rd.done()) {
+      TensorSweepRow r;
+      for (std::string* f : {&r.distribution, &r.spec, &r.format, &r.granularity, &r.scale, &r.rotation}) *f = rd.str();
+      for (double* v : {&r.bits_per_element, &r.sqnr_db, &r.mse, &r.max_abs_error}) *v = rd.pod<double>();
+      r.nonfinite = static_cast<std::size_t>(rd.pod<std::uint64_t>());
+      out.push_back(std::move(r));
     }
   }
   return out;

@@ -8,6 +8,8 @@
 // Sums run in double, serially, so results do not depend on the thread count.
 #pragma once
 #include <cstddef>
+#include <vector>
+
 #include "lowp/accuracy/eval.hpp"
 
 namespace lowp::accuracy {
@@ -28,5 +30,16 @@ struct Comparison {
 // Throws lowp::Error when the runs do not cover the same tokens (vocab, targets, row sizes)
 // or a target lies outside the vocabulary.
 Comparison compare(const EvalRun& ref, const EvalRun& quant);
+
+// compare() in two steps: the per-position values (each position's own, so the values of
+// consecutive windows appended in window order are those of the whole run, whoever computed
+// each window), then the statistics over them. compare(r, q) == summarize(position_stats(r, q)).
+struct PositionStats {
+  std::vector<double> nll_q, nll_ref, kld, dp;  // one entry per finite position, in order
+  std::size_t tokens = 0, nonfinite = 0, same_top1 = 0;
+  void append(const PositionStats& next);
+};
+PositionStats position_stats(const EvalRun& ref, const EvalRun& quant);  // throws as compare()
+Comparison summarize(PositionStats stats);
 
 }  // namespace lowp::accuracy

@@ -18,7 +18,7 @@ namespace lowp::accuracy {
 struct RecipeResult {
   std::string recipe, note;
   Comparison cmp;                        // meaningful when error is empty
-  double seconds = 0;                    // wall time of the recipe's evaluation
+  double seconds = 0;                    // wall time of the recipe's evaluation (summed over ranks)
   std::vector<TensorError> tensor_errors;  // per-layer SQNR attribution
   std::string error;                     // the lowp::Error the evaluation threw, if any
 };
@@ -45,8 +45,11 @@ using SweepProgress = std::function<void(std::string_view, double)>;
 // whose evaluation throws lowp::Error is recorded with its message and the sweep goes on; an
 // error of the reference (bad tokens, ctx) is thrown. A given `base` run (llama.cpp's
 // log-probabilities, base_logits.hpp) is the reference instead: no fp32 run then.
+// Under mpirun every rank calls it and takes a share of the (recipe, window) pairs; rank 0
+// returns the same sweep, bit for bit, as one process (seconds aside: a recipe's are summed
+// over ranks), the other ranks only its settings. reference_run is filled when keep_reference.
 ModelSweep run_model_sweep(const LlamaModel& model, std::span<const int> tokens, std::span<const Recipe> recipes,
                            const EvalOptions& opt = {}, const SweepProgress& progress = {},
-                           const EvalRun* base = nullptr);
+                           const EvalRun* base = nullptr, bool keep_reference = true);
 
 }  // namespace lowp::accuracy

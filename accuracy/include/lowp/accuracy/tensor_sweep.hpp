@@ -71,6 +71,9 @@ struct TensorSweepRow {
 
 // One row per distribution x spec x rotation, in that nesting order. Throws lowp::Error for a
 // bad spec or a shape the spec or the rotation cannot take (naming them), before any pass runs.
+// Under mpirun every rank calls it and runs a share of the (distribution, spec) pairs; rank 0
+// returns every row (the same as one process), the other ranks none. `progress` counts the
+// calling rank's own passes.
 std::vector<TensorSweepRow> run_tensor_sweep(const TensorSweepOptions& opt);
 
 }  // namespace lowp::accuracy
