@@ -14,7 +14,9 @@ struct RecipeRun {
   TrainResult result;
 };
 
-// fp32 is added first when missing. `progress` gets each recipe's steps.
+// fp32 is added first when missing. `progress` gets each recipe's steps. Under mpirun the
+// recipes are split across the ranks; rank 0 returns every run and writes the files, the
+// other ranks return nothing.
 std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std::string> recipes,
                                        const std::function<void(const std::string&, const StepInfo&)>& progress);
 
