@@ -1,9 +1,10 @@
 #include "train/data_parallel.hpp"
 
+#include <algorithm>
 #include <cmath>
 
-#include "dist/comm.hpp"
 #include "lowp/numerics/error.hpp"
+#include "lowp/numerics/rng.hpp"
 #include "lowp/quant/quantize.hpp"
 
 namespace lowp::accuracy::train {
@@ -46,6 +47,70 @@ void add(std::vector<T>& run, const std::vector<T>& t) {
 }
 
 }  // namespace
+
+std::uint64_t micro_batch_seed(std::uint64_t step_seed, std::size_t k) {
+  if (k == 0) return step_seed;
+  const RngKey key = rng_key(step_seed ^ (static_cast<std::uint64_t>(k) * 0xd1b54a32d192ed03ULL));
+  return (static_cast<std::uint64_t>(key.k1) << 32) | key.k0;
+}
+
+std::vector<float> flat_grad(TrainLlama& net) {
+  std::vector<float> g;
+  for (const auto& p : net.params()) g.insert(g.end(), p.grad, p.grad + p.size);
+  return g;
+}
+
+void set_grad(TrainLlama& net, std::span<const float> grad) {
+  std::size_t at = 0;
+  for (const auto& p : net.params()) {
+    if (grad.size() - at < p.size) throw Error("set_grad: " + std::to_string(grad.size()) + " values are too few");
+    std::copy_n(grad.data() + at, p.size, p.grad);
+    at += p.size;
+  }
+  if (at != grad.size()) throw Error("set_grad: " + std::to_string(grad.size() - at) + " values too many");
+}
+
+LocalStep run_micro_batches(TrainLlama& net, std::span<const int> tokens, std::span<const int> targets,
+                            const MicroBatches& mb, std::uint64_t step_seed,
+                            const std::function<void(const std::string& tensor)>& nonfinite) {
+  const std::size_t B = mb.batch, m = mb.micro, T = mb.window;
+  if (m == 0 || B % m != 0 || tokens.size() != B * T || targets.size() != B * T || mb.range.end > B / m)
+    throw Error("run_micro_batches: micro-batches of " + std::to_string(m) + " do not fit a batch of " + std::to_string(B));
+  LocalStep out;
+  std::vector<float> own;  // the running sum
+  net.collect_stats(mb.stats);
+  for (std::size_t k = mb.range.begin; k < mb.range.end; ++k) {
+    if (mb.stats) net.weights_changed();  // a cached weight is quantized, and counted, per micro-batch
+    net.zero_grad();
+    const std::uint64_t seed = micro_batch_seed(step_seed, k);
+    const double loss = net.forward(tokens.subspan(k * m * T, m * T), targets.subspan(k * m * T, m * T), m, T,
+                                    mb.threads, seed);
+    if (!std::isfinite(loss)) {
+      net.collect_stats(false);
+      nonfinite(net.first_nonfinite_activation());
+      throw Error("run_micro_batches: non-finite loss");
+    }
+    net.backward(mb.threads, seed, B * T);
+    std::vector<double> d = {loss * (static_cast<double>(m) / static_cast<double>(B)), 0.0, 0.0};
+    if (mb.stats)
+      for (const auto& l : net.take_stats())
+        for (const quant::OperandStats& op : l.ops)
+          d.insert(d.end(), {static_cast<double>(op.count), static_cast<double>(op.saturated),
+                             static_cast<double>(op.flushed), op.signal, op.noise});
+    out.sums.push_back(std::move(d));
+    std::vector<float> g = flat_grad(net);
+    if (mb.keep_apart) {
+      out.grads.push_back(std::move(g));
+    } else if (own.empty()) {
+      own = std::move(g);
+    } else {
+      for (std::size_t i = 0; i < own.size(); ++i) own[i] += g[i];
+    }
+  }
+  net.collect_stats(false);
+  if (!own.empty()) out.grads.push_back(std::move(own));
+  return out;
+}
 
 GradComm parse_grad_comm(const std::string& name) {
   for (GradComm c : kAll)

@@ -8,11 +8,47 @@
 // run on N ranks gives the bits of the single-process run with the same micro-batches.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "dist/comm.hpp"
+#include "train/llama_train.hpp"
+
 namespace lowp::accuracy::train {
+
+// The seed (stochastic rounding, random rotations) of micro-batch k of a step whose seed is
+// `step_seed`: a function of the step and k alone, never of the rank; k = 0 keeps the step's
+// seed, so a step of one micro-batch is the step without micro-batches.
+std::uint64_t micro_batch_seed(std::uint64_t step_seed, std::size_t k);
+
+// The forward and backward passes of a rank's micro-batches of one step.
+struct MicroBatches {
+  std::size_t batch = 0, micro = 0, window = 0;  // B windows a step, m a micro-batch, T tokens each
+  dist::Range range;       // the micro-batches this rank runs (global indices)
+  bool keep_apart = false; // each gradient its own term (fp32 communication on ranks after the first)
+  bool stats = false;      // the linears' operand statistics, per micro-batch
+  int threads = 1;
+};
+struct LocalStep {
+  // Terms for chain_sum: one per micro-batch (keep_apart) or this rank's running sum, the
+  // parameters' gradients back to back in TrainLlama::params() order.
+  std::vector<std::vector<float>> grads;
+  // Per micro-batch: loss * m / B, two zeros (room for the communication error), then per
+  // linear and operand (TrainLlama::take_stats order) count, saturated, flushed, signal, noise.
+  std::vector<std::vector<double>> sums;
+};
+// `tokens` and `targets` hold the whole batch (B x T). Each micro-batch starts from zeroed
+// gradients and divides its loss gradient by B * T, so the terms add up to the batch's
+// gradient. `nonfinite` is called (and must throw) when a micro-batch's loss is not finite.
+LocalStep run_micro_batches(TrainLlama& net, std::span<const int> tokens, std::span<const int> targets,
+                            const MicroBatches& mb, std::uint64_t step_seed,
+                            const std::function<void(const std::string& tensor)>& nonfinite);
+// The parameters' gradients back to back, and back.
+std::vector<float> flat_grad(TrainLlama& net);
+void set_grad(TrainLlama& net, std::span<const float> grad);
 
 // How each rank's gradient (the sum of its micro-batches) travels to the reduction.
 enum class GradComm { fp32, bf16, e4m3, e5m2, mxfp8 };

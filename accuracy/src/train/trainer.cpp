@@ -170,50 +170,27 @@ class Trainer {
       const auto t0 = std::chrono::steady_clock::now();
       const bool evaluated = step == o_.steps || (o_.eval_every > 0 && step % o_.eval_every == 0);
       sample(step, tok, tgt);
-      // Per micro-batch: its gradient (fp32 communication: kept apart on ranks after the first,
-      // which must add them to the running sum of the ranks before, in order) and its doubles:
-      // the weighted loss, the communication error, the operand statistics.
-      std::vector<std::vector<float>> grads;
-      std::vector<std::vector<double>> sums;
-      std::vector<float> own;  // this rank's running sum
-      net_->collect_stats(evaluated);
-      for (std::size_t k = mine.begin; k < mine.end; ++k) {
-        if (evaluated) net_->weights_changed();  // a cached weight is quantized, and counted, per micro-batch
-        net_->zero_grad();
-        const std::uint64_t s = micro_seed(step, k);
-        const std::span<const int> mt(tok.data() + k * m * T, m * T), my(tgt.data() + k * m * T, m * T);
-        const double loss = net_->forward(mt, my, m, T, threads, s);
-        if (!std::isfinite(loss)) fail_nonfinite(step, net_->first_nonfinite_activation(), "loss");
-        net_->backward(threads, s, B * T);
-        std::vector<double> d = {loss * (static_cast<double>(m) / static_cast<double>(B)), 0.0, 0.0};
-        if (evaluated) {
-          for (const auto& l : net_->take_stats())
-            for (const quant::OperandStats& op : l.ops)
-              d.insert(d.end(), {static_cast<double>(op.count), static_cast<double>(op.saturated),
-                                 static_cast<double>(op.flushed), op.signal, op.noise});
-        }
-        sums.push_back(std::move(d));
-        std::vector<float> g = flat_grad(n_grad);
-        if (keep_apart) {
-          grads.push_back(std::move(g));
-        } else if (own.empty()) {
-          own = std::move(g);
-        } else {
-          for (std::size_t i = 0; i < n_grad; ++i) own[i] += g[i];
-        }
-      }
-      net_->collect_stats(false);
-      if (!own.empty()) {
-        const CommError e = quantize_for_comm(comm, own, sizes);
-        sums.back()[1] = e.signal;
-        sums.back()[2] = e.noise;
-        grads.push_back(std::move(own));
+      MicroBatches mb;
+      mb.batch = B;
+      mb.micro = m;
+      mb.window = T;
+      mb.range = mine;
+      mb.keep_apart = keep_apart;
+      mb.stats = evaluated;
+      mb.threads = threads;
+      LocalStep local = run_micro_batches(*net_, tok, tgt, mb, step_seed(step), [&](const std::string& tensor) {
+        fail_nonfinite(step, tensor, "loss");
+      });
+      if (!keep_apart && !local.grads.empty()) {  // this rank's sum, as communicated
+        const CommError e = quantize_for_comm(comm, local.grads.back(), sizes);
+        local.sums.back()[1] = e.signal;
+        local.sums.back()[2] = e.noise;
       }
       const std::size_t n_sums = 3 + (evaluated ? 5 * 6 * stats_layout_.size() : 0);
-      const std::vector<float> grad = chain_sum(grads, n_grad, dp_);
-      const std::vector<double> total = chain_sum(sums, n_sums, dp_);
+      const std::vector<float> grad = chain_sum(local.grads, n_grad, dp_);
+      const std::vector<double> total = chain_sum(local.sums, n_sums, dp_);
       net_->commit_amax(max_over_ranks(net_->take_pending_amax(), dp_));
-      set_grad(grad);
+      set_grad(*net_, grad);
       const lowp::train::StepStats st = update(step);
       StepInfo info;
       info.step = step;
@@ -249,30 +226,6 @@ class Trainer {
   std::uint64_t step_seed(int step) const {
     const RngKey k = rng_key(o_.seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(step));
     return (static_cast<std::uint64_t>(k.k1) << 32) | k.k0;
-  }
-
-  // The stochastic rounding and random rotations of micro-batch k of a step: a function of the
-  // step and k alone (not of the rank); micro-batch 0 keeps the step's seed, so one micro-batch
-  // a step is the run without micro-batches.
-  std::uint64_t micro_seed(int step, std::size_t k) const {
-    if (k == 0) return step_seed(step);
-    const RngKey key = rng_key(step_seed(step) ^ (static_cast<std::uint64_t>(k) * 0xd1b54a32d192ed03ULL));
-    return (static_cast<std::uint64_t>(key.k1) << 32) | key.k0;
-  }
-
-  // The parameters' gradients back to back (params() order), and back.
-  std::vector<float> flat_grad(std::size_t n) {
-    std::vector<float> g;
-    g.reserve(n);
-    for (const auto& p : net_->params()) g.insert(g.end(), p.grad, p.grad + p.size);
-    return g;
-  }
-  void set_grad(const std::vector<float>& g) {
-    std::size_t at = 0;
-    for (const auto& p : net_->params()) {
-      std::copy_n(g.data() + at, p.size, p.grad);
-      at += p.size;
-    }
   }
 
   // Window b of step s starts at a counter-based random offset in the training split.
