@@ -12,6 +12,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <stdexcept>
 #include <memory>
 #include <string>
 #include <vector>

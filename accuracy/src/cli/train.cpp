@@ -170,7 +170,10 @@ Command add_train_command(CLI::App& parent) {
       "Writes DIR/log.csv (step,train_loss,val_loss,lr,grad_norm,tokens_per_second, then RMS(g^2/v)\n"
       "per layer) and, atomically, model.bin (llama2.c), model.gguf, model.safetensors + config.json\n"
       "and state.bin (weights and optimizer state for --resume). Same seed: bitwise the same\n"
-      "log (but tokens_per_second) and checkpoints at any --threads.");
+      "log (but tokens_per_second) and checkpoints at any --threads.\n"
+      "Under `mpirun -np N` the micro-batches of each step are dealt to the ranks and summed in\n"
+      "order: the same log and checkpoints as one process (docs/training.md); --recipes are\n"
+      "dealt to the ranks instead.");
   return {app, [a](Io& io) { return run_train(io, *a); }};
 }
 
