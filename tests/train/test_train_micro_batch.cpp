@@ -7,6 +7,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
 #include <vector>
 
 #include "lowp/numerics/error.hpp"
@@ -47,7 +52,7 @@ MicroBatches plan(std::size_t m) {
   mb.micro = m;
   mb.window = kT;
   mb.range = {0, kB / m};
-  mb.threads = 2;
+  mb.threads = 1;
   return mb;
 }
 
@@ -62,8 +67,8 @@ TEST_P(MicroBatch, OneMicroBatchIsThePlainStepBitForBit) {
   const std::uint64_t seed = 0x5eed;
   TrainLlama plain(tiny_model(), recipe);
   plain.zero_grad();
-  const double loss = plain.forward(tok, tgt, kB, kT, 2, seed);
-  plain.backward(2, seed);
+  const double loss = plain.forward(tok, tgt, kB, kT, 1, seed);
+  plain.backward(1, seed);
   TrainLlama net(tiny_model(), recipe);
   const LocalStep s = run_micro_batches(net, tok, tgt, plan(kB), seed, kNoNonFinite);
   ASSERT_EQ(s.grads.size(), 1u);
@@ -139,6 +144,50 @@ TEST(MicroBatchFp32, SumMatchesTheWholeBatchGradient) {
   EXPECT_NEAR(total, loss, 1e-9 * loss);
   EXPECT_EQ(micro_batch_seed(77, 0), 77u);
   EXPECT_NE(micro_batch_seed(77, 1), micro_batch_seed(77, 2));
+}
+
+// The trainer with --micro-batch: step 1 (before any update) logs the whole batch's loss and
+// gradient norm up to float rounding; --micro-batch B is the run without it, bit for bit.
+TEST(MicroBatchTrainer, LogsTheBatchLossAndGradientNorm) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("lowp_test_micro_batch_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir / "corpus.txt");
+    for (int i = 0; i < 400; ++i) f << "pack my box with five dozen liquor jugs " << i % 13 << ". ";
+  }
+  const auto run = [&](int micro, const std::string& name) {
+    TrainOptions o;
+    o.corpus = (dir / "corpus.txt").string();
+    o.config = named_config("tiny");
+    o.config.seq_len = 32;
+    o.batch = 4;
+    o.micro_batch = micro;
+    o.steps = 2;
+    o.eval_every = 0;
+    o.val_windows = 4;
+    o.threads = 1;
+    o.out = (dir / name).string();
+    run_training(o, false, nullptr);
+    std::ifstream f(dir / name / "log.csv");
+    std::string header, line;
+    std::getline(f, header);
+    std::getline(f, line);  // step 1
+    std::vector<double> v;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) v.push_back(c.empty() ? NAN : std::stod(c));
+    return std::make_pair(v, line);
+  };
+  const auto whole = run(0, "whole"), same = run(4, "same"), micro = run(1, "micro");
+  ASSERT_GE(whole.first.size(), 5u);
+  EXPECT_EQ(whole.second.substr(0, whole.second.find(',', whole.second.find(',') + 1)),
+            same.second.substr(0, same.second.find(',', same.second.find(',') + 1)));
+  std::ifstream a(dir / "whole" / "state.bin", std::ios::binary), b(dir / "same" / "state.bin", std::ios::binary);
+  EXPECT_TRUE(std::equal(std::istreambuf_iterator<char>(a), {}, std::istreambuf_iterator<char>(b), {}));
+  EXPECT_NEAR(micro.first[1], whole.first[1], 1e-6 * whole.first[1]);  // train_loss
+  EXPECT_NEAR(micro.first[4], whole.first[4], 1e-4 * whole.first[4]);  // grad_norm
+  fs::remove_all(dir);
 }
 
 // bf16 round-to-nearest-even, written here from the bit layout.
