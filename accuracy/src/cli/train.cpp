@@ -120,6 +120,8 @@ int run_train(Io& io, TrainArgs a) {
                     100.0 * (r.result.final_val_loss - ref) / ref);
       io.out << buf;
     }
+    if (o.grad_comm != "fp32")
+      io.out << "gradients communicated in " << o.grad_comm << " (each recipe trained by one rank): SQNR per recipe in summary.csv\n";
     io.out << "wrote " << o.out << "/summary.csv and " << o.out << "/loss.svg\n";
     return exit_ok;
   }

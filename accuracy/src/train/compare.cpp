@@ -21,7 +21,7 @@ std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std
   // Under mpirun the recipes are dealt to the ranks (dist::share), each trained by one rank
   // alone; rank 0 gathers the results in recipe order and writes the comparison.
   const dist::Range mine = dist::share(recipes.size(), dist::rank(), dist::size());
-  std::vector<std::uint8_t> bytes;  // per run: final loss, curve length, (step, loss) pairs
+  std::vector<std::uint8_t> bytes;  // per run: final loss, comm SQNR, curve length, (step, loss) pairs
   const auto put = [&](const void* p, std::size_t n) {
     const auto* c = static_cast<const std::uint8_t*>(p);
     bytes.insert(bytes.end(), c, c + n);
@@ -37,6 +37,7 @@ std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std
     });
     const std::uint64_t n = res.val_curve.size();
     put(&res.final_val_loss, sizeof(double));
+    put(&res.grad_comm_sqnr_db, sizeof(double));
     put(&n, sizeof n);
     for (const auto& [step, loss] : res.val_curve) {
       const std::int64_t st = step;
@@ -60,6 +61,7 @@ std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std
       RecipeRun run{names[i], {}};
       std::uint64_t n = 0;
       take(&run.result.final_val_loss, sizeof(double));
+      take(&run.result.grad_comm_sqnr_db, sizeof(double));
       take(&n, sizeof n);
       for (std::uint64_t j = 0; j < n; ++j) {
         std::int64_t st = 0;
@@ -71,20 +73,25 @@ std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std
       runs.push_back(std::move(run));
     }
   }
-  write_comparison(base.out, runs);
+  write_comparison(base.out, runs, base.grad_comm != "fp32");
   return runs;
 }
 
-void write_comparison(const std::string& dir, const std::vector<RecipeRun>& runs) {
+void write_comparison(const std::string& dir, const std::vector<RecipeRun>& runs, bool comm_column) {
   double ref = NAN;
   for (const auto& r : runs)
     if (r.recipe == "fp32") ref = r.result.final_val_loss;
-  std::string csv = "recipe,final_val_loss,gap_pct\n";
+  std::string csv = comm_column ? "recipe,final_val_loss,gap_pct,grad_comm_sqnr_db\n" : "recipe,final_val_loss,gap_pct\n";
   char buf[160];
   for (const auto& r : runs) {
-    std::snprintf(buf, sizeof buf, "%s,%.6f,%.3f\n", r.recipe.c_str(), r.result.final_val_loss,
+    std::snprintf(buf, sizeof buf, "%s,%.6f,%.3f", r.recipe.c_str(), r.result.final_val_loss,
                   100.0 * (r.result.final_val_loss - ref) / ref);
     csv += buf;
+    if (comm_column) {
+      std::snprintf(buf, sizeof buf, ",%.2f", r.result.grad_comm_sqnr_db);
+      csv += buf;
+    }
+    csv += "\n";
   }
   const std::filesystem::path d(dir);
   detail::write_file_atomic((d / "summary.csv").string(), csv);
