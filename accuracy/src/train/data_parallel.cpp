@@ -33,10 +33,7 @@ std::vector<T> chain(const std::vector<std::vector<T>>& terms, std::size_t n, bo
   }
   for (std::size_t i = first; i < terms.size(); ++i) combine(run, terms[i]);
   if (ranks == 1) return run;
-  if (me + 1 < ranks) {
-    dist::send(std::span<const T>(run), me + 1, tag);
-    run.resize(n);
-  }
+  if (me + 1 < ranks) dist::send(std::span<const T>(run), me + 1, tag);
   dist::broadcast(std::span<T>(run), ranks - 1);
   return run;
 }
