@@ -22,6 +22,20 @@ DelayedScaling::DelayedScaling(const Format& format, DelayedScalingConfig config
     : DelayedScaling(format_max(format), config) {}
 
 void DelayedScaling::record(float amax) {
+  if (deferred_) {
+    if (std::isnan(amax) || amax > pending_) pending_ = std::isnan(pending_) ? pending_ : amax;
+    return;
+  }
+  commit(amax);
+}
+
+float DelayedScaling::take_pending() noexcept {
+  const float p = pending_;
+  pending_ = -INFINITY;
+  return p;
+}
+
+void DelayedScaling::commit(float amax) {
   if (history_.size() == config_.history_len) history_.pop_back();
   history_.insert(history_.begin(), amax);
   float a = history_.front();

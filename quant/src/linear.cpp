@@ -332,6 +332,32 @@ void QuantLinear::load_state(std::span<const std::uint8_t> bytes) {
   invalidate_weight_cache();
 }
 
+void QuantLinear::defer_amax(bool on) {
+  for (auto& d : s_->delayed)
+    if (d) d->defer(on);
+}
+
+std::vector<float> QuantLinear::take_pending_amax() {
+  std::vector<float> out;
+  for (auto& d : s_->delayed)
+    if (d) out.push_back(d->take_pending());
+  return out;
+}
+
+void QuantLinear::commit_amax(std::span<const float> amax) {
+  const auto want = static_cast<std::size_t>(
+      std::count_if(s_->delayed.begin(), s_->delayed.end(), [](const auto& d) { return d.has_value(); }));
+  if (amax.size() != want)
+    throw Error("linear '" + s_->r.name + "': " + std::to_string(amax.size()) + " amax values for " +
+                std::to_string(want) + " delayed-scaling histories");
+  std::size_t i = 0;
+  for (auto& d : s_->delayed)
+    if (d) {
+      const float a = amax[i++];
+      if (a != -INFINITY) d->commit(a);
+    }
+}
+
 void QuantLinear::forward(const float* X, std::size_t M, float* Y, std::uint64_t seed) {
   State& s = *s_;
   const std::string name = "linear '" + s.r.name + "' forward";

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "dist/comm.hpp"
 #include "lowp/numerics/error.hpp"
 #include "train/compare.hpp"
 #include "train/trainer.hpp"
@@ -105,8 +106,10 @@ int run_train(Io& io, TrainArgs a) {
   }
   if (o.threads < 0) throw Failure{exit_usage, "--threads must be >= 0, not " + std::to_string(o.threads)};
   Progress progress(io);
+  const bool lead = accuracy::dist::rank() == 0;  // under mpirun rank 0 alone prints
   if (!a.recipes.empty()) {
     const auto runs = compare_recipes(o, split(a.recipes), [&](const std::string& r, const StepInfo& s) { progress("[" + r + "] ", s); });
+    if (!lead) return exit_ok;
     io.out << "recipe          final_val_loss  gap_pct\n";
     double ref = NAN;
     for (const auto& r : runs)
@@ -117,11 +120,19 @@ int run_train(Io& io, TrainArgs a) {
                     100.0 * (r.result.final_val_loss - ref) / ref);
       io.out << buf;
     }
+    if (o.grad_comm != "fp32")
+      io.out << "gradients communicated in " << o.grad_comm << " (each recipe trained by one rank): SQNR per recipe in summary.csv\n";
     io.out << "wrote " << o.out << "/summary.csv and " << o.out << "/loss.svg\n";
     return exit_ok;
   }
   const TrainResult r = run_training(o, resume, [&](const StepInfo& s) { progress("", s); });
+  if (!lead) return exit_ok;
   char buf[160];
+  if (o.grad_comm != "fp32" && !resume) {
+    std::snprintf(buf, sizeof buf, "gradients communicated in %s across %d rank(s): mean SQNR %.1f dB\n", o.grad_comm.c_str(),
+                  accuracy::dist::size(), r.grad_comm_sqnr_db);
+    io.out << buf;
+  }
   std::snprintf(buf, sizeof buf, "final val_loss %.4f nats/token; checkpoints in %s (model.bin, model.gguf, model.safetensors)\n",
                 r.final_val_loss, o.out.c_str());
   io.out << buf;
@@ -149,6 +160,10 @@ Command add_train_command(CLI::App& parent) {
   app->add_option("--hidden", a->hidden, "SwiGLU width (default: 8/3 dim rounded up to 32)");
   app->add_option("--ctx", a->ctx, "Window length in tokens (default 128)");
   app->add_option("--batch", a->o.batch, "Windows per step")->capture_default_str();
+  app->add_option("--micro-batch", a->o.micro_batch, "Windows per micro-batch (default: --batch); the step's gradient is the "
+                  "micro-batches' sum in order, and under mpirun the micro-batches are dealt to the ranks");
+  app->add_option("--grad-comm", a->o.grad_comm, "How each rank's gradient is communicated: fp32 (exact), bf16, e4m3, e5m2, mxfp8 "
+                  "(emulated low-precision all-reduce; log.csv gains grad_comm_sqnr_db)")->capture_default_str();
   app->add_option("--lr", a->o.lr, "Peak learning rate (warmup, then cosine to 10%)")->capture_default_str();
   app->add_option("--eval-every", a->o.eval_every, "Validation every N steps (and at the last)")->capture_default_str();
   app->add_option("--save-every", a->o.save_every, "Checkpoint every N steps (0: at the end only)")->capture_default_str();
@@ -157,7 +172,10 @@ Command add_train_command(CLI::App& parent) {
       "Writes DIR/log.csv (step,train_loss,val_loss,lr,grad_norm,tokens_per_second, then RMS(g^2/v)\n"
       "per layer) and, atomically, model.bin (llama2.c), model.gguf, model.safetensors + config.json\n"
       "and state.bin (weights and optimizer state for --resume). Same seed: bitwise the same\n"
-      "log (but tokens_per_second) and checkpoints at any --threads.");
+      "log (but tokens_per_second) and checkpoints at any --threads.\n"
+      "Under `mpirun -np N` the micro-batches of each step are dealt to the ranks and summed in\n"
+      "order: the same log and checkpoints as one process (docs/training.md); --recipes are\n"
+      "dealt to the ranks instead.");
   return {app, [a](Io& io) { return run_train(io, *a); }};
 }
 

@@ -112,6 +112,9 @@ void broadcast(std::vector<std::uint8_t>& bytes, int root) {
 void broadcast(std::span<float> values, int root) {
   if (size() > 1) broadcast_chunks(values.data(), values.size(), MPI_FLOAT, root);
 }
+void broadcast(std::span<double> values, int root) {
+  if (size() > 1) broadcast_chunks(values.data(), values.size(), MPI_DOUBLE, root);
+}
 void send(std::span<const float> v, int to, int tag) { send_chunks(v.data(), v.size(), MPI_FLOAT, to, tag); }
 void receive(std::span<float> v, int from, int tag) { receive_chunks(v.data(), v.size(), MPI_FLOAT, from, tag); }
 void send(std::span<const double> v, int to, int tag) { send_chunks(v.data(), v.size(), MPI_DOUBLE, to, tag); }
@@ -131,6 +134,7 @@ std::vector<std::vector<std::uint8_t>> gather_to_root(std::span<const std::uint8
 }
 void broadcast(std::vector<std::uint8_t>&, int) {}
 void broadcast(std::span<float>, int) {}
+void broadcast(std::span<double>, int) {}
 namespace {
 [[noreturn]] void no_peer() { throw Error("point-to-point communication needs lowp built with MPI (LOWP_MPI)"); }
 }  // namespace

@@ -36,6 +36,7 @@ std::vector<std::vector<std::uint8_t>> gather_to_root(std::span<const std::uint8
 // `bytes` of rank `root` replace every other rank's (sizes may differ).
 void broadcast(std::vector<std::uint8_t>& bytes, int root = 0);
 void broadcast(std::span<float> values, int root);
+void broadcast(std::span<double> values, int root);
 // Point to point, blocking; sizes must match on both sides. Tags are the caller's.
 void send(std::span<const float> values, int to, int tag);
 void receive(std::span<float> values, int from, int tag);

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
+#include "dist/comm.hpp"
 #include "io/save_model.hpp"
 #include "lowp/numerics/error.hpp"
 #include "train/train_recipe.hpp"
@@ -16,30 +18,80 @@ std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std
   if (std::find(recipes.begin(), recipes.end(), "fp32") == recipes.end()) recipes.insert(recipes.begin(), "fp32");
   std::vector<std::string> names;  // a recipe file trains under its `name`
   for (const auto& r : recipes) names.push_back(lowp::train::find_train_recipe(r).name);  // all checked first
-  std::vector<RecipeRun> runs;
-  for (std::size_t i = 0; i < recipes.size(); ++i) {
+  // Under mpirun the recipes are dealt to the ranks (dist::share), each trained by one rank
+  // alone; rank 0 gathers the results in recipe order and writes the comparison.
+  const dist::Range mine = dist::share(recipes.size(), dist::rank(), dist::size());
+  std::vector<std::uint8_t> bytes;  // per run: final loss, comm SQNR, curve length, (step, loss) pairs
+  const auto put = [&](const void* p, std::size_t n) {
+    const auto* c = static_cast<const std::uint8_t*>(p);
+    bytes.insert(bytes.end(), c, c + n);
+  };
+  for (std::size_t i = mine.begin; i < mine.end; ++i) {
     const std::string& r = names[i];
     TrainOptions o = base;
     o.recipe = recipes[i];
     o.out = (std::filesystem::path(base.out) / r).string();
-    runs.push_back({r, run_training(o, false, [&](const StepInfo& s) {
-                      if (progress) progress(r, s);
-                    })});
+    o.data_parallel = false;
+    const TrainResult res = run_training(o, false, [&](const StepInfo& s) {
+      if (progress) progress(r, s);
+    });
+    const std::uint64_t n = res.val_curve.size();
+    put(&res.final_val_loss, sizeof(double));
+    put(&res.grad_comm_sqnr_db, sizeof(double));
+    put(&n, sizeof n);
+    for (const auto& [step, loss] : res.val_curve) {
+      const std::int64_t st = step;
+      put(&st, sizeof st);
+      put(&loss, sizeof loss);
+    }
   }
-  write_comparison(base.out, runs);
+  const std::vector<std::vector<std::uint8_t>> all = dist::gather_to_root(bytes);
+  std::vector<RecipeRun> runs;
+  if (dist::rank() != 0) return runs;
+  for (std::size_t rank = 0; rank < all.size(); ++rank) {
+    const std::vector<std::uint8_t>& b = all[rank];
+    std::size_t at = 0;
+    const auto take = [&](void* dst, std::size_t n) {
+      if (b.size() - at < n) throw Error("--recipes: rank " + std::to_string(rank) + " sent a truncated result");
+      std::memcpy(dst, b.data() + at, n);
+      at += n;
+    };
+    const dist::Range theirs = dist::share(recipes.size(), static_cast<int>(rank), dist::size());
+    for (std::size_t i = theirs.begin; i < theirs.end; ++i) {
+      RecipeRun run{names[i], {}};
+      std::uint64_t n = 0;
+      take(&run.result.final_val_loss, sizeof(double));
+      take(&run.result.grad_comm_sqnr_db, sizeof(double));
+      take(&n, sizeof n);
+      for (std::uint64_t j = 0; j < n; ++j) {
+        std::int64_t st = 0;
+        double loss = 0;
+        take(&st, sizeof st);
+        take(&loss, sizeof loss);
+        run.result.val_curve.emplace_back(static_cast<int>(st), loss);
+      }
+      runs.push_back(std::move(run));
+    }
+  }
+  write_comparison(base.out, runs, base.grad_comm != "fp32");
   return runs;
 }
 
-void write_comparison(const std::string& dir, const std::vector<RecipeRun>& runs) {
+void write_comparison(const std::string& dir, const std::vector<RecipeRun>& runs, bool comm_column) {
   double ref = NAN;
   for (const auto& r : runs)
     if (r.recipe == "fp32") ref = r.result.final_val_loss;
-  std::string csv = "recipe,final_val_loss,gap_pct\n";
+  std::string csv = comm_column ? "recipe,final_val_loss,gap_pct,grad_comm_sqnr_db\n" : "recipe,final_val_loss,gap_pct\n";
   char buf[160];
   for (const auto& r : runs) {
-    std::snprintf(buf, sizeof buf, "%s,%.6f,%.3f\n", r.recipe.c_str(), r.result.final_val_loss,
+    std::snprintf(buf, sizeof buf, "%s,%.6f,%.3f", r.recipe.c_str(), r.result.final_val_loss,
                   100.0 * (r.result.final_val_loss - ref) / ref);
     csv += buf;
+    if (comm_column) {
+      std::snprintf(buf, sizeof buf, ",%.2f", r.result.grad_comm_sqnr_db);
+      csv += buf;
+    }
+    csv += "\n";
   }
   const std::filesystem::path d(dir);
   detail::write_file_atomic((d / "summary.csv").string(), csv);

@@ -261,6 +261,38 @@ void TrainLlama::load_linear_state(std::span<const std::uint8_t> bytes) {
   if (at != bytes.size()) throw Error("linear state: " + std::to_string(bytes.size() - at) + " trailing bytes");
 }
 
+void TrainLlama::defer_amax(bool on) {
+  for (auto& L : layers_)
+    for (auto& q : L.lin) q.defer_amax(on);
+  if (cls_) cls_->defer_amax(on);
+}
+
+std::vector<float> TrainLlama::take_pending_amax() {
+  std::vector<float> out;
+  const auto take = [&](quant::QuantLinear& q) {
+    const std::vector<float> a = q.take_pending_amax();
+    out.insert(out.end(), a.begin(), a.end());
+  };
+  for (auto& L : layers_)
+    for (auto& q : L.lin) take(q);
+  if (cls_) take(*cls_);
+  return out;
+}
+
+void TrainLlama::commit_amax(std::span<const float> amax) {
+  std::size_t at = 0;
+  const auto commit = [&](quant::QuantLinear& q) {
+    const std::size_t n = q.take_pending_amax().size();  // its history count (pending is cleared anyway)
+    if (amax.size() - at < n) throw Error("commit_amax: " + std::to_string(amax.size()) + " values are too few");
+    q.commit_amax(amax.subspan(at, n));
+    at += n;
+  };
+  for (auto& L : layers_)
+    for (auto& q : L.lin) commit(q);
+  if (cls_) commit(*cls_);
+  if (at != amax.size()) throw Error("commit_amax: " + std::to_string(amax.size() - at) + " values too many");
+}
+
 void TrainLlama::collect_stats(bool on) {
   for (auto& L : layers_)
     for (auto& q : L.lin) q.collect_stats(on);
@@ -515,11 +547,12 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
   return total / static_cast<double>(R);
 }
 
-void TrainLlama::backward(int threads, std::uint64_t seed) {
+void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows) {
   const std::size_t R = B_ * T_;
   if (R == 0 || targets_.size() != R) throw Error("train backward: no forward pass with targets to differentiate");
   threads = threads > 0 ? threads : omp_get_max_threads();
-  // Cross-entropy: dlogits = (softmax - onehot) / R, in place.
+  const double rows = static_cast<double>(loss_rows > 0 ? loss_rows : R);
+  // Cross-entropy: dlogits = (softmax - onehot) / rows, in place.
   std::vector<float>& dlogits = logits_;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::ptrdiff_t rr = 0; rr < static_cast<std::ptrdiff_t>(R); ++rr) {
@@ -530,7 +563,7 @@ void TrainLlama::backward(int threads, std::uint64_t seed) {
     for (std::size_t j = 0; j < vocab_; ++j) se += std::exp(static_cast<double>(row[j]) - mx);
     for (std::size_t j = 0; j < vocab_; ++j) {
       const double p = std::exp(static_cast<double>(row[j]) - mx) / se;
-      row[j] = static_cast<float>((p - (static_cast<int>(j) == targets_[r] ? 1.0 : 0.0)) / static_cast<double>(R));
+      row[j] = static_cast<float>((p - (static_cast<int>(j) == targets_[r] ? 1.0 : 0.0)) / rows);
     }
   }
   // Classifier: dxn = dlogits Wcls; dWcls += dlogits^T xn.

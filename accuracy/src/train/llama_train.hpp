@@ -46,7 +46,9 @@ class TrainLlama {
   // (B*T) x vocab logits of the last forward.
   const std::vector<float>& logits() const { return logits_; }
   // Adds d(loss)/d(parameter) of the last forward (which had targets) into the gradients.
-  void backward(int threads, std::uint64_t seed);
+  // `loss_rows`: the token count the loss is a mean over (0: this forward's B*T); a
+  // micro-batch passes its whole batch's, so micro-batch gradients add up to the batch's.
+  void backward(int threads, std::uint64_t seed, std::size_t loss_rows = 0);
   void zero_grad();
 
   struct Param {
@@ -67,6 +69,11 @@ class TrainLlama {
   // bytes; load_linear_state() throws lowp::Error when the bytes do not fit.
   std::vector<std::uint8_t> save_linear_state() const;
   void load_linear_state(std::span<const std::uint8_t> bytes);
+  // Delayed scaling over the micro-batches of a step (QuantLinear::defer_amax), for every
+  // linear in save_linear_state()'s order: the pending amaxes, concatenated, and their commit.
+  void defer_amax(bool on);
+  std::vector<float> take_pending_amax();
+  void commit_amax(std::span<const float> amax);
   // Per block linear, the quantized GEMM operands' statistics (QuantLinear::collect_stats).
   struct LinearStats {
     int layer = 0;       // -1: the classifier

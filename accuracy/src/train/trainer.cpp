@@ -15,10 +15,12 @@
 #include <map>
 #include <sstream>
 
+#include "dist/comm.hpp"
 #include "io/save_model.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/rng.hpp"
 #include "lowp/quant/linear.hpp"
+#include "train/data_parallel.hpp"
 #include "train/llama_train.hpp"
 #include "train/optimizer.hpp"
 #include "train/train_recipe.hpp"
@@ -51,7 +53,8 @@ void save_config(const TrainOptions& o) {
     << c.n_heads << "\nkv_heads = " << c.n_kv_heads << "\nvocab = " << c.vocab_size << "\nctx = " << c.seq_len
     << "\nbatch = " << o.batch << "\nlr = " << num(o.lr) << "\nwarmup = " << o.warmup << "\nmin_lr_ratio = "
     << num(o.min_lr_ratio) << "\ngrad_clip = " << num(o.grad_clip) << "\neval_every = " << o.eval_every
-    << "\nsave_every = " << o.save_every << "\nval_windows = " << o.val_windows << "\ntied = " << o.tied << "\n";
+    << "\nsave_every = " << o.save_every << "\nval_windows = " << o.val_windows << "\ntied = " << o.tied << "\nmicro_batch = " << o.micro_batch
+    << "\ngrad_comm = " << o.grad_comm << "\n";
   detail::write_file_atomic((fs::path(o.out) / "train.cfg").string(), s.str());
 }
 
@@ -88,6 +91,8 @@ TrainOptions load_config(const std::string& dir, TrainOptions o) {
     o.save_every = std::stoi(get("save_every"));
     o.val_windows = std::stoi(get("val_windows"));
     o.tied = get("tied") == "1";
+    if (kv.count("micro_batch")) o.micro_batch = std::stoi(kv["micro_batch"]);  // absent before data parallelism
+    if (kv.count("grad_comm")) o.grad_comm = kv["grad_comm"];
   } catch (const std::logic_error&) {
     throw Error(path + ": a value does not parse");
   }
@@ -143,42 +148,77 @@ class Trainer {
     const int threads = o_.threads > 0 ? o_.threads : omp_get_max_threads();
     ThreadLimit limit(threads);
     const std::size_t B = static_cast<std::size_t>(o_.batch), T = static_cast<std::size_t>(o_.config.seq_len);
-    open_log();
+    const std::size_t m = static_cast<std::size_t>(o_.micro_batch > 0 ? o_.micro_batch : o_.batch), n_micro = B / m;
+    dp_ = o_.data_parallel && dist::size() > 1;
+    lead_ = !dp_ || dist::rank() == 0;
+    const dist::Range mine = dp_ ? dist::share(n_micro, dist::rank(), dist::size()) : dist::Range{0, n_micro};
+    const GradComm comm = parse_grad_comm(o_.grad_comm);
+    const bool keep_apart = comm == GradComm::fp32 && dp_ && dist::rank() > 0;
+    stats_layout_ = net_->take_stats();  // the linears' names (and no stale counts)
+    // Each amax history takes one value a step, the max over all micro-batches and ranks.
+    net_->defer_amax(true);
+    if (lead_) open_log();
+    std::vector<std::size_t> sizes;
+    for (const auto& p : net_->params()) sizes.push_back(p.size);
+    std::size_t n_grad = 0;
+    for (std::size_t n : sizes) n_grad += n;
     std::vector<int> tok(B * T), tgt(B * T);
     const auto start = std::chrono::steady_clock::now();
+    double sqnr_sum = 0;
+    int sqnr_steps = 0;
     for (int step = static_cast<int>(opt_->steps_done()) + 1; step <= o_.steps; ++step) {
       const auto t0 = std::chrono::steady_clock::now();
       const bool evaluated = step == o_.steps || (o_.eval_every > 0 && step % o_.eval_every == 0);
       sample(step, tok, tgt);
-      net_->zero_grad();
-      net_->collect_stats(evaluated);  // the operands of this step's three GEMMs per linear
-      const std::uint64_t s = step_seed(step);
-      const double loss = net_->forward(tok, tgt, B, T, threads, s);
-      if (!std::isfinite(loss)) fail_nonfinite(step, net_->first_nonfinite_activation(), "loss");
-      net_->backward(threads, s);
-      net_->collect_stats(false);
+      MicroBatches mb;
+      mb.batch = B;
+      mb.micro = m;
+      mb.window = T;
+      mb.range = mine;
+      mb.keep_apart = keep_apart;
+      mb.stats = evaluated;
+      mb.threads = threads;
+      LocalStep local = run_micro_batches(*net_, tok, tgt, mb, step_seed(step), [&](const std::string& tensor) {
+        fail_nonfinite(step, tensor, "loss");
+      });
+      if (!keep_apart && !local.grads.empty()) {  // this rank's sum, as communicated
+        const CommError e = quantize_for_comm(comm, local.grads.back(), sizes);
+        local.sums.back()[1] = e.signal;
+        local.sums.back()[2] = e.noise;
+      }
+      const std::size_t n_sums = 3 + (evaluated ? 5 * 6 * stats_layout_.size() : 0);
+      const std::vector<float> grad = chain_sum(local.grads, n_grad, dp_);
+      const std::vector<double> total = chain_sum(local.sums, n_sums, dp_);
+      net_->commit_amax(max_over_ranks(net_->take_pending_amax(), dp_));
+      set_grad(*net_, grad);
       const lowp::train::StepStats st = update(step);
       StepInfo info;
       info.step = step;
       info.steps = o_.steps;
-      info.train_loss = loss;
+      info.train_loss = total[0];
       info.lr = st.lr;
       info.grad_norm = st.grad_norm;
+      info.grad_comm_sqnr_db = total[2] > 0 ? 10.0 * std::log10(total[1] / total[2]) : INFINITY;
+      if (comm != GradComm::fp32 && std::isfinite(info.grad_comm_sqnr_db)) sqnr_sum += info.grad_comm_sqnr_db, ++sqnr_steps;
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       info.tokens_per_second = static_cast<double>(B * T) / std::max(dt, 1e-9);
       info.val_loss = std::numeric_limits<double>::quiet_NaN();
       if (evaluated) {
-        log_operands(step);
+        if (lead_) log_operands(step, total);
         info.val_loss = validate_loss();
         info.evaluated = true;
         result_.val_curve.emplace_back(step, info.val_loss);
         result_.final_val_loss = info.val_loss;
       }
       info.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      log_row(info);
-      if (step == o_.steps || (o_.save_every > 0 && step % o_.save_every == 0)) save();
-      if (progress) progress(info);
+      if (lead_) log_row(info, comm != GradComm::fp32);
+      if (step == o_.steps || (o_.save_every > 0 && step % o_.save_every == 0)) {
+        if (lead_) save();
+        last_saved_ = static_cast<int>(opt_->steps_done());
+      }
+      if (progress && lead_) progress(info);
     }
+    result_.grad_comm_sqnr_db = sqnr_steps ? sqnr_sum / sqnr_steps : 0;
     return result_;
   }
 
@@ -231,15 +271,20 @@ class Trainer {
     return st;
   }
 
+  // The held-out windows in chunks of --batch, their losses summed in chunk order; under
+  // data parallelism the chunks are dealt to the ranks and chain-summed. Validation leaves the
+  // amax histories alone.
   double validate_loss() {
     const std::size_t B = static_cast<std::size_t>(o_.batch), T = static_cast<std::size_t>(o_.config.seq_len);
     const std::size_t n_val = data_.size() - n_train_;
     const std::size_t avail = (n_val - 1) / T;
     const std::size_t windows = std::min<std::size_t>(avail, static_cast<std::size_t>(std::max(1, o_.val_windows)));
-    double total = 0;
+    const std::size_t chunks = (windows + B - 1) / B;
+    const dist::Range mine = dp_ ? dist::share(chunks, dist::rank(), dist::size()) : dist::Range{0, chunks};
+    std::vector<std::vector<double>> parts;
     std::vector<int> tok, tgt;
-    for (std::size_t w0 = 0; w0 < windows; w0 += B) {
-      const std::size_t nb = std::min(B, windows - w0);
+    for (std::size_t c = mine.begin; c < mine.end; ++c) {
+      const std::size_t w0 = c * B, nb = std::min(B, windows - w0);
       tok.resize(nb * T);
       tgt.resize(nb * T);
       for (std::size_t b = 0; b < nb; ++b) {
@@ -250,9 +295,10 @@ class Trainer {
         }
       }
       const double l = net_->forward(tok, tgt, nb, T, o_.threads > 0 ? o_.threads : omp_get_max_threads(), 0x7a1);
-      total += l * static_cast<double>(nb);
+      parts.push_back({l * static_cast<double>(nb)});
     }
-    return total / static_cast<double>(windows);
+    net_->take_pending_amax();
+    return chain_sum(parts, 1, dp_)[0] / static_cast<double>(windows);
   }
 
   [[noreturn]] void fail_nonfinite(int step, const std::string& tensor, const char* what) const {
@@ -289,6 +335,7 @@ class Trainer {
   void open_log() {
     std::string header = "step,train_loss,val_loss,lr,grad_norm,tokens_per_second";
     for (int l = 0; l < o_.config.n_layers; ++l) header += ",rms_g2_over_v_layer" + std::to_string(l);
+    if (o_.grad_comm != "fp32") header += ",grad_comm_sqnr_db";
     reopen_csv((fs::path(o_.out) / "quant.csv").string(), "step,layer,linear,gemm,operand,sqnr_db,saturated,flushed", quant_);
     for (const std::string& line : reopen_csv(log_path(), header, log_)) {
       const auto c1 = line.find(','), c2 = line.find(',', c1 + 1), c3 = line.find(',', c2 + 1);
@@ -301,12 +348,19 @@ class Trainer {
 
   // DIR/quant.csv: per layer, linear, GEMM and quantized operand of this step, what the
   // recipe's quantization does (operands left in float32 have no row).
-  void log_operands(int step) {
+  // `total`: the step's sums, the operand statistics from index 3 (5 values per operand).
+  void log_operands(int step, const std::vector<double>& total) {
     static constexpr const char* kGemm[3] = {"fwd", "dgrad", "wgrad"};
     static constexpr const char* kOperand[6] = {"X", "W", "dY", "W^T", "dY^T", "X^T"};
-    for (const auto& s : net_->take_stats())
-      for (std::size_t k = 0; k < s.ops.size(); ++k) {
-        const quant::OperandStats& o = s.ops[k];
+    std::size_t at = 3;
+    for (const auto& s : stats_layout_)
+      for (std::size_t k = 0; k < s.ops.size(); ++k, at += 5) {
+        quant::OperandStats o;
+        o.count = static_cast<std::size_t>(total[at]);
+        o.saturated = static_cast<std::size_t>(total[at + 1]);
+        o.flushed = static_cast<std::size_t>(total[at + 2]);
+        o.signal = total[at + 3];
+        o.noise = total[at + 4];
         if (o.count == 0) continue;
         const double n = static_cast<double>(o.count);
         quant_ << step << ',' << s.layer << ',' << s.linear << ',' << kGemm[k / 2] << ',' << kOperand[k] << ','
@@ -316,10 +370,11 @@ class Trainer {
     quant_.flush();
   }
 
-  void log_row(const StepInfo& s) {
+  void log_row(const StepInfo& s, bool comm_column) {
     log_ << s.step << ',' << num(s.train_loss) << ',' << num(s.val_loss) << ',' << num(s.lr) << ',' << num(s.grad_norm)
          << ',' << num(s.tokens_per_second);
     for (double r : rms_) log_ << ',' << num(r);
+    if (comm_column) log_ << ',' << num(s.grad_comm_sqnr_db);
     log_ << '\n';
     log_.flush();
   }
@@ -398,6 +453,8 @@ class Trainer {
   std::ofstream log_, quant_;
   TrainResult result_;
   int last_saved_ = 0;
+  bool dp_ = false, lead_ = true;  // data parallel across the ranks; rank 0 (writes the files)
+  std::vector<TrainLlama::LinearStats> stats_layout_;
 };
 
 }  // namespace
@@ -426,6 +483,9 @@ TrainResult run_training(TrainOptions o, bool resume, const std::function<void(c
   }
   if (o.steps <= 0) throw Error("--steps must be positive, not " + std::to_string(o.steps));
   if (o.batch <= 0) throw Error("--batch must be positive, not " + std::to_string(o.batch));
+  if (o.micro_batch < 0 || (o.micro_batch > 0 && o.batch % o.micro_batch != 0))
+    throw Error("--micro-batch " + std::to_string(o.micro_batch) + " must divide --batch " + std::to_string(o.batch));
+  parse_grad_comm(o.grad_comm);
   if (!(o.lr > 0) || !std::isfinite(o.lr)) throw Error("--lr must be a positive number");
   if (o.config.seq_len < 2) throw Error("--ctx must be at least 2, not " + std::to_string(o.config.seq_len));
   if (o.warmup < 0) o.warmup = std::min(100, o.steps / 10);
@@ -440,7 +500,7 @@ TrainResult run_training(TrainOptions o, bool resume, const std::function<void(c
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec) throw Error("cannot create " + o.out + ": " + ec.message());
-  if (!resume) save_config(o);
+  if (!resume && (!o.data_parallel || dist::rank() == 0)) save_config(o);
   return trainer.run(progress);
 }
 

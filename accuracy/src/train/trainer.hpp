@@ -28,17 +28,25 @@ struct TrainOptions {
   int save_every = 0;            // 0: at the end only
   int val_windows = 64;          // held-out windows per evaluation (evenly spread)
   bool tied = true;
+  // Data parallel (train/data_parallel.hpp): the step's gradient is the sum of micro-batches
+  // of `micro_batch` windows (0: the whole batch), in order; under mpirun they are dealt to the
+  // ranks and the log and checkpoints stay bitwise those of one process.
+  int micro_batch = 0;
+  std::string grad_comm = "fp32";  // each rank's gradient as communicated: fp32 bf16 e4m3 e5m2 mxfp8
+  bool data_parallel = true;       // false: this rank trains alone (--recipes split across ranks)
 };
 
 struct StepInfo {
   int step = 0, steps = 0;
   double train_loss = 0, val_loss = 0, lr = 0, grad_norm = 0, tokens_per_second = 0;
+  double grad_comm_sqnr_db = 0;  // 10 log10(sum g^2 / sum (g - q)^2) of the communicated gradients
   bool evaluated = false;
   double elapsed_seconds = 0;
 };
 
 struct TrainResult {
   double final_val_loss = 0;
+  double grad_comm_sqnr_db = 0;  // mean over the steps (--grad-comm other than fp32)
   std::vector<std::pair<int, double>> val_curve;  // (step, val loss) of this run (resumed: from log.csv)
 };
 

@@ -12,6 +12,7 @@
 // Before the first record() s = 1. An amax that is NaN or Inf is stored as is: under `max` it
 // holds the scale until it leaves the history.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <vector>
 
@@ -36,6 +37,13 @@ class DelayedScaling {
 
   float scale() const noexcept { return scale_; }
   void record(float amax);
+  // Several quantizations forming one step (micro-batches, data-parallel ranks): while
+  // deferred, record() only keeps the largest amax it is given (a NaN wins) and the scale
+  // stays; take_pending() returns that value (-inf when nothing was recorded) and clears it;
+  // commit() then records one amax for the step as record() does undeferred.
+  void defer(bool on) noexcept { deferred_ = on; }
+  float take_pending() noexcept;
+  void commit(float amax);
   const std::vector<float>& history() const noexcept { return history_; }  // newest first
   // Puts back a state saved from history() and scale() (checkpoints); lowp::Error when the
   // history is longer than history_len or the scale not positive and finite.
@@ -48,6 +56,8 @@ class DelayedScaling {
   DelayedScalingConfig config_;
   std::vector<float> history_;
   float scale_ = 1.0f;
+  bool deferred_ = false;
+  float pending_ = -INFINITY;
 };
 
 // One step: quantize x per tensor with state.scale(), then state.record(amax of x).

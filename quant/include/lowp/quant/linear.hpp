@@ -144,6 +144,16 @@ class QuantLinear {
   std::vector<std::uint8_t> save_state() const;
   void load_state(std::span<const std::uint8_t> bytes);
 
+  // Delayed scaling over several forward/backward passes that form one step (micro-batches,
+  // data-parallel ranks): while deferred, the passes quantize with the scales of the earlier
+  // steps and each amax history only keeps the largest amax seen (DelayedScaling::defer).
+  // take_pending_amax() returns one value per history (-inf: none recorded) and clears them;
+  // commit_amax() records one step from such values (-inf: the history is left alone) and
+  // throws lowp::Error when their count differs.
+  void defer_amax(bool on);
+  std::vector<float> take_pending_amax();
+  void commit_amax(std::span<const float> amax);
+
   // With collection on, every quantized operand adds to its OperandStats, indexed
   // 2 * gemm + side (0 fwd X, 1 fwd W, 2 dgrad dY, 3 dgrad W^T, 4 wgrad dY^T, 5 wgrad X^T).
   // A cached weight is counted when it is quantized, not on every reuse; float32 operands
