@@ -17,6 +17,7 @@
 
 #include "lowp/accuracy/model.hpp"
 #include "lowp/quant/linear.hpp"
+#include "train/train_model.hpp"
 
 namespace lowp::accuracy::train {
 
@@ -24,7 +25,7 @@ namespace lowp::accuracy::train {
 // linears, residual output projections (wo, w_down) N(0, 0.02 / sqrt(2 n_layers)), norms 1.
 LlamaModel init_model(const LlamaConfig& c, std::uint64_t seed, bool tied = true);
 
-class TrainLlama {
+class TrainLlama : public TrainModel {
  public:
   // The recipe of block linear `linear` (0..6: wq wk wv wo gate up down, LinearKind order)
   // of layer `layer`.
@@ -42,48 +43,38 @@ class TrainLlama {
   // returns the mean cross-entropy in nats (double accumulation); without, NaN. `seed` drives
   // the linears' stochastic rounding and random rotations for this step.
   double forward(std::span<const int> tokens, std::span<const int> targets, std::size_t B, std::size_t T,
-                 int threads, std::uint64_t seed);
+                 int threads, std::uint64_t seed) override;
   // (B*T) x vocab logits of the last forward.
   const std::vector<float>& logits() const { return logits_; }
   // Adds d(loss)/d(parameter) of the last forward (which had targets) into the gradients.
   // `loss_rows`: the token count the loss is a mean over (0: this forward's B*T); a
   // micro-batch passes its whole batch's, so micro-batch gradients add up to the batch's.
-  void backward(int threads, std::uint64_t seed, std::size_t loss_rows = 0);
-  void zero_grad();
+  void backward(int threads, std::uint64_t seed, std::size_t loss_rows = 0) override;
+  void zero_grad() override;
 
-  struct Param {
-    std::string name;  // "tok_embeddings", "layers.<l>.wq", "norm", "output", ...
-    int layer = -1;    // -1: not in a block
-    float* value = nullptr;
-    float* grad = nullptr;
-    std::size_t size = 0;
-  };
+  using Param = TrainParam;
   // In checkpoint order: embedding, then per layer attn_norm wq wk wv wo ffn_norm w_gate w_down
   // w_up, then the final norm and the untied classifier.
-  std::vector<Param> params();
+  std::vector<Param> params() override;
   // Call after writing parameter values (the linears drop their cached quantized weights).
-  void weights_changed();
+  void weights_changed() override;
   // The current weights as a model (to save, or to evaluate).
-  LlamaModel to_model() const;
+  LlamaModel to_model() const override;
   // The linears' step-to-step state (delayed-scaling amax histories), layer by layer, as
   // bytes; load_linear_state() throws lowp::Error when the bytes do not fit.
-  std::vector<std::uint8_t> save_linear_state() const;
-  void load_linear_state(std::span<const std::uint8_t> bytes);
+  std::vector<std::uint8_t> save_linear_state() const override;
+  void load_linear_state(std::span<const std::uint8_t> bytes) override;
   // Delayed scaling over the micro-batches of a step (QuantLinear::defer_amax), for every
   // linear in save_linear_state()'s order: the pending amaxes, concatenated, and their commit.
-  void defer_amax(bool on);
-  std::vector<float> take_pending_amax();
-  void commit_amax(std::span<const float> amax);
+  void defer_amax(bool on) override;
+  std::vector<float> take_pending_amax() override;
+  void commit_amax(std::span<const float> amax) override;
   // Per block linear, the quantized GEMM operands' statistics (QuantLinear::collect_stats).
-  struct LinearStats {
-    int layer = 0;       // -1: the classifier
-    std::string linear;  // "wq" ..., "classifier"
-    std::array<quant::OperandStats, 6> ops;
-  };
-  void collect_stats(bool on);
-  std::vector<LinearStats> take_stats();
+  using LinearStats = TrainLinearStats;
+  void collect_stats(bool on) override;
+  std::vector<LinearStats> take_stats() override;
   // Name of the first activation of the last forward holding NaN or Inf ("" if none).
-  std::string first_nonfinite_activation() const;
+  std::string first_nonfinite_activation() const override;
 
  private:
   struct Layer {

@@ -172,6 +172,11 @@ std::string apply_line(TrainRecipe& r, std::string_view key, std::string_view va
     r.moments = parse_moment_format(value);
   } else if (key == "pad") {
     return parse_bool(key, value, r.pad);
+  } else if (key == "model") {
+    if (value != "scalify" && value != "linears")
+      return "model is linears (float32 tensors, quantized linears) or scalify (every tensor scaled), not '" +
+             std::string(value) + "'";
+    r.scalify = value == "scalify";
   } else {
     return apply_gemm_key(r, key, value, edited);
   }
@@ -255,6 +260,10 @@ classifier = bf16)",
 note = SwitchBack: int8 GEMM for the forward and dgrad (row-wise X / dY, tensor-wise W), bf16 weight gradient
 linear = switchback-int8
 classifier = bf16)",
+    R"(name = scalify
+note = Scalify (Graphcore 2024): every tensor a scaled tensor, E4M3 weights and activations, E5M2 gradients, power-of-two scales propagated by the op rules; fp16 moments
+model = scalify
+moments = fp16-scaled)",
 };
 
 std::string hp_line(const TrainRecipe& r) {
@@ -343,7 +352,23 @@ TrainRecipe find_train_recipe(std::string_view name_or_path) {
                                                 "train recipe");
 }
 
+// Scalify's GEMMs are the quant::matmul rule on scaled tensors (train/scalify_llama.cpp).
+static std::string describe_scalify(const TrainRecipe& r) {
+  std::string s;
+  s += "  fwd    E4M3 X x E4M3 W, f32 accumulation, Y cast to E4M3; scale sx*sw*p2(sqrt K), no amax\n";
+  s += "  dgrad  E5M2 dY x E4M3 W, f32 accumulation, dX cast to E5M2; scale sdy*sw*p2(sqrt K)\n";
+  s += "  wgrad  E5M2 dY^T x E4M3 X, f32 accumulation, dW cast to E5M2; scale sdy*sx*p2(sqrt rows)\n";
+  s += "  every linear, the embedding, the classifier, the attention matmuls (QK^T, PV) and their gradients alike;\n";
+  s += "  RMSNorm, RoPE, softmax, SwiGLU and the residual adds are scaled-tensor ops with their own scale rules\n";
+  s += "  measured scales: p2(RMS) of each master weight once per step; RMS rescale of the gradient leaving each RMSNorm\n";
+  s += "  high precision: the loss (double, from the E4M3 logits), the float32 master weights\n";
+  s += "  optimizer " + std::string(name(r.optimizer)) + ", master " + std::string(name(r.master)) +
+       ", moments " + std::string(name(r.moments)) + "\n";
+  return s;
+}
+
 std::string describe(const TrainRecipe& r) {
+  if (r.scalify) return describe_scalify(r);
   const quant::GemmDescription d = quant::describe_gemms(r.linear);
   std::string s;
   s += "  fwd    " + d.fwd + "\n";

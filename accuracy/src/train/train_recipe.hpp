@@ -39,6 +39,9 @@ struct TrainRecipe {
   MasterFormat master = MasterFormat::fp32;
   bool master_stochastic = false;
   MomentFormat moments = MomentFormat::fp32;
+  // `model = scalify`: the whole model on quant::ScaledTensors (train/scalify_llama.hpp) instead
+  // of float32 tensors with QuantLinear linears; the linear keys above then do not apply.
+  bool scalify = false;
 };
 
 // The recipe of one linear: layer.<i>, else the kept first/last layers, else linear.<kind>,
@@ -55,7 +58,7 @@ TrainRecipe parse_train_recipe(std::string_view text);
 
 // The built-in recipes, in a fixed order (fp32, bf16, bf16-pure, bf16-pure-sr,
 // fp8-tensorwise, fp8-rowwise, fp8-rowwise-gw-hp, fp8-delayed, fp8-current, mxfp8,
-// fp8-block128, nvfp4, quartet-fp4, quartet2-nvfp4, switchback-int8).
+// fp8-block128, nvfp4, quartet-fp4, quartet2-nvfp4, switchback-int8, scalify).
 std::span<const TrainRecipe> builtin_train_recipes();
 // A built-in name or a readable recipe file; lowp::Error listing the names otherwise.
 TrainRecipe find_train_recipe(std::string_view name_or_path);

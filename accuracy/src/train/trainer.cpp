@@ -23,6 +23,7 @@
 #include "train/data_parallel.hpp"
 #include "train/llama_train.hpp"
 #include "train/optimizer.hpp"
+#include "train/scalify_llama.hpp"
 #include "train/train_recipe.hpp"
 
 namespace lowp::accuracy::train {
@@ -135,9 +136,12 @@ class Trainer {
     for (auto& b : data_) b &= 0xff;
     recipe_ = lowp::train::find_train_recipe(o.recipe);
     const std::size_t n_layers = static_cast<std::size_t>(o.config.n_layers);
-    net_ = std::make_unique<TrainLlama>(init_model(o.config, o.seed, o.tied), [&](int linear, std::size_t layer) {
-      return lowp::train::linear_for(recipe_, static_cast<LinearKind>(linear), layer, n_layers);
-    }, &recipe_.classifier);
+    if (recipe_.scalify)
+      net_ = std::make_unique<ScalifyLlama>(init_model(o.config, o.seed, o.tied));
+    else
+      net_ = std::make_unique<TrainLlama>(init_model(o.config, o.seed, o.tied), [&](int linear, std::size_t layer) {
+        return lowp::train::linear_for(recipe_, static_cast<LinearKind>(linear), layer, n_layers);
+      }, &recipe_.classifier);
     opt_ = std::make_unique<lowp::train::Optimizer>(optimizer_config(o, recipe_));
     opt_->init_params(tensors());  // bf16 master weights start rounded
     net_->weights_changed();
@@ -446,7 +450,7 @@ class Trainer {
   TrainOptions o_;
   std::vector<int> data_;
   std::size_t n_train_ = 0;
-  std::unique_ptr<TrainLlama> net_;
+  std::unique_ptr<TrainModel> net_;
   lowp::train::TrainRecipe recipe_;
   std::unique_ptr<lowp::train::Optimizer> opt_;
   std::vector<double> rms_;

@@ -1,0 +1,500 @@
+// The Llama on ScaledTensors: forward and backward block by block, in llama_train.cpp's order
+//   x = E[tokens]
+//   per layer:  xn1 = rmsnorm(x) ; q,k,v = xn1 Wq^T, Wk^T, Wv^T ; RoPE(q, k)
+//               S = q k^T / sqrt(hd) (causal) ; P = softmax(S) ; att = P v ; x += att Wo^T
+//               xn2 = rmsnorm(x) ; g = xn2 Wgate^T ; u = xn2 Wup^T ; h = silu(g) u ; x += h Wdown^T
+//   logits = rmsnorm(x) Wcls^T ; loss = mean cross-entropy
+// with each tensor a quant::ScaledTensor and each step a quant op (its scale rule in
+// lowp/quant/scaled_tensor.hpp). Forward results are in the activation format (E4M3), backward
+// results in the gradient format (E5M2); every GEMM accumulates in float32.
+//
+// Where the scales are measured (nothing else is; there is no amax anywhere):
+//  - the weights: once per optimizer step, the float32 master weight is cast with scale
+//    p2(RMS(w)) (scaled_auto), as Scalify keeps its model state as scaled tensors rescaled after
+//    each update and as quant::ScaledAdam does;
+//  - the gradient entering the residual stream from each RMSNorm (two per layer and the final
+//    norm): dynamic_rescale with the RMS statistic. The scale rules assume unit-variance data,
+//    which the backward of a trained network drifts away from; Scalify (Balança et al. 2024, §4,
+//    "Algorithm 5: custom LayerNorm with backward gradient dynamic rescaling") places exactly one
+//    such dynamic_rescale_l2_grad at the input of every LayerNorm, in each residual path.
+#include "train/scalify_llama.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <mutex>
+
+#include "lowp/formats/registry.hpp"
+#include "lowp/numerics/error.hpp"
+
+namespace lowp::accuracy::train {
+namespace {
+
+using quant::ScaledTensor;
+enum Lin { kQ = 0, kK, kV, kO, kGate, kUp, kDown, kLinears };
+constexpr const char* kLinName[kLinears] = {"wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down"};
+
+// The float32 master weight as a scaled tensor of `f`: scale p2(RMS(w)).
+ScaledTensor cast_weight(const std::vector<float>& w, std::size_t rows, std::size_t cols, const Format& f) {
+  return quant::scaled_auto(w, rows, cols, f, quant::RescaleStat::rms);
+}
+
+// g += values of t (the optimizer reads float32 gradients).
+void accumulate(std::vector<float>& g, const ScaledTensor& t) {
+  for (std::size_t i = 0; i < g.size(); ++i) g[i] += t.data[i] * t.scale;
+}
+
+// Rows of `table` (a shape op: the scale is kept, the data are moved).
+ScaledTensor gather_rows(const ScaledTensor& table, std::span<const int> idx) {
+  ScaledTensor r{table.format, idx.size(), table.cols, std::vector<float>(idx.size() * table.cols), table.scale};
+  for (std::size_t i = 0; i < idx.size(); ++i)
+    std::copy_n(table.data.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(idx[i]) * table.cols),
+                table.cols, r.data.begin() + static_cast<std::ptrdiff_t>(i * table.cols));
+  return r;
+}
+
+// Softmax of each row over columns 0..i (row i of a causal T x T score matrix), zeros after:
+// the softmax rule (unit scale, values computed from scale * data in double).
+ScaledTensor causal_softmax(const ScaledTensor& s, const Format& f) {
+  const std::size_t T = s.rows;
+  std::vector<float> p(T * T, 0.0f);
+  std::vector<double> e(T);
+  for (std::size_t i = 0; i < T; ++i) {
+    double mx = -std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j <= i; ++j) mx = std::max(mx, static_cast<double>(s.data[i * T + j]) * s.scale);
+    double z = 0;
+    for (std::size_t j = 0; j <= i; ++j) z += e[j] = std::exp(static_cast<double>(s.data[i * T + j]) * s.scale - mx);
+    for (std::size_t j = 0; j <= i; ++j) p[i * T + j] = static_cast<float>(e[j] / z);
+  }
+  return quant::scaled_from_data(std::move(p), T, T, f, 1.0);
+}
+
+// Pieces computed in parallel jobs are written into one tensor; their scales come from the same
+// rules applied to the same scales, so they agree (checked: a mismatch is a bug, not bad input).
+void put_block(ScaledTensor& dst, const ScaledTensor& src, std::size_t row0, std::size_t col0) {
+  for (std::size_t i = 0; i < src.rows; ++i)
+    std::copy_n(src.data.begin() + static_cast<std::ptrdiff_t>(i * src.cols), src.cols,
+                dst.data.begin() + static_cast<std::ptrdiff_t>((row0 + i) * dst.cols + col0));
+}
+float common_scale(const std::vector<float>& scales, const char* what) {
+  for (float s : scales)
+    if (s != scales.front()) throw Error(std::string("scalify: the ") + what + " blocks have different scales");
+  return scales.front();
+}
+
+// Runs f(job) for job in [0, n) on `threads` threads; the first exception is rethrown after.
+template <class F>
+void parallel_jobs(std::size_t n, int threads, F f) {
+  std::exception_ptr err;
+  std::mutex mu;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (std::ptrdiff_t j = 0; j < static_cast<std::ptrdiff_t>(n); ++j) {
+    try {
+      f(static_cast<std::size_t>(j));
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mu);
+      if (!err) err = std::current_exception();
+    }
+  }
+  if (err) std::rethrow_exception(err);
+}
+
+// Bounds OpenMP's team size for the quant ops' GEMMs during one pass.
+struct Threads {
+  int saved = omp_get_max_threads();
+  explicit Threads(int n) { omp_set_num_threads(n); }
+  ~Threads() { omp_set_num_threads(saved); }
+};
+
+bool all_finite(const ScaledTensor& t) {
+  return std::all_of(t.data.begin(), t.data.end(), [](float x) { return std::isfinite(x); });
+}
+
+}  // namespace
+
+ScalifyConfig::ScalifyConfig() : weight(parse_format("e4m3")), act(parse_format("e4m3")), grad(parse_format("e5m2")) {}
+
+ScalifyLlama::ScalifyLlama(const LlamaModel& m, const ScalifyConfig& cfg)
+    : c_(m.config),
+      cfg_(cfg),
+      dim_(static_cast<std::size_t>(c_.dim)),
+      kv_(static_cast<std::size_t>(c_.kv_dim())),
+      hd_(static_cast<std::size_t>(c_.head_dim())),
+      hidden_(static_cast<std::size_t>(c_.hidden_dim)),
+      vocab_(static_cast<std::size_t>(c_.vocab_size)) {
+  validate(m);
+  embedding_ = m.token_embedding;
+  for (const LayerWeights& w : m.layers) {
+    Layer L;
+    L.attn_norm = w.attn_norm;
+    L.ffn_norm = w.ffn_norm;
+    const std::vector<float>* src[kLinears] = {&w.wq, &w.wk, &w.wv, &w.wo, &w.w_gate, &w.w_up, &w.w_down};
+    for (int i = 0; i < kLinears; ++i) L.w[i] = *src[i];
+    layers_.push_back(std::move(L));
+  }
+  final_norm_ = m.final_norm;
+  classifier_ = m.classifier;
+  weights_changed();
+  zero_grad();
+  // RoPE angles in double, rounded once (as llama_train.cpp).
+  const std::size_t half = hd_ / 2, seq = static_cast<std::size_t>(c_.seq_len);
+  rope_cos_.resize(seq * half);
+  rope_sin_.resize(seq * half);
+  for (std::size_t pos = 0; pos < seq; ++pos)
+    for (std::size_t i = 0; i < half; ++i) {
+      const double freq =
+          std::pow(static_cast<double>(c_.rope_theta), -static_cast<double>(2 * i) / static_cast<double>(hd_));
+      rope_cos_[pos * half + i] = static_cast<float>(std::cos(static_cast<double>(pos) * freq));
+      rope_sin_[pos * half + i] = static_cast<float>(std::sin(static_cast<double>(pos) * freq));
+    }
+}
+
+void ScalifyLlama::weights_changed() {
+  const Format& f = cfg_.weight;
+  emb_ = cast_weight(embedding_, vocab_, dim_, f);
+  const std::size_t in[kLinears] = {dim_, dim_, dim_, dim_, dim_, dim_, hidden_};
+  const std::size_t out[kLinears] = {dim_, kv_, kv_, dim_, hidden_, hidden_, dim_};
+  for (Layer& L : layers_) {
+    L.gain1 = cast_weight(L.attn_norm, 1, dim_, f);
+    L.gain2 = cast_weight(L.ffn_norm, 1, dim_, f);
+    for (int i = 0; i < kLinears; ++i) L.lw[i] = cast_weight(L.w[i], out[i], in[i], f);
+  }
+  gain_final_ = cast_weight(final_norm_, 1, dim_, f);
+  if (!classifier_.empty()) cls_ = cast_weight(classifier_, vocab_, dim_, f);
+}
+
+void ScalifyLlama::zero_grad() {
+  d_embedding_.assign(embedding_.size(), 0.0f);
+  for (Layer& L : layers_) {
+    L.d_attn_norm.assign(dim_, 0.0f);
+    L.d_ffn_norm.assign(dim_, 0.0f);
+    for (int i = 0; i < kLinears; ++i) L.dw[i].assign(L.w[i].size(), 0.0f);
+  }
+  d_final_norm_.assign(dim_, 0.0f);
+  d_classifier_.assign(classifier_.size(), 0.0f);
+}
+
+std::vector<TrainParam> ScalifyLlama::params() {
+  std::vector<TrainParam> p;
+  const auto add = [&](std::string name, int layer, std::vector<float>& v, std::vector<float>& g) {
+    p.push_back({std::move(name), layer, v.data(), g.data(), v.size()});
+  };
+  add("tok_embeddings", -1, embedding_, d_embedding_);
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    Layer& L = layers_[l];
+    const std::string pre = "layers." + std::to_string(l) + ".";
+    const int li = static_cast<int>(l);
+    add(pre + "attn_norm", li, L.attn_norm, L.d_attn_norm);
+    for (int i : {kQ, kK, kV, kO}) add(pre + kLinName[i], li, L.w[i], L.dw[i]);
+    add(pre + "ffn_norm", li, L.ffn_norm, L.d_ffn_norm);
+    for (int i : {kGate, kDown, kUp}) add(pre + kLinName[i], li, L.w[i], L.dw[i]);
+  }
+  add("norm", -1, final_norm_, d_final_norm_);
+  if (!classifier_.empty()) add("output", -1, classifier_, d_classifier_);
+  return p;
+}
+
+LlamaModel ScalifyLlama::to_model() const {
+  LlamaModel m;
+  m.config = c_;
+  m.source = "llama2c";
+  m.path = "(trained weights)";
+  m.token_embedding = embedding_;
+  for (const Layer& L : layers_) {
+    LayerWeights w;
+    w.attn_norm = L.attn_norm;
+    w.ffn_norm = L.ffn_norm;
+    w.wq = L.w[kQ];
+    w.wk = L.w[kK];
+    w.wv = L.w[kV];
+    w.wo = L.w[kO];
+    w.w_gate = L.w[kGate];
+    w.w_up = L.w[kUp];
+    w.w_down = L.w[kDown];
+    m.layers.push_back(std::move(w));
+  }
+  m.final_norm = final_norm_;
+  m.classifier = classifier_;
+  return m;
+}
+
+void ScalifyLlama::load_linear_state(std::span<const std::uint8_t> bytes) {
+  if (!bytes.empty())
+    throw Error("linear state: the scalify model keeps none, but " + std::to_string(bytes.size()) + " bytes were saved");
+}
+
+// ---------------------------------------------------------------- RoPE
+
+// An orthogonal rotation of pairs: the scale is kept, the rotated data are cast again.
+// `inverse` applies the transpose (the backward pass).
+ScaledTensor ScalifyLlama::rope(const ScaledTensor& x, std::size_t heads, bool inverse) const {
+  const std::size_t half = hd_ / 2;
+  std::vector<float> d = x.data;
+  for (std::size_t b = 0; b < B_; ++b)
+    for (std::size_t t = 0; t < T_; ++t)
+      for (std::size_t h = 0; h < heads; ++h) {
+        float* v = d.data() + ((b * T_ + t) * heads + h) * hd_;
+        for (std::size_t i = 0; i < half; ++i) {
+          const float c = rope_cos_[t * half + i], s = inverse ? -rope_sin_[t * half + i] : rope_sin_[t * half + i];
+          const float a = v[2 * i], bb = v[2 * i + 1];
+          v[2 * i] = a * c - bb * s;
+          v[2 * i + 1] = a * s + bb * c;
+        }
+      }
+  return quant::scaled_from_data(std::move(d), x.rows, x.cols, x.format, x.scale);
+}
+
+// ---------------------------------------------------------------- attention
+
+// Per sequence and head: S = Q_h K_g^T (matmul rule) * 1/sqrt(hd) (mul_scalar rule),
+// P = causal softmax(S) (unit scale), att_h = P V_g (matmul rule).
+ScaledTensor ScalifyLlama::attention_forward(Layer& L, int threads) const {
+  const auto heads = static_cast<std::size_t>(c_.n_heads);
+  const std::size_t group = heads / static_cast<std::size_t>(c_.n_kv_heads), T = T_;
+  const float inv_sqrt = 1.0f / std::sqrt(static_cast<float>(hd_));
+  ScaledTensor att{cfg_.act, B_ * T, dim_, std::vector<float>(B_ * T * dim_), 1.0f};
+  std::vector<float> scales(B_ * heads);
+  L.p.assign(B_ * heads, ScaledTensor{});
+  parallel_jobs(B_ * heads, threads, [&](std::size_t job) {
+    const std::size_t b = job / heads, h = job % heads, g = h / group;
+    const ScaledTensor qh = quant::slice(L.q, b * T, (b + 1) * T, h * hd_, (h + 1) * hd_);
+    const ScaledTensor kg = quant::slice(L.k, b * T, (b + 1) * T, g * hd_, (g + 1) * hd_);
+    const ScaledTensor vg = quant::slice(L.v, b * T, (b + 1) * T, g * hd_, (g + 1) * hd_);
+    const ScaledTensor s = quant::mul_scalar(quant::matmul_nt(qh, kg, cfg_.act), inv_sqrt);
+    L.p[job] = causal_softmax(s, cfg_.act);
+    const ScaledTensor oh = quant::matmul(L.p[job], vg, cfg_.act);
+    put_block(att, oh, b * T, h * hd_);
+    scales[job] = oh.scale;
+  });
+  att.scale = common_scale(scales, "attention output");
+  return att;
+}
+
+// dP = dO V^T; dV += P^T dO; dS = softmax_backward(P, dP) / sqrt(hd); dQ = dS K; dK += dS^T Q.
+// Jobs are (sequence, KV head): the heads sharing a KV head add into dK, dV in head order.
+void ScalifyLlama::attention_backward(Layer& L, const ScaledTensor& datt, ScaledTensor& dq, ScaledTensor& dk,
+                                      ScaledTensor& dv, int threads) const {
+  const auto heads = static_cast<std::size_t>(c_.n_heads), kvh = static_cast<std::size_t>(c_.n_kv_heads);
+  const std::size_t group = heads / kvh, T = T_;
+  const float inv_sqrt = 1.0f / std::sqrt(static_cast<float>(hd_));
+  const Format& gf = cfg_.grad;
+  dq = ScaledTensor{gf, B_ * T, dim_, std::vector<float>(B_ * T * dim_), 1.0f};
+  dk = ScaledTensor{gf, B_ * T, kv_, std::vector<float>(B_ * T * kv_), 1.0f};
+  dv = dk;
+  std::vector<float> sq(B_ * heads), sk(B_ * kvh), sv(B_ * kvh);
+  parallel_jobs(B_ * kvh, threads, [&](std::size_t job) {
+    const std::size_t b = job / kvh, g = job % kvh;
+    const ScaledTensor kg = quant::slice(L.k, b * T, (b + 1) * T, g * hd_, (g + 1) * hd_);
+    const ScaledTensor vg = quant::slice(L.v, b * T, (b + 1) * T, g * hd_, (g + 1) * hd_);
+    ScaledTensor dkg, dvg;
+    for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
+      const ScaledTensor qh = quant::slice(L.q, b * T, (b + 1) * T, h * hd_, (h + 1) * hd_);
+      const ScaledTensor doh = quant::slice(datt, b * T, (b + 1) * T, h * hd_, (h + 1) * hd_);
+      const ScaledTensor& P = L.p[b * heads + h];
+      const ScaledTensor dp = quant::matmul_nt(doh, vg, gf);
+      const ScaledTensor dvh = quant::matmul(quant::transpose(P), doh, gf);
+      const ScaledTensor ds = quant::mul_scalar(quant::softmax_backward(P, dp), inv_sqrt, gf);
+      const ScaledTensor dqh = quant::matmul(ds, kg, gf);
+      const ScaledTensor dkh = quant::matmul(quant::transpose(ds), qh, gf);
+      dkg = h == g * group ? dkh : quant::add(dkg, dkh, gf);
+      dvg = h == g * group ? dvh : quant::add(dvg, dvh, gf);
+      put_block(dq, dqh, b * T, h * hd_);
+      sq[b * heads + h] = dqh.scale;
+    }
+    put_block(dk, dkg, b * T, g * hd_);
+    put_block(dv, dvg, b * T, g * hd_);
+    sk[job] = dkg.scale;
+    sv[job] = dvg.scale;
+  });
+  dq.scale = common_scale(sq, "dQ");
+  dk.scale = common_scale(sk, "dK");
+  dv.scale = common_scale(sv, "dV");
+}
+
+// ---------------------------------------------------------------- whole model
+
+double ScalifyLlama::forward(std::span<const int> tokens, std::span<const int> targets, std::size_t B, std::size_t T,
+                             int threads, std::uint64_t) {
+  if (B == 0 || T == 0 || tokens.size() != B * T || (!targets.empty() && targets.size() != B * T))
+    throw Error("train forward: " + std::to_string(tokens.size()) + " tokens for batch " + std::to_string(B) +
+                " x window " + std::to_string(T));
+  if (T > static_cast<std::size_t>(c_.seq_len))
+    throw Error("train forward: window " + std::to_string(T) + " is beyond seq_len " + std::to_string(c_.seq_len));
+  for (int t : tokens)
+    if (t < 0 || static_cast<std::size_t>(t) >= vocab_)
+      throw Error("train forward: token " + std::to_string(t) + " outside the vocabulary of " + std::to_string(vocab_));
+  for (int t : targets)
+    if (t < 0 || static_cast<std::size_t>(t) >= vocab_)
+      throw Error("train forward: target " + std::to_string(t) + " outside the vocabulary");
+  threads = threads > 0 ? threads : omp_get_max_threads();
+  const Threads limit(threads);
+  B_ = B;
+  T_ = T;
+  tokens_.assign(tokens.begin(), tokens.end());
+  targets_.assign(targets.begin(), targets.end());
+  const Format& af = cfg_.act;
+  const float eps = c_.norm_eps;
+
+  x0_ = gather_rows(emb_, tokens);
+  ScaledTensor x = x0_;
+  for (Layer& L : layers_) {
+    // attention block
+    L.x_in = x;
+    L.xn1 = quant::rms_norm(x, &L.gain1, eps, af);
+    L.q = rope(quant::matmul_nt(L.xn1, L.lw[kQ], af), static_cast<std::size_t>(c_.n_heads), false);
+    L.k = rope(quant::matmul_nt(L.xn1, L.lw[kK], af), static_cast<std::size_t>(c_.n_kv_heads), false);
+    L.v = quant::matmul_nt(L.xn1, L.lw[kV], af);
+    L.att = attention_forward(L, threads);
+    x = quant::add(x, quant::matmul_nt(L.att, L.lw[kO], af), af);
+    // feed-forward block
+    L.x_mid = x;
+    L.xn2 = quant::rms_norm(x, &L.gain2, eps, af);
+    L.g = quant::matmul_nt(L.xn2, L.lw[kGate], af);
+    L.u = quant::matmul_nt(L.xn2, L.lw[kUp], af);
+    L.sg = quant::silu(L.g);
+    L.h = quant::mul(L.sg, L.u, af);
+    x = quant::add(x, quant::matmul_nt(L.h, L.lw[kDown], af), af);
+  }
+  x_final_ = std::move(x);
+  xn_final_ = quant::rms_norm(x_final_, &gain_final_, eps, af);
+  logits_ = quant::matmul_nt(xn_final_, classifier_.empty() ? emb_ : cls_, af);
+  if (targets.empty()) return std::numeric_limits<double>::quiet_NaN();
+
+  // Cross-entropy from the logits' values (scale * data), in double, rows summed in order.
+  const std::size_t R = B * T;
+  double total = 0;
+  for (std::size_t r = 0; r < R; ++r) {
+    const float* row = logits_.data.data() + r * vocab_;
+    const double s = logits_.scale;
+    double mx = -std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < vocab_; ++j) mx = std::max(mx, row[j] * s);
+    double se = 0;
+    for (std::size_t j = 0; j < vocab_; ++j) se += std::exp(row[j] * s - mx);
+    total += std::log(se) + mx - row[targets[r]] * s;
+  }
+  return total / static_cast<double>(R);
+}
+
+void ScalifyLlama::backward(int threads, std::uint64_t) {
+  const std::size_t R = B_ * T_;
+  if (R == 0 || targets_.size() != R) throw Error("train backward: no forward pass with targets to differentiate");
+  threads = threads > 0 ? threads : omp_get_max_threads();
+  const Threads limit(threads);
+  const Format& gf = cfg_.grad;
+  const float eps = c_.norm_eps;
+  const auto rescale = [](const ScaledTensor& d) { return quant::dynamic_rescale(d, quant::RescaleStat::rms); };
+
+  // dlogits = (softmax(logits) - onehot) / R: the softmax rule (unit scale), sub with the
+  // one-hot (unit scale: p2(sqrt 2) = 1) and mul_scalar(1/R) fused into one cast.
+  {
+    const float p = quant::pow2_floor(1.0 / static_cast<double>(R));
+    const double m = 1.0 / static_cast<double>(R) / p;
+    std::vector<float> d(R * vocab_);
+    for (std::size_t r = 0; r < R; ++r) {
+      const float* row = logits_.data.data() + r * vocab_;
+      const double s = logits_.scale;
+      double mx = -std::numeric_limits<double>::infinity();
+      for (std::size_t j = 0; j < vocab_; ++j) mx = std::max(mx, row[j] * s);
+      double se = 0;
+      for (std::size_t j = 0; j < vocab_; ++j) se += std::exp(row[j] * s - mx);
+      for (std::size_t j = 0; j < vocab_; ++j) {
+        const double pr = std::exp(row[j] * s - mx) / se;
+        d[r * vocab_ + j] = static_cast<float>((pr - (static_cast<int>(j) == targets_[r] ? 1.0 : 0.0)) * m);
+      }
+    }
+    dlogits_ = quant::scaled_from_data(std::move(d), R, vocab_, gf, p);
+  }
+  // Classifier: dxn = dlogits Wcls (dgrad); dWcls = dlogits^T xn (wgrad).
+  const bool tied = classifier_.empty();
+  const ScaledTensor dxn_final = quant::matmul(dlogits_, tied ? emb_ : cls_, gf);
+  accumulate(tied ? d_embedding_ : d_classifier_, quant::matmul(quant::transpose(dlogits_), xn_final_, gf));
+  quant::RmsNormGrads n = quant::rms_norm_backward(x_final_, &gain_final_, dxn_final, eps);
+  accumulate(d_final_norm_, n.dgain);
+  ScaledTensor dx = rescale(n.dx);
+
+  for (std::size_t li = layers_.size(); li-- > 0;) {
+    Layer& L = layers_[li];
+    // feed-forward block: dx flows through unchanged and into the branch.
+    const ScaledTensor dh = quant::matmul(dx, L.lw[kDown], gf);
+    L.dlw[kDown] = quant::matmul(quant::transpose(dx), L.h, gf);
+    const ScaledTensor du = quant::mul(dh, L.sg, gf);
+    const ScaledTensor dg = quant::silu_backward(L.g, quant::mul(dh, L.u, gf));
+    L.dlw[kGate] = quant::matmul(quant::transpose(dg), L.xn2, gf);
+    L.dlw[kUp] = quant::matmul(quant::transpose(du), L.xn2, gf);
+    const ScaledTensor dxn2 = quant::add(quant::matmul(dg, L.lw[kGate], gf), quant::matmul(du, L.lw[kUp], gf), gf);
+    n = quant::rms_norm_backward(L.x_mid, &L.gain2, dxn2, eps);
+    accumulate(L.d_ffn_norm, n.dgain);
+    dx = quant::add(dx, rescale(n.dx), gf);
+    L.dx_mid = dx;
+    // attention block
+    const ScaledTensor datt = quant::matmul(dx, L.lw[kO], gf);
+    L.dlw[kO] = quant::matmul(quant::transpose(dx), L.att, gf);
+    ScaledTensor dq, dk, dv;
+    attention_backward(L, datt, dq, dk, dv, threads);
+    dq = rope(dq, static_cast<std::size_t>(c_.n_heads), true);
+    dk = rope(dk, static_cast<std::size_t>(c_.n_kv_heads), true);
+    L.dlw[kQ] = quant::matmul(quant::transpose(dq), L.xn1, gf);
+    L.dlw[kK] = quant::matmul(quant::transpose(dk), L.xn1, gf);
+    L.dlw[kV] = quant::matmul(quant::transpose(dv), L.xn1, gf);
+    const ScaledTensor dxn1 = quant::add(
+        quant::add(quant::matmul(dq, L.lw[kQ], gf), quant::matmul(dk, L.lw[kK], gf), gf), quant::matmul(dv, L.lw[kV], gf), gf);
+    n = quant::rms_norm_backward(L.x_in, &L.gain1, dxn1, eps);
+    accumulate(L.d_attn_norm, n.dgain);
+    dx = quant::add(dx, rescale(n.dx), gf);
+    for (int i = 0; i < kLinears; ++i) accumulate(L.dw[i], L.dlw[i]);
+  }
+  // Embedding: rows scattered in token order.
+  dx0_ = dx;
+  for (std::size_t r = 0; r < R; ++r) {
+    float* d = d_embedding_.data() + static_cast<std::size_t>(tokens_[r]) * dim_;
+    for (std::size_t i = 0; i < dim_; ++i) d[i] += dx.data[r * dim_ + i] * dx.scale;
+  }
+}
+
+std::string ScalifyLlama::first_nonfinite_activation() const {
+  if (!all_finite(x0_)) return "x";
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    const Layer& L = layers_[l];
+    const std::pair<const char*, const ScaledTensor*> acts[] = {
+        {"xn1", &L.xn1}, {"q", &L.q},         {"k", &L.k},     {"v", &L.v}, {"att", &L.att}, {"x_mid", &L.x_mid},
+        {"xn2", &L.xn2}, {"g", &L.g},         {"u", &L.u},     {"h", &L.h}};
+    for (const auto& [name, t] : acts)
+      if (!all_finite(*t)) return "layers." + std::to_string(l) + "." + name;
+    for (std::size_t j = 0; j < L.p.size(); ++j)
+      if (!all_finite(L.p[j])) return "layers." + std::to_string(l) + ".p";
+  }
+  if (!all_finite(x_final_)) return "x_final";
+  if (!all_finite(xn_final_)) return "norm output";
+  if (!all_finite(logits_)) return "logits";
+  return "";
+}
+
+const ScaledTensor& ScalifyLlama::tensor(const std::string& name) const {
+  if (name == "x") return x0_;
+  if (name == "x_final") return x_final_;
+  if (name == "xn_final") return xn_final_;
+  if (name == "logits") return logits_;
+  if (name == "dlogits") return dlogits_;
+  if (name == "dx") return dx0_;
+  if (name.starts_with("layers.")) {
+    const std::size_t dot = name.find('.', 7);
+    const std::size_t l = dot == std::string::npos ? layers_.size() : std::stoul(name.substr(7, dot - 7));
+    if (l < layers_.size()) {
+      const Layer& L = layers_[l];
+      const std::string f = name.substr(dot + 1);
+      const std::pair<const char*, const ScaledTensor*> all[] = {
+          {"x_in", &L.x_in}, {"xn1", &L.xn1}, {"q", &L.q},     {"k", &L.k},          {"v", &L.v}, {"att", &L.att},
+          {"x_mid", &L.x_mid}, {"xn2", &L.xn2}, {"g", &L.g}, {"u", &L.u}, {"h", &L.h}, {"dx_mid", &L.dx_mid}};
+      for (const auto& [n, t] : all)
+        if (f == n) return *t;
+      for (int i = 0; i < kLinears; ++i)
+        if (f == std::string("d") + kLinName[i]) return L.dlw[i];
+    }
+  }
+  throw Error("scalify: no tensor named '" + name + "'");
+}
+
+}  // namespace lowp::accuracy::train
