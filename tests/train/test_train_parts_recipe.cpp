@@ -20,7 +20,7 @@ TEST(TrainRecipe, BuiltinsInOrderAndRoundTrip) {
   const std::vector<std::string> want = {"fp32",         "bf16",         "bf16-pure",       "bf16-pure-sr",
                                          "fp8-tensorwise", "fp8-rowwise", "fp8-rowwise-gw-hp", "fp8-delayed",
                                          "fp8-current",  "mxfp8",        "fp8-block128",    "nvfp4",
-                                         "quartet-fp4",  "quartet2-nvfp4", "switchback-int8"};
+                                         "quartet-fp4",  "quartet2-nvfp4", "switchback-int8", "scalify"};
   const auto all = builtin_train_recipes();
   ASSERT_EQ(all.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
@@ -30,6 +30,7 @@ TEST(TrainRecipe, BuiltinsInOrderAndRoundTrip) {
     EXPECT_EQ(again.name, all[i].name);
     EXPECT_EQ(quant::describe(again.linear), quant::describe(all[i].linear));
     EXPECT_EQ(find_train_recipe(want[i]).name, want[i]);
+    EXPECT_EQ(again.scalify, want[i] == "scalify");
   }
 }
 
@@ -37,6 +38,7 @@ TEST(TrainRecipe, EachRecipeSaysWhatItsPapersDo) {
   const auto d = [](const char* n) { return describe(find_train_recipe(n)); };
   // Every description names the three GEMMs, the high-precision parts and the optimizer.
   for (const TrainRecipe& r : builtin_train_recipes()) {
+    if (r.scalify) continue;  // no float32 parts: its own lines below
     const std::string s = describe(r);
     for (const char* part : {"fwd ", "dgrad ", "wgrad ", "high precision: embedding", "attention matmuls", "moments"})
       EXPECT_NE(s.find(part), std::string::npos) << r.name << ": " << s;
@@ -47,6 +49,11 @@ TEST(TrainRecipe, EachRecipeSaysWhatItsPapersDo) {
   EXPECT_NE(d("mxfp8").find("rceil"), std::string::npos);
   EXPECT_NE(d("bf16-pure-sr").find("master bf16 (stochastic rounding), moments bf16"), std::string::npos);
   EXPECT_NE(d("switchback-int8").find("[int8 GEMM]"), std::string::npos);
+  // Scalify: E4M3 forward operands, E5M2 gradients, propagated scales, fp16 moments.
+  const std::string sc = d("scalify");
+  for (const char* part : {"fwd    E4M3 X x E4M3 W", "dgrad  E5M2 dY x E4M3 W", "wgrad  E5M2 dY^T x E4M3 X", "no amax",
+                           "attention matmuls", "RMS rescale of the gradient leaving each RMSNorm", "moments fp16-scaled"})
+    EXPECT_NE(sc.find(part), std::string::npos) << part << " in " << sc;
   // NVFP4: the random Hadamard only on the wgrad line; stochastic rounding only on gradients.
   const TrainRecipe nv = find_train_recipe("nvfp4");
   const quant::GemmDescription g = quant::describe_gemms(nv.linear);
@@ -129,6 +136,9 @@ TEST(TrainRecipe, BadInputIsOneLine) {
   using test::expect_error;
   expect_error([] { parse_train_recipe("name = x\nlinear = fp9"); }, {"line 2", "'linear = fp9'", "unknown linear preset"});
   expect_error([] { parse_train_recipe("name = x\nbogus = 1"); }, {"line 2", "unknown key 'bogus'"});
+  expect_error([] { parse_train_recipe("name = x\nmodel = scalyfy"); }, {"line 2", "model is linears", "'scalyfy'"});
+  EXPECT_TRUE(parse_train_recipe("name = x\nmodel = scalify").scalify);
+  EXPECT_FALSE(parse_train_recipe("name = x\nmodel = scalify\nmodel = linears").scalify);
   expect_error([] { parse_train_recipe("name = x\nfwd.q = e4m3"); }, {"unknown key 'fwd.q'", "x, w"});
   expect_error([] { parse_train_recipe("name = x\nfwd.x = e9m9"); }, {"line 2", "e9m9"});
   expect_error([] { parse_train_recipe("name = x\nwgrad.rotate = spin"); }, {"random-block<N>"});
