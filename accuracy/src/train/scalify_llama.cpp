@@ -481,7 +481,9 @@ const ScaledTensor& ScalifyLlama::tensor(const std::string& name) const {
   if (name == "dx") return dx0_;
   if (name.starts_with("layers.")) {
     const std::size_t dot = name.find('.', 7);
-    const std::size_t l = dot == std::string::npos ? layers_.size() : std::stoul(name.substr(7, dot - 7));
+    std::size_t l = layers_.size();
+    if (dot != std::string::npos && dot > 7 && name.find_first_not_of("0123456789", 7) == dot && dot - 7 < 6)
+      l = std::stoul(name.substr(7, dot - 7));
     if (l < layers_.size()) {
       const Layer& L = layers_[l];
       const std::string f = name.substr(dot + 1);
