@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lowp/formats/registry.hpp"
 #include "support/test_support.hpp"
 #include "train/train_recipe.hpp"
 
@@ -51,9 +52,15 @@ TEST(TrainRecipe, EachRecipeSaysWhatItsPapersDo) {
   EXPECT_NE(d("switchback-int8").find("[int8 GEMM]"), std::string::npos);
   // Scalify: E4M3 forward operands, E5M2 gradients, propagated scales, fp16 moments.
   const std::string sc = d("scalify");
-  for (const char* part : {"fwd    E4M3 X x E4M3 W", "dgrad  E5M2 dY x E4M3 W", "wgrad  E5M2 dY^T x E4M3 X", "no amax",
+  for (const char* part : {"fwd    X=float8_e4m3fn W=float8_e4m3fn", "Y stored float8_e4m3fn", "no amax",
+                           "dgrad  dY=float8_e5m2 W=float8_e4m3fn", "wgrad  dY^T=float8_e5m2 X=float8_e4m3fn",
                            "attention matmuls", "RMS rescale of the gradient leaving each RMSNorm", "moments fp16-scaled"})
     EXPECT_NE(sc.find(part), std::string::npos) << part << " in " << sc;
+  // A recipe file storing the non-GEMM tensors in float16 (Scalify's FP8 experiments).
+  const TrainRecipe f16 = parse_train_recipe("name = s\nmodel = scalify\nscalify.fwd = float16\nscalify.bwd = float16");
+  EXPECT_EQ(f16.scalify_formats.fwd, lowp::parse_format("float16"));
+  EXPECT_EQ(f16.scalify_formats.act, lowp::parse_format("e4m3"));
+  EXPECT_NE(describe(f16).find("Y stored float16"), std::string::npos) << describe(f16);
   // NVFP4: the random Hadamard only on the wgrad line; stochastic rounding only on gradients.
   const TrainRecipe nv = find_train_recipe("nvfp4");
   const quant::GemmDescription g = quant::describe_gemms(nv.linear);
@@ -137,6 +144,9 @@ TEST(TrainRecipe, BadInputIsOneLine) {
   expect_error([] { parse_train_recipe("name = x\nlinear = fp9"); }, {"line 2", "'linear = fp9'", "unknown linear preset"});
   expect_error([] { parse_train_recipe("name = x\nbogus = 1"); }, {"line 2", "unknown key 'bogus'"});
   expect_error([] { parse_train_recipe("name = x\nmodel = scalyfy"); }, {"line 2", "model is linears", "'scalyfy'"});
+  expect_error([] { parse_train_recipe("name = x\nmodel = scalify\nscalify.acts = e4m3"); }, {"line 3", "unknown key 'scalify.acts'"});
+  expect_error([] { parse_train_recipe("name = x\nmodel = scalify\nscalify.act = e9m9"); }, {"line 3", "e9m9"});
+  expect_error([] { parse_train_recipe("name = x\nscalify.fwd = float16"); }, {"scalify.* keys need `model = scalify`"});
   EXPECT_TRUE(parse_train_recipe("name = x\nmodel = scalify").scalify);
   EXPECT_FALSE(parse_train_recipe("name = x\nmodel = scalify\nmodel = linears").scalify);
   expect_error([] { parse_train_recipe("name = x\nfwd.q = e4m3"); }, {"unknown key 'fwd.q'", "x, w"});

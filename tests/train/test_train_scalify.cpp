@@ -62,7 +62,7 @@ void grad_check(bool tied, bool fp32) {
   const std::vector<int> tok = lowp::test::random_tokens(B * T, c.vocab_size, 5);
   const std::vector<int> tgt = lowp::test::random_tokens(B * T, c.vocab_size, 6);
   lowp::accuracy::train::ScalifyConfig cfg;
-  if (fp32) cfg.weight = cfg.act = cfg.grad = lowp::parse_format("float32");
+  if (fp32) cfg.weight = cfg.act = cfg.grad = cfg.fwd = cfg.bwd = lowp::parse_format("float32");
   const double max_rel = fp32 ? 1e-5 : 0.4, min_cos = fp32 ? 1 - 1e-9 : 0.9;
   ScalifyLlama net(m, cfg);
   const double loss = net.forward(tok, tgt, B, T, 1, 0);

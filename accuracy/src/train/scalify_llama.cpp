@@ -5,8 +5,10 @@
 //               xn2 = rmsnorm(x) ; g = xn2 Wgate^T ; u = xn2 Wup^T ; h = silu(g) u ; x += h Wdown^T
 //   logits = rmsnorm(x) Wcls^T ; loss = mean cross-entropy
 // with each tensor a quant::ScaledTensor and each step a quant op (its scale rule in
-// lowp/quant/scaled_tensor.hpp). Forward results are in the activation format (E4M3), backward
-// results in the gradient format (E5M2); every GEMM accumulates in float32.
+// lowp/quant/scaled_tensor.hpp). Every GEMM casts its operands to the GEMM formats (weights and
+// activations E4M3, gradients E5M2), accumulates in float32 and stores its result, as every other
+// op does, in the forward or backward storage format (by default the same E4M3 / E5M2; Scalify's
+// FP8 experiments keep them in float16: `scalify.fwd` / `scalify.bwd` in a recipe file).
 //
 // Where the scales are measured (nothing else is; there is no amax anywhere):
 //  - the weights: once per optimizer step, the float32 master weight is cast with scale
@@ -109,13 +111,17 @@ struct Threads {
   ~Threads() { omp_set_num_threads(saved); }
 };
 
+// t in format f: itself when it already is, else the cast (the scale is kept).
+ScaledTensor to(const ScaledTensor& t, const Format& f) { return t.format == f ? t : quant::cast(t, f); }
+
 bool all_finite(const ScaledTensor& t) {
   return std::all_of(t.data.begin(), t.data.end(), [](float x) { return std::isfinite(x); });
 }
 
 }  // namespace
 
-ScalifyConfig::ScalifyConfig() : weight(parse_format("e4m3")), act(parse_format("e4m3")), grad(parse_format("e5m2")) {}
+ScalifyConfig::ScalifyConfig()
+    : weight(parse_format("e4m3")), act(parse_format("e4m3")), grad(parse_format("e5m2")), fwd(act), bwd(grad) {}
 
 ScalifyLlama::ScalifyLlama(const LlamaModel& m, const ScalifyConfig& cfg)
     : c_(m.config),
@@ -255,17 +261,18 @@ ScaledTensor ScalifyLlama::attention_forward(Layer& L, int threads) const {
   const auto heads = static_cast<std::size_t>(c_.n_heads);
   const std::size_t group = heads / static_cast<std::size_t>(c_.n_kv_heads), T = T_;
   const float inv_sqrt = 1.0f / std::sqrt(static_cast<float>(hd_));
-  ScaledTensor att{cfg_.act, B_ * T, dim_, std::vector<float>(B_ * T * dim_), 1.0f};
+  const Format &a = cfg_.act, &fs = cfg_.fwd;
+  ScaledTensor att{fs, B_ * T, dim_, std::vector<float>(B_ * T * dim_), 1.0f};
   std::vector<float> scales(B_ * heads);
   L.p.assign(B_ * heads, ScaledTensor{});
   parallel_jobs(B_ * heads, threads, [&](std::size_t job) {
     const std::size_t b = job / heads, h = job % heads, g = h / group;
-    const ScaledTensor qh = quant::slice(L.q, b * T, (b + 1) * T, h * hd_, (h + 1) * hd_);
-    const ScaledTensor kg = quant::slice(L.k, b * T, (b + 1) * T, g * hd_, (g + 1) * hd_);
-    const ScaledTensor vg = quant::slice(L.v, b * T, (b + 1) * T, g * hd_, (g + 1) * hd_);
-    const ScaledTensor s = quant::mul_scalar(quant::matmul_nt(qh, kg, cfg_.act), inv_sqrt);
-    L.p[job] = causal_softmax(s, cfg_.act);
-    const ScaledTensor oh = quant::matmul(L.p[job], vg, cfg_.act);
+    const ScaledTensor qh = to(quant::slice(L.q, b * T, (b + 1) * T, h * hd_, (h + 1) * hd_), a);
+    const ScaledTensor kg = to(quant::slice(L.k, b * T, (b + 1) * T, g * hd_, (g + 1) * hd_), a);
+    const ScaledTensor vg = to(quant::slice(L.v, b * T, (b + 1) * T, g * hd_, (g + 1) * hd_), a);
+    const ScaledTensor s = quant::mul_scalar(quant::matmul_nt(qh, kg, fs), inv_sqrt);
+    L.p[job] = causal_softmax(s, fs);
+    const ScaledTensor oh = quant::matmul(to(L.p[job], a), vg, fs);
     put_block(att, oh, b * T, h * hd_);
     scales[job] = oh.scale;
   });
@@ -280,23 +287,23 @@ void ScalifyLlama::attention_backward(Layer& L, const ScaledTensor& datt, Scaled
   const auto heads = static_cast<std::size_t>(c_.n_heads), kvh = static_cast<std::size_t>(c_.n_kv_heads);
   const std::size_t group = heads / kvh, T = T_;
   const float inv_sqrt = 1.0f / std::sqrt(static_cast<float>(hd_));
-  const Format& gf = cfg_.grad;
+  const Format &a = cfg_.act, &gr = cfg_.grad, &gf = cfg_.bwd;
   dq = ScaledTensor{gf, B_ * T, dim_, std::vector<float>(B_ * T * dim_), 1.0f};
   dk = ScaledTensor{gf, B_ * T, kv_, std::vector<float>(B_ * T * kv_), 1.0f};
   dv = dk;
   std::vector<float> sq(B_ * heads), sk(B_ * kvh), sv(B_ * kvh);
   parallel_jobs(B_ * kvh, threads, [&](std::size_t job) {
     const std::size_t b = job / kvh, g = job % kvh;
-    const ScaledTensor kg = quant::slice(L.k, b * T, (b + 1) * T, g * hd_, (g + 1) * hd_);
-    const ScaledTensor vg = quant::slice(L.v, b * T, (b + 1) * T, g * hd_, (g + 1) * hd_);
+    const ScaledTensor kg = to(quant::slice(L.k, b * T, (b + 1) * T, g * hd_, (g + 1) * hd_), a);
+    const ScaledTensor vg = to(quant::slice(L.v, b * T, (b + 1) * T, g * hd_, (g + 1) * hd_), a);
     ScaledTensor dkg, dvg;
     for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
-      const ScaledTensor qh = quant::slice(L.q, b * T, (b + 1) * T, h * hd_, (h + 1) * hd_);
-      const ScaledTensor doh = quant::slice(datt, b * T, (b + 1) * T, h * hd_, (h + 1) * hd_);
+      const ScaledTensor qh = to(quant::slice(L.q, b * T, (b + 1) * T, h * hd_, (h + 1) * hd_), a);
+      const ScaledTensor doh = to(quant::slice(datt, b * T, (b + 1) * T, h * hd_, (h + 1) * hd_), gr);
       const ScaledTensor& P = L.p[b * heads + h];
       const ScaledTensor dp = quant::matmul_nt(doh, vg, gf);
-      const ScaledTensor dvh = quant::matmul(quant::transpose(P), doh, gf);
-      const ScaledTensor ds = quant::mul_scalar(quant::softmax_backward(P, dp), inv_sqrt, gf);
+      const ScaledTensor dvh = quant::matmul(quant::transpose(to(P, a)), doh, gf);
+      const ScaledTensor ds = to(quant::mul_scalar(quant::softmax_backward(P, dp), inv_sqrt, gf), gr);
       const ScaledTensor dqh = quant::matmul(ds, kg, gf);
       const ScaledTensor dkh = quant::matmul(quant::transpose(ds), qh, gf);
       dkg = h == g * group ? dkh : quant::add(dkg, dkh, gf);
@@ -335,32 +342,34 @@ double ScalifyLlama::forward(std::span<const int> tokens, std::span<const int> t
   T_ = T;
   tokens_.assign(tokens.begin(), tokens.end());
   targets_.assign(targets.begin(), targets.end());
-  const Format& af = cfg_.act;
+  const Format& fs = cfg_.fwd;
   const float eps = c_.norm_eps;
+  // A GEMM of an activation with a weight: the activation cast to the GEMM format first.
+  const auto linear = [&](const ScaledTensor& x, const ScaledTensor& w) { return quant::matmul_nt(to(x, cfg_.act), w, fs); };
 
   x0_ = gather_rows(emb_, tokens);
-  ScaledTensor x = x0_;
+  ScaledTensor x = to(x0_, fs);
   for (Layer& L : layers_) {
     // attention block
     L.x_in = x;
-    L.xn1 = quant::rms_norm(x, &L.gain1, eps, af);
-    L.q = rope(quant::matmul_nt(L.xn1, L.lw[kQ], af), static_cast<std::size_t>(c_.n_heads), false);
-    L.k = rope(quant::matmul_nt(L.xn1, L.lw[kK], af), static_cast<std::size_t>(c_.n_kv_heads), false);
-    L.v = quant::matmul_nt(L.xn1, L.lw[kV], af);
+    L.xn1 = quant::rms_norm(x, &L.gain1, eps, fs);
+    L.q = rope(linear(L.xn1, L.lw[kQ]), static_cast<std::size_t>(c_.n_heads), false);
+    L.k = rope(linear(L.xn1, L.lw[kK]), static_cast<std::size_t>(c_.n_kv_heads), false);
+    L.v = linear(L.xn1, L.lw[kV]);
     L.att = attention_forward(L, threads);
-    x = quant::add(x, quant::matmul_nt(L.att, L.lw[kO], af), af);
+    x = quant::add(x, linear(L.att, L.lw[kO]), fs);
     // feed-forward block
     L.x_mid = x;
-    L.xn2 = quant::rms_norm(x, &L.gain2, eps, af);
-    L.g = quant::matmul_nt(L.xn2, L.lw[kGate], af);
-    L.u = quant::matmul_nt(L.xn2, L.lw[kUp], af);
+    L.xn2 = quant::rms_norm(x, &L.gain2, eps, fs);
+    L.g = linear(L.xn2, L.lw[kGate]);
+    L.u = linear(L.xn2, L.lw[kUp]);
     L.sg = quant::silu(L.g);
-    L.h = quant::mul(L.sg, L.u, af);
-    x = quant::add(x, quant::matmul_nt(L.h, L.lw[kDown], af), af);
+    L.h = quant::mul(L.sg, L.u, fs);
+    x = quant::add(x, linear(L.h, L.lw[kDown]), fs);
   }
   x_final_ = std::move(x);
-  xn_final_ = quant::rms_norm(x_final_, &gain_final_, eps, af);
-  logits_ = quant::matmul_nt(xn_final_, classifier_.empty() ? emb_ : cls_, af);
+  xn_final_ = quant::rms_norm(x_final_, &gain_final_, eps, fs);
+  logits_ = linear(xn_final_, classifier_.empty() ? emb_ : cls_);
   if (targets.empty()) return std::numeric_limits<double>::quiet_NaN();
 
   // Cross-entropy from the logits' values (scale * data), in double, rows summed in order.
@@ -383,8 +392,13 @@ void ScalifyLlama::backward(int threads, std::uint64_t) {
   if (R == 0 || targets_.size() != R) throw Error("train backward: no forward pass with targets to differentiate");
   threads = threads > 0 ? threads : omp_get_max_threads();
   const Threads limit(threads);
-  const Format& gf = cfg_.grad;
+  const Format &a = cfg_.act, &gr = cfg_.grad, &gf = cfg_.bwd;
   const float eps = c_.norm_eps;
+  // dgrad dX = dY W and wgrad dW = dY^T X, their operands cast to the GEMM formats first.
+  const auto dgrad = [&](const ScaledTensor& dy, const ScaledTensor& w) { return quant::matmul(to(dy, gr), w, gf); };
+  const auto wgrad = [&](const ScaledTensor& dy, const ScaledTensor& x) {
+    return quant::matmul(quant::transpose(to(dy, gr)), to(x, a), gf);
+  };
   const auto rescale = [](const ScaledTensor& d) { return quant::dynamic_rescale(d, quant::RescaleStat::rms); };
 
   // dlogits = (softmax(logits) - onehot) / R: the softmax rule (unit scale), sub with the
@@ -409,8 +423,8 @@ void ScalifyLlama::backward(int threads, std::uint64_t) {
   }
   // Classifier: dxn = dlogits Wcls (dgrad); dWcls = dlogits^T xn (wgrad).
   const bool tied = classifier_.empty();
-  const ScaledTensor dxn_final = quant::matmul(dlogits_, tied ? emb_ : cls_, gf);
-  accumulate(tied ? d_embedding_ : d_classifier_, quant::matmul(quant::transpose(dlogits_), xn_final_, gf));
+  const ScaledTensor dxn_final = dgrad(dlogits_, tied ? emb_ : cls_);
+  accumulate(tied ? d_embedding_ : d_classifier_, wgrad(dlogits_, xn_final_));
   quant::RmsNormGrads n = quant::rms_norm_backward(x_final_, &gain_final_, dxn_final, eps);
   accumulate(d_final_norm_, n.dgain);
   ScaledTensor dx = rescale(n.dx);
@@ -418,29 +432,28 @@ void ScalifyLlama::backward(int threads, std::uint64_t) {
   for (std::size_t li = layers_.size(); li-- > 0;) {
     Layer& L = layers_[li];
     // feed-forward block: dx flows through unchanged and into the branch.
-    const ScaledTensor dh = quant::matmul(dx, L.lw[kDown], gf);
-    L.dlw[kDown] = quant::matmul(quant::transpose(dx), L.h, gf);
+    const ScaledTensor dh = dgrad(dx, L.lw[kDown]);
+    L.dlw[kDown] = wgrad(dx, L.h);
     const ScaledTensor du = quant::mul(dh, L.sg, gf);
     const ScaledTensor dg = quant::silu_backward(L.g, quant::mul(dh, L.u, gf));
-    L.dlw[kGate] = quant::matmul(quant::transpose(dg), L.xn2, gf);
-    L.dlw[kUp] = quant::matmul(quant::transpose(du), L.xn2, gf);
-    const ScaledTensor dxn2 = quant::add(quant::matmul(dg, L.lw[kGate], gf), quant::matmul(du, L.lw[kUp], gf), gf);
+    L.dlw[kGate] = wgrad(dg, L.xn2);
+    L.dlw[kUp] = wgrad(du, L.xn2);
+    const ScaledTensor dxn2 = quant::add(dgrad(dg, L.lw[kGate]), dgrad(du, L.lw[kUp]), gf);
     n = quant::rms_norm_backward(L.x_mid, &L.gain2, dxn2, eps);
     accumulate(L.d_ffn_norm, n.dgain);
     dx = quant::add(dx, rescale(n.dx), gf);
     L.dx_mid = dx;
     // attention block
-    const ScaledTensor datt = quant::matmul(dx, L.lw[kO], gf);
-    L.dlw[kO] = quant::matmul(quant::transpose(dx), L.att, gf);
+    const ScaledTensor datt = dgrad(dx, L.lw[kO]);
+    L.dlw[kO] = wgrad(dx, L.att);
     ScaledTensor dq, dk, dv;
     attention_backward(L, datt, dq, dk, dv, threads);
     dq = rope(dq, static_cast<std::size_t>(c_.n_heads), true);
     dk = rope(dk, static_cast<std::size_t>(c_.n_kv_heads), true);
-    L.dlw[kQ] = quant::matmul(quant::transpose(dq), L.xn1, gf);
-    L.dlw[kK] = quant::matmul(quant::transpose(dk), L.xn1, gf);
-    L.dlw[kV] = quant::matmul(quant::transpose(dv), L.xn1, gf);
-    const ScaledTensor dxn1 = quant::add(
-        quant::add(quant::matmul(dq, L.lw[kQ], gf), quant::matmul(dk, L.lw[kK], gf), gf), quant::matmul(dv, L.lw[kV], gf), gf);
+    L.dlw[kQ] = wgrad(dq, L.xn1);
+    L.dlw[kK] = wgrad(dk, L.xn1);
+    L.dlw[kV] = wgrad(dv, L.xn1);
+    const ScaledTensor dxn1 = quant::add(quant::add(dgrad(dq, L.lw[kQ]), dgrad(dk, L.lw[kK]), gf), dgrad(dv, L.lw[kV]), gf);
     n = quant::rms_norm_backward(L.x_in, &L.gain1, dxn1, eps);
     accumulate(L.d_attn_norm, n.dgain);
     dx = quant::add(dx, rescale(n.dx), gf);

@@ -3,7 +3,8 @@
 // each result computed from its inputs' scales by the op rules of lowp/quant/scaled_tensor.hpp.
 //
 // Precision plan (the `scalify` training recipe): weights and activations E4M3, gradients E5M2,
-// every op's result cast to its format (nearest even, saturating). Nothing is measured per GEMM;
+// every op's result cast to its format (nearest even, saturating); a recipe may store the
+// tensors that are not GEMM operands in another format (ScalifyConfig). Nothing is measured per GEMM;
 // the only statistics taken are the ones Scalify places explicitly (see scalify_llama.cpp, "Where
 // the scales are measured"). The master weights stay float32 for the trainer's Optimizer; the
 // gradients it receives are the values (scale * data) of E5M2 ScaledTensors.
@@ -21,9 +22,14 @@
 
 namespace lowp::accuracy::train {
 
+// The formats of the GEMM operands (weight, act: activations, grad: gradients; E4M3, E4M3,
+// E5M2) and of every other tensor: fwd (op results of the forward: matmul outputs, residual
+// stream, norms, softmax, SwiGLU) and bwd (of the backward). The defaults store those in the
+// GEMM formats too (every tensor float8).
 struct ScalifyConfig {
-  Format weight, act, grad;  // default E4M3, E4M3, E5M2
+  Format weight, act, grad, fwd, bwd;
   ScalifyConfig();
+  friend bool operator==(const ScalifyConfig&, const ScalifyConfig&) = default;
 };
 
 class ScalifyLlama : public TrainModel {

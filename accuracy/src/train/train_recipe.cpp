@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "eval/find_recipe.hpp"
+#include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::train {
@@ -177,6 +178,15 @@ std::string apply_line(TrainRecipe& r, std::string_view key, std::string_view va
       return "model is linears (float32 tensors, quantized linears) or scalify (every tensor scaled), not '" +
              std::string(value) + "'";
     r.scalify = value == "scalify";
+  } else if (key.starts_with("scalify.")) {
+    const std::string_view which = key.substr(8);
+    Format accuracy::train::ScalifyConfig::*const fields[] = {
+        &accuracy::train::ScalifyConfig::weight, &accuracy::train::ScalifyConfig::act,
+        &accuracy::train::ScalifyConfig::grad, &accuracy::train::ScalifyConfig::fwd, &accuracy::train::ScalifyConfig::bwd};
+    constexpr std::string_view names[] = {"weight", "act", "grad", "fwd", "bwd"};
+    for (std::size_t i = 0; i < 5; ++i)
+      if (which == names[i]) return r.scalify_formats.*fields[i] = parse_format(value), "";
+    return "unknown key '" + std::string(key) + "' (scalify.weight, .act, .grad, .fwd, .bwd)";
   } else {
     return apply_gemm_key(r, key, value, edited);
   }
@@ -335,6 +345,8 @@ TrainRecipe parse_train_recipe(std::string_view text) {
     r.linear.name = r.name;
   }
   check_runs(r.linear, r.name, "linear");
+  if (!r.scalify && !(r.scalify_formats == accuracy::train::ScalifyConfig{}))
+    throw Error("train recipe '" + r.name + "': scalify.* keys need `model = scalify`");
   return r;
 }
 
@@ -355,11 +367,15 @@ TrainRecipe find_train_recipe(std::string_view name_or_path) {
 // Scalify's GEMMs are the quant::matmul rule on scaled tensors (train/scalify_llama.cpp).
 static std::string describe_scalify(const TrainRecipe& r) {
   std::string s;
-  s += "  fwd    E4M3 X x E4M3 W, f32 accumulation, Y cast to E4M3; scale sx*sw*p2(sqrt K), no amax\n";
-  s += "  dgrad  E5M2 dY x E4M3 W, f32 accumulation, dX cast to E5M2; scale sdy*sw*p2(sqrt K)\n";
-  s += "  wgrad  E5M2 dY^T x E4M3 X, f32 accumulation, dW cast to E5M2; scale sdy*sx*p2(sqrt rows)\n";
+  const accuracy::train::ScalifyConfig& f = r.scalify_formats;
+  const std::string w = format_name(f.weight), a = format_name(f.act), g = format_name(f.grad),
+                    fw = format_name(f.fwd), bw = format_name(f.bwd);
+  s += "  fwd    X=" + a + " W=" + w + ", f32 accumulation, Y stored " + fw + "; scale sx*sw*p2(sqrt K), no amax\n";
+  s += "  dgrad  dY=" + g + " W=" + w + ", f32 accumulation, dX stored " + bw + "; scale sdy*sw*p2(sqrt K)\n";
+  s += "  wgrad  dY^T=" + g + " X=" + a + ", f32 accumulation, dW stored " + bw + "; scale sdy*sx*p2(sqrt rows)\n";
   s += "  every linear, the embedding, the classifier, the attention matmuls (QK^T, PV) and their gradients alike;\n";
-  s += "  RMSNorm, RoPE, softmax, SwiGLU and the residual adds are scaled-tensor ops with their own scale rules\n";
+  s += "  RMSNorm, RoPE, softmax, SwiGLU and the residual adds: scaled-tensor ops with their own scale rules, results\n";
+  s += "  stored " + fw + " (forward) and " + bw + " (backward)\n";
   s += "  measured scales: p2(RMS) of each master weight once per step; RMS rescale of the gradient leaving each RMSNorm\n";
   s += "  high precision: the loss (double, from the E4M3 logits), the float32 master weights\n";
   s += "  optimizer " + std::string(name(r.optimizer)) + ", master " + std::string(name(r.master)) +

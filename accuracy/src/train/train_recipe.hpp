@@ -19,6 +19,7 @@
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/quant/linear.hpp"
 #include "train/optimizer.hpp"
+#include "train/scalify_llama.hpp"
 
 namespace lowp::train {
 
@@ -42,6 +43,7 @@ struct TrainRecipe {
   // `model = scalify`: the whole model on quant::ScaledTensors (train/scalify_llama.hpp) instead
   // of float32 tensors with QuantLinear linears; the linear keys above then do not apply.
   bool scalify = false;
+  accuracy::train::ScalifyConfig scalify_formats;  // scalify.<weight|act|grad|fwd|bwd> keys
 };
 
 // The recipe of one linear: layer.<i>, else the kept first/last layers, else linear.<kind>,

@@ -137,7 +137,7 @@ class Trainer {
     recipe_ = lowp::train::find_train_recipe(o.recipe);
     const std::size_t n_layers = static_cast<std::size_t>(o.config.n_layers);
     if (recipe_.scalify)
-      net_ = std::make_unique<ScalifyLlama>(init_model(o.config, o.seed, o.tied));
+      net_ = std::make_unique<ScalifyLlama>(init_model(o.config, o.seed, o.tied), recipe_.scalify_formats);
     else
       net_ = std::make_unique<TrainLlama>(init_model(o.config, o.seed, o.tied), [&](int linear, std::size_t layer) {
         return lowp::train::linear_for(recipe_, static_cast<LinearKind>(linear), layer, n_layers);
