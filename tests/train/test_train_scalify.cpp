@@ -3,7 +3,6 @@
 // only the scales), determinism across thread counts, and `lowp train --recipe scalify`
 // (the loss falls, resume gives the same bits, --recipes ...,scalify).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +10,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +20,7 @@
 #include "lowp/quant/scaled_tensor.hpp"
 #include "train/llama_reference.hpp"
 #include "train/scalify_llama.hpp"
+#include "train/train_files.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -195,27 +194,9 @@ TEST(TrainScalify, SameBitsAtOneAndTwoThreads) {
 
 // ---- `lowp train --recipe scalify`
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("lowp_test_scalify_" + std::to_string(::getpid())) / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-fs::path corpus() {
-  const fs::path p = fs::temp_directory_path() / ("lowp_test_scalify_corpus_" + std::to_string(::getpid()) + ".txt");
-  if (!fs::exists(p)) {
-    std::ofstream f(p);
-    const char* words[] = {"the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. "};
-    for (int i = 0; i < 1200; ++i) f << words[(i * 7 + i / 9) % 9];
-  }
-  return p;
-}
+fs::path temp_dir(const std::string& name) { return lowp::test::train_temp_dir("test_scalify", name); }
+fs::path corpus() { return lowp::test::train_corpus(); }
+using lowp::test::slurp;
 
 std::vector<std::string> args(const fs::path& out, std::initializer_list<std::string> more) {
   std::vector<std::string> a = {"train", "--corpus", corpus().string(), "--config", "tiny", "--ctx", "32",
