@@ -51,13 +51,13 @@ std::uint64_t micro_batch_seed(std::uint64_t step_seed, std::size_t k) {
   return (static_cast<std::uint64_t>(key.k1) << 32) | key.k0;
 }
 
-std::vector<float> flat_grad(TrainLlama& net) {
+std::vector<float> flat_grad(TrainModel& net) {
   std::vector<float> g;
   for (const auto& p : net.params()) g.insert(g.end(), p.grad, p.grad + p.size);
   return g;
 }
 
-void set_grad(TrainLlama& net, std::span<const float> grad) {
+void set_grad(TrainModel& net, std::span<const float> grad) {
   std::size_t at = 0;
   for (const auto& p : net.params()) {
     if (grad.size() - at < p.size) throw Error("set_grad: " + std::to_string(grad.size()) + " values are too few");
@@ -67,7 +67,7 @@ void set_grad(TrainLlama& net, std::span<const float> grad) {
   if (at != grad.size()) throw Error("set_grad: " + std::to_string(grad.size() - at) + " values too many");
 }
 
-LocalStep run_micro_batches(TrainLlama& net, std::span<const int> tokens, std::span<const int> targets,
+LocalStep run_micro_batches(TrainModel& net, std::span<const int> tokens, std::span<const int> targets,
                             const MicroBatches& mb, std::uint64_t step_seed,
                             const std::function<void(const std::string& tensor)>& nonfinite) {
   const std::size_t B = mb.batch, m = mb.micro, T = mb.window;

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "dist/comm.hpp"
-#include "train/llama_train.hpp"
+#include "train/train_model.hpp"
 
 namespace lowp::accuracy::train {
 
@@ -34,21 +34,21 @@ struct MicroBatches {
 };
 struct LocalStep {
   // Terms for chain_sum: one per micro-batch (keep_apart) or this rank's running sum, the
-  // parameters' gradients back to back in TrainLlama::params() order.
+  // parameters' gradients back to back in TrainModel::params() order.
   std::vector<std::vector<float>> grads;
   // Per micro-batch: loss * m / B, two zeros (room for the communication error), then per
-  // linear and operand (TrainLlama::take_stats order) count, saturated, flushed, signal, noise.
+  // linear and operand (TrainModel::take_stats order) count, saturated, flushed, signal, noise.
   std::vector<std::vector<double>> sums;
 };
 // `tokens` and `targets` hold the whole batch (B x T). Each micro-batch starts from zeroed
 // gradients and divides its loss gradient by B * T, so the terms add up to the batch's
 // gradient. `nonfinite` is called (and must throw) when a micro-batch's loss is not finite.
-LocalStep run_micro_batches(TrainLlama& net, std::span<const int> tokens, std::span<const int> targets,
+LocalStep run_micro_batches(TrainModel& net, std::span<const int> tokens, std::span<const int> targets,
                             const MicroBatches& mb, std::uint64_t step_seed,
                             const std::function<void(const std::string& tensor)>& nonfinite);
 // The parameters' gradients back to back, and back.
-std::vector<float> flat_grad(TrainLlama& net);
-void set_grad(TrainLlama& net, std::span<const float> grad);
+std::vector<float> flat_grad(TrainModel& net);
+void set_grad(TrainModel& net, std::span<const float> grad);
 
 // How each rank's gradient (the sum of its micro-batches) travels to the reduction.
 enum class GradComm { fp32, bf16, e4m3, e5m2, mxfp8 };

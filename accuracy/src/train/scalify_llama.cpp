@@ -387,7 +387,11 @@ double ScalifyLlama::forward(std::span<const int> tokens, std::span<const int> t
   return total / static_cast<double>(R);
 }
 
-void ScalifyLlama::backward(int threads, std::uint64_t) {
+void ScalifyLlama::commit_amax(std::span<const float> amax) {
+  if (!amax.empty()) throw Error("scalify: " + std::to_string(amax.size()) + " amaxes to commit, but the model keeps none");
+}
+
+void ScalifyLlama::backward(int threads, std::uint64_t, std::size_t loss_rows) {
   const std::size_t R = B_ * T_;
   if (R == 0 || targets_.size() != R) throw Error("train backward: no forward pass with targets to differentiate");
   threads = threads > 0 ? threads : omp_get_max_threads();
@@ -401,11 +405,12 @@ void ScalifyLlama::backward(int threads, std::uint64_t) {
   };
   const auto rescale = [](const ScaledTensor& d) { return quant::dynamic_rescale(d, quant::RescaleStat::rms); };
 
-  // dlogits = (softmax(logits) - onehot) / R: the softmax rule (unit scale), sub with the
-  // one-hot (unit scale: p2(sqrt 2) = 1) and mul_scalar(1/R) fused into one cast.
+  // dlogits = (softmax(logits) - onehot) / N, N = loss_rows (default R): the softmax rule (unit
+  // scale), sub with the one-hot (unit scale: p2(sqrt 2) = 1) and mul_scalar(1/N) fused in one cast.
   {
-    const float p = quant::pow2_floor(1.0 / static_cast<double>(R));
-    const double m = 1.0 / static_cast<double>(R) / p;
+    const double N = static_cast<double>(loss_rows > 0 ? loss_rows : R);
+    const float p = quant::pow2_floor(1.0 / N);
+    const double m = 1.0 / N / p;
     std::vector<float> d(R * vocab_);
     for (std::size_t r = 0; r < R; ++r) {
       const float* row = logits_.data.data() + r * vocab_;

@@ -40,7 +40,7 @@ class ScalifyLlama : public TrainModel {
   const LlamaConfig& config() const { return c_; }
   double forward(std::span<const int> tokens, std::span<const int> targets, std::size_t B, std::size_t T,
                  int threads, std::uint64_t seed) override;
-  void backward(int threads, std::uint64_t seed) override;
+  void backward(int threads, std::uint64_t seed, std::size_t loss_rows = 0) override;
   void zero_grad() override;
   std::vector<TrainParam> params() override;
   void weights_changed() override;
@@ -48,6 +48,10 @@ class ScalifyLlama : public TrainModel {
   // No state besides the weights: the weights' scales are derived from them (empty bytes).
   std::vector<std::uint8_t> save_linear_state() const override { return {}; }
   void load_linear_state(std::span<const std::uint8_t> bytes) override;
+  // No amax histories: nothing to defer (take gives none, commit accepts none).
+  void defer_amax(bool) override {}
+  std::vector<float> take_pending_amax() override { return {}; }
+  void commit_amax(std::span<const float> amax) override;
   // No QuantLinear operand statistics: the op rules keep no float32 copy to compare with.
   void collect_stats(bool) override {}
   std::vector<TrainLinearStats> take_stats() override { return {}; }
