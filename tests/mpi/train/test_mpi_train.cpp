@@ -116,6 +116,12 @@ TEST(MpiTrain, Fp32RanksGiveTheSingleProcessBits) {
   ranks_equal_single_process("fp32");
 }
 
+// The scalify model (every tensor scaled, micro-batch gradients summed as float32 values).
+TEST(MpiTrain, ScalifyRanksGiveTheSingleProcessBits) {
+  REQUIRE_MPIRUN();
+  ranks_equal_single_process("scalify");
+}
+
 TEST(MpiTrain, Fp8DelayedRanksGiveTheSingleProcessBits) {
   REQUIRE_MPIRUN();
   ranks_equal_single_process("fp8-delayed");
