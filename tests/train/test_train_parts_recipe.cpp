@@ -52,7 +52,7 @@ TEST(TrainRecipe, EachRecipeSaysWhatItsPapersDo) {
   EXPECT_NE(d("switchback-int8").find("[int8 GEMM]"), std::string::npos);
   // Scalify: E4M3 forward operands, E5M2 gradients, propagated scales, fp16 moments.
   const std::string sc = d("scalify");
-  for (const char* part : {"fwd    X=float8_e4m3fn W=float8_e4m3fn", "Y stored float8_e4m3fn", "no amax",
+  for (const char* part : {"fwd    X=float8_e4m3fn W=float8_e4m3fn", "Y stored float16", "no amax",
                            "dgrad  dY=float8_e5m2 W=float8_e4m3fn", "wgrad  dY^T=float8_e5m2 X=float8_e4m3fn",
                            "attention matmuls", "RMS rescale of the gradient leaving each RMSNorm", "moments fp16-scaled"})
     EXPECT_NE(sc.find(part), std::string::npos) << part << " in " << sc;

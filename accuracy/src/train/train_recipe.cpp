@@ -271,8 +271,10 @@ note = SwitchBack: int8 GEMM for the forward and dgrad (row-wise X / dY, tensor-
 linear = switchback-int8
 classifier = bf16)",
     R"(name = scalify
-note = Scalify (Graphcore 2024): every tensor a scaled tensor, E4M3 weights and activations, E5M2 gradients, power-of-two scales propagated by the op rules; fp16 moments
+note = Scalify (Graphcore 2024): every tensor a scaled tensor with a propagated power-of-two scale; E4M3 weights and activations and E5M2 gradients into every GEMM, the other tensors scaled float16 (the paper's FP8 mix); fp16 moments
 model = scalify
+scalify.fwd = float16
+scalify.bwd = float16
 moments = fp16-scaled)",
 };
 
