@@ -1,9 +1,10 @@
 // GEMM with an emulated limited-precision floating accumulator (see gemm.hpp).
 //
-// Each addition acc + a*b is done exactly in a 128-bit integer window and rounded once to the
-// accumulator format: the product of two floats is exact in 48 bits, the accumulator holds
-// at most 24, and when their exponents are too far apart for the window, the smaller term
-// only matters as a sticky bit far below the rounding position.
+// The definition: each addition acc + a*b is done exactly in a 128-bit integer window and
+// rounded once to the accumulator format: the product of two floats is exact in 48 bits, the
+// accumulator holds at most 24, and when their exponents are too far apart for the window,
+// the smaller term only matters as a sticky bit far below the rounding position. This exact
+// step is the reference; gemm_emulated_kernels.hpp has the fast step that agrees with it.
 #include <omp.h>
 
 #include <algorithm>
@@ -14,12 +15,16 @@
 #include <limits>
 #include <string>
 
+#include <vector>
+
+#include "gemm_emulated_kernels.hpp"
 #include "lowp/numerics/bits.hpp"
+#include "lowp/numerics/cpu.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/rng.hpp"
 #include "lowp/quant/gemm.hpp"
 
-namespace lowp::quant {
+namespace lowp::quant::detail {
 namespace {
 
 using u128 = unsigned __int128;
@@ -29,12 +34,6 @@ struct Term {
   bool neg = false;
   std::uint64_t sig = 0;
   int exp = 0;
-};
-
-struct Format {
-  int man_bits = 23, emin = -126;
-  double max = 0;  // largest finite magnitude
-  Round round = Round::nearest_even;
 };
 
 Term exact_product(float a, float b) {
@@ -53,7 +52,7 @@ Term term_of(double x) {
 int top_of(const Term& t) { return t.exp + (64 - std::countl_zero(t.sig)); }  // above the top bit
 
 // The magnitude v * 2^lsb (v != 0, sign `neg`) rounded to the format, as a double.
-double round_to_format(u128 v, int lsb, bool neg, const Format& f, std::uint32_t rand) {
+double round_to_format(u128 v, int lsb, bool neg, const EmuFormat& f, std::uint32_t rand) {
   const int bits = 128 - (static_cast<std::uint64_t>(v >> 64)
                               ? std::countl_zero(static_cast<std::uint64_t>(v >> 64))
                               : 64 + std::countl_zero(static_cast<std::uint64_t>(v)));
@@ -97,7 +96,7 @@ double round_to_format(u128 v, int lsb, bool neg, const Format& f, std::uint32_t
 }
 
 // acc + p, exactly, rounded to the format. Both finite.
-double add_round(const Term& x, const Term& y, const Format& f, std::uint32_t rand) {
+double add_round(const Term& x, const Term& y, const EmuFormat& f, std::uint32_t rand) {
   if (x.sig == 0 && y.sig == 0) {  // IEEE signs of a zero sum
     const bool neg = (x.neg && y.neg) || ((x.neg || y.neg) && f.round == Round::toward_neg);
     return neg ? -0.0 : 0.0;
@@ -133,58 +132,141 @@ double add_round(const Term& x, const Term& y, const Format& f, std::uint32_t ra
   return round_to_format(v, lsb, neg, f, rand);
 }
 
+// One element's dot product of a and b (K floats each) with promotion; step(part, k) is the
+// addition of product k.
+template <class Step>
+float emu_dot(std::size_t K, std::size_t promote_every, Step&& step) {
+  float total = 0.0f;  // the float32 total that promotion adds into
+  double part = 0.0;   // the accumulator, exactly representable in a double (and a float)
+  std::size_t count = 0;
+  for (std::size_t k = 0; k < K; ++k) {
+    part = step(part, k);
+    if (promote_every > 0 && ++count == promote_every) {
+      total += static_cast<float>(part);
+      part = 0.0;
+      count = 0;
+    }
+  }
+  return promote_every > 0 ? (count > 0 ? total + static_cast<float>(part) : total)
+                           : static_cast<float>(part);
+}
+
+const EmuKernel* simd_kernel(EmuPath path) {
+  if (path == EmuPath::fast)
+    path = best_isa() == Isa::avx512 ? EmuPath::avx512
+           : best_isa() == Isa::avx2 ? EmuPath::avx2
+                                     : EmuPath::scalar;
+  if (path == EmuPath::avx512 && isa_available(Isa::avx512)) return &kEmuAvx512;
+  if (path == EmuPath::avx2 && isa_available(Isa::avx2)) return &kEmuAvx2;
+  if (path == EmuPath::avx512 || path == EmuPath::avx2)
+    throw Error("gemm_emulated: the instruction set asked for is not available on this CPU");
+  return nullptr;
+}
+
+// C (M x N) with the tiles of `kern`: B packed as doubles in panels of nr columns (zeros
+// past N), each tile mr rows (the last rows repeated past M) by one panel.
+void run_tiles(const EmuKernel& kern, const float* A, const float* B, float* C, std::size_t M,
+               std::size_t N, std::size_t K, const EmuFormat& f, int threads) {
+  const std::size_t mr = kern.mr, nr = kern.nr;
+  const std::size_t panels = (N + nr - 1) / nr, row_blocks = (M + mr - 1) / mr;
+  std::vector<double> bp(panels * K * nr);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::ptrdiff_t g = 0; g < static_cast<std::ptrdiff_t>(panels); ++g)
+    for (std::size_t l = 0; l < nr; ++l) {
+      const std::size_t j = static_cast<std::size_t>(g) * nr + l;
+      double* dst = bp.data() + static_cast<std::size_t>(g) * K * nr + l;
+      for (std::size_t k = 0; k < K; ++k) dst[k * nr] = j < N ? static_cast<double>(B[j * K + k]) : 0.0;
+    }
+  const EmuTile tile = kern.tile[static_cast<int>(f.round)];
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (std::ptrdiff_t t = 0; t < static_cast<std::ptrdiff_t>(panels * row_blocks); ++t) {
+    const std::size_t g = static_cast<std::size_t>(t) % panels, i0 = static_cast<std::size_t>(t) / panels * mr;
+    const float* rows[16];
+    float out[16 * 16];
+    for (std::size_t r = 0; r < mr; ++r) rows[r] = A + std::min(i0 + r, M - 1) * K;
+    tile(rows, bp.data() + g * K * nr, K, f, out);
+    for (std::size_t r = 0; r < mr && i0 + r < M; ++r)
+      for (std::size_t l = 0; l < nr && g * nr + l < N; ++l) C[(i0 + r) * N + g * nr + l] = out[r * nr + l];
+  }
+}
+
 }  // namespace
 
-void gemm_emulated(const float* A, const float* B, float* C, std::size_t M, std::size_t N,
-                   std::size_t K, const Accumulation& acc) {
+EmuFormat emu_format(const Accumulation& acc) {
   if (acc.man_bits < 1 || acc.man_bits > 23)
     throw Error("gemm_emulated: man_bits = " + std::to_string(acc.man_bits) +
                 " is outside [1, 23]");
   if (acc.exp_bits < 2 || acc.exp_bits > 8)
     throw Error("gemm_emulated: exp_bits = " + std::to_string(acc.exp_bits) + " is outside [2, 8]");
-  if (M == 0 || N == 0) return;
-  if (!C || (K > 0 && (!A || !B)))
-    throw Error(std::string("gemm_emulated: ") + (!C ? "C" : !A ? "A" : "B") + " is null");
-  Format f;
+  EmuFormat f;
   f.man_bits = acc.man_bits;
   const int emax = (1 << (acc.exp_bits - 1)) - 1;
   f.emin = 1 - emax;
   f.max = std::ldexp(2.0 - std::ldexp(1.0, -acc.man_bits), emax);
+  f.tmin = std::ldexp(1.0, f.emin);
+  const double inf = std::numeric_limits<double>::infinity();
+  f.ovf_pos = overflows_to_infinity(acc.round, false) ? inf : f.max;
+  f.ovf_neg = overflows_to_infinity(acc.round, true) ? inf : f.max;
   f.round = acc.round;
-  const RngKey key = rng_key(acc.seed);
-  const bool stochastic = acc.round == Round::stochastic;
+  f.promote_every = acc.promote_every;
+  return f;
+}
 
-  // Each product costs tens of nanoseconds: threads only from 2^16 products per thread on.
+double emu_step_exact(double part, float a, float b, const EmuFormat& f, std::uint32_t rand) {
+  if (!std::isfinite(part) || !std::isfinite(a) || !std::isfinite(b))
+    return part + static_cast<double>(a) * static_cast<double>(b);  // IEEE Inf / NaN rules
+  return add_round(term_of(part), exact_product(a, b), f, rand);
+}
+
+void gemm_emulated_path(EmuPath path, const float* A, const float* B, float* C, std::size_t M,
+                        std::size_t N, std::size_t K, const Accumulation& acc, int threads) {
+  const EmuFormat f = emu_format(acc);
+  if (M == 0 || N == 0) return;
+  if (!C || (K > 0 && (!A || !B)))
+    throw Error(std::string("gemm_emulated: ") + (!C ? "C" : !A ? "A" : "B") + " is null");
+  if (K == 0) {
+    std::fill(C, C + M * N, 0.0f);
+    return;
+  }
+  // Stochastic rounding draws from the exact remainder: always the exact step.
+  if (acc.round == Round::stochastic) path = EmuPath::exact;
+  const EmuKernel* kern = path == EmuPath::exact ? nullptr : simd_kernel(path);
+  // Threads from 2^16 (exact) or 2^20 (fast) products per thread on.
   std::size_t work = 0;
   if (__builtin_mul_overflow(M * N, K, &work)) work = SIZE_MAX;
-  const int threads = static_cast<int>(
-      std::clamp<std::size_t>(work >> 16, 1, static_cast<std::size_t>(omp_get_max_threads())));
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  const int max_threads = threads > 0 ? threads : omp_get_max_threads();
+  const int nt = static_cast<int>(std::clamp<std::size_t>(work >> (path == EmuPath::exact ? 16 : 20), 1,
+                                                          static_cast<std::size_t>(max_threads)));
+  if (kern) return run_tiles(*kern, A, B, C, M, N, K, f, nt);
+  const RngKey key = rng_key(acc.seed);
+  const bool stochastic = acc.round == Round::stochastic;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
   for (std::ptrdiff_t ii = 0; ii < static_cast<std::ptrdiff_t>(M); ++ii) {
     const auto i = static_cast<std::size_t>(ii);
     for (std::size_t j = 0; j < N; ++j) {
       const float* a = A + i * K;
       const float* b = B + j * K;
-      float total = 0.0f;  // the float32 total that promotion adds into
-      double part = 0.0;   // the accumulator, exactly representable in a double
-      std::size_t count = 0;
-      for (std::size_t k = 0; k < K; ++k) {
-        const std::uint32_t rand = stochastic ? random_bits(key, (i * N + j) * K + k) : 0;
-        if (!std::isfinite(part) || !std::isfinite(a[k]) || !std::isfinite(b[k])) {
-          part += static_cast<double>(a[k]) * static_cast<double>(b[k]);  // IEEE Inf / NaN rules
-        } else {
-          part = add_round(term_of(part), exact_product(a[k], b[k]), f, rand);
-        }
-        if (acc.promote_every > 0 && ++count == acc.promote_every) {
-          total += static_cast<float>(part);
-          part = 0.0;
-          count = 0;
-        }
-      }
-      C[i * N + j] = acc.promote_every > 0 ? (count > 0 ? total + static_cast<float>(part) : total)
-                                           : static_cast<float>(part);
+      C[i * N + j] =
+          path == EmuPath::exact
+              ? emu_dot(K, f.promote_every,
+                        [&](double part, std::size_t k) {
+                          const std::uint32_t rand =
+                              stochastic ? random_bits(key, (i * N + j) * K + k) : 0;
+                          return emu_step_exact(part, a[k], b[k], f, rand);
+                        })
+              : emu_dot(K, f.promote_every,
+                        [&](double part, std::size_t k) { return emu_step_fast(part, a[k], b[k], f); });
     }
   }
+}
+
+}  // namespace lowp::quant::detail
+
+namespace lowp::quant {
+
+void gemm_emulated(const float* A, const float* B, float* C, std::size_t M, std::size_t N,
+                   std::size_t K, const Accumulation& acc) {
+  detail::gemm_emulated_path(detail::EmuPath::fast, A, B, C, M, N, K, acc);
 }
 
 }  // namespace lowp::quant

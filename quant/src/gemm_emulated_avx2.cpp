@@ -1,0 +1,6 @@
+// AVX2 tiles of gemm_emulated: 4 rows x 4 double lanes.
+#include "gemm_emulated_simd.hpp"
+
+namespace lowp::quant::detail {
+const EmuKernel kEmuAvx2 = EmuSimd<xsimd::avx2, 4>::table();
+}  // namespace lowp::quant::detail
