@@ -65,7 +65,12 @@ void print_ratios(const std::map<std::string, Result>& res) {
   const std::pair<const char*, std::vector<const char*>> pairs[] = {
       {"BM_gemm_int8/", {"BM_gemm_f32/", "BM_gemm_onednn_s8s8/"}},
       {"BM_gemm_f32/", {"BM_gemm_onednn_f32/"}},
-      {"BM_gemm_f32_bf16_weights/", {"BM_gemm_f32/"}}};
+      {"BM_gemm_f32_bf16_weights/", {"BM_gemm_f32/"}},
+      // gemm_emulated's paths against the float32 GEMM on the same operands.
+      {"BM_gemm_emulated_exact/", {"BM_gemm_f32_emushape/"}},
+      {"BM_gemm_emulated_scalar/", {"BM_gemm_f32_emushape/", "BM_gemm_emulated_exact/"}},
+      {"BM_gemm_emulated_avx2/", {"BM_gemm_f32_emushape/", "BM_gemm_emulated_exact/"}},
+      {"BM_gemm_emulated/", {"BM_gemm_f32_emushape/", "BM_gemm_emulated_exact/"}}};
   for (const auto& [mine, others] : pairs)
   for (const auto& [name, ours] : res) {
     if (!starts_with(name, mine)) continue;

@@ -204,9 +204,6 @@ EmuFormat emu_format(const Accumulation& acc) {
   f.emin = 1 - emax;
   f.max = std::ldexp(2.0 - std::ldexp(1.0, -acc.man_bits), emax);
   f.tmin = std::ldexp(1.0, f.emin);
-  const double inf = std::numeric_limits<double>::infinity();
-  f.ovf_pos = overflows_to_infinity(acc.round, false) ? inf : f.max;
-  f.ovf_neg = overflows_to_infinity(acc.round, true) ? inf : f.max;
   f.round = acc.round;
   f.promote_every = acc.promote_every;
   return f;

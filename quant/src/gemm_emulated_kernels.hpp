@@ -6,10 +6,10 @@
 // format value and every rounding midpoint is a double (<= 25 significant bits, exponents far
 // inside double's), so none lies between s and the exact sum: rounding s gives the same
 // value unless s itself is a format value (or, for the nearest modes, a midpoint). Those rare
-// cases, stochastic rounding and nothing else take the exact 128-bit step.
+// cases, sums beyond the largest finite value (overflow, Inf, NaN) and stochastic rounding
+// take the exact 128-bit step.
 #pragma once
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -22,9 +22,8 @@ namespace lowp::quant::detail {
 // The accumulator format (from a validated Accumulation).
 struct EmuFormat {
   int man_bits = 23, emin = -126;
-  double max = 0;                   // largest finite magnitude
-  double tmin = 0;                  // 2^emin, the smallest normal magnitude
-  double ovf_pos = 0, ovf_neg = 0;  // what a too-large positive / negative magnitude becomes
+  double max = 0;   // largest finite magnitude
+  double tmin = 0;  // 2^emin, the smallest normal magnitude
   Round round = Round::nearest_even;
   std::size_t promote_every = 0;
 };
@@ -39,7 +38,8 @@ constexpr std::uint64_t kEmuExpMask = 0x7ff0000000000000ull;
 inline double emu_step_fast(double part, float a, float b, const EmuFormat& f) {
   const double p = static_cast<double>(a) * static_cast<double>(b);
   const double s = part + p;
-  if (!(std::fabs(s) <= DBL_MAX)) return s;  // finite sums never overflow a double
+  // Beyond the largest finite value (overflow, Inf, NaN) the exact step decides.
+  if (!(std::fabs(s) <= f.max)) return emu_step_exact(part, a, b, f, 0);
   // An exact zero: IEEE signs, except that rounding toward -inf makes -0 of any mixed signs.
   if (s == 0) return f.round == Round::toward_neg ? -((-part) - p) : s;
   const double bv = s - part;
@@ -64,8 +64,7 @@ inline double emu_step_fast(double part, float a, float b, const EmuFormat& f) {
     case Round::odd: up = frac != 0 && !fl_odd; break;
     case Round::stochastic: return emu_step_exact(part, a, b, f, 0);  // not called for it
   }
-  double mag = (fl + (up ? 1.0 : 0.0)) * q;
-  if (mag > f.max) mag = neg ? f.ovf_neg : f.ovf_pos;
+  const double mag = (fl + (up ? 1.0 : 0.0)) * q;  // <= max as |s| is: rounding is monotonic
   return neg ? -mag : mag;
 }
 

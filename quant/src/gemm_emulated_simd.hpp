@@ -22,8 +22,7 @@ struct EmuSimd {
     // Negation flips the sign bit (xsimd 8.1's avx512f negation is 0 - x, which maps +0 to +0).
     const D sign(-0.0);
     const auto negate = [&sign](D x) { return x ^ sign; };
-    const D zero(0.0), one(1.0), half(0.5), dmax(DBL_MAX), tmin(f.tmin), fmax(f.max),
-        ovf_pos(f.ovf_pos), ovf_neg(f.ovf_neg);
+    const D zero(0.0), one(1.0), half(0.5), tmin(f.tmin), fmax(f.max);
     const U exp_mask(kEmuExpMask), man_shift(static_cast<std::uint64_t>(f.man_bits) << 52),
         inv_base(static_cast<std::uint64_t>(2046 + f.man_bits) << 52);
     D part[MR];
@@ -58,21 +57,20 @@ struct EmuSimd {
         } else if constexpr (R == Round::odd) {
           const D h = fl * half;
           up = (frac != zero) & (xsimd::floor(h) == h);
-        } else {
-          up = frac != frac;  // toward_zero: never
         }
-        D mag = (fl + xsimd::select(up, one, zero)) * q;
-        mag = xsimd::select(mag > fmax, xsimd::select(neg, ovf_neg, ovf_pos), mag);
-        D res = xsimd::select(neg, negate(mag), mag);
-        // An exact zero keeps its IEEE sign (-0 of any mixed signs when rounding toward -inf).
-        if constexpr (R == Round::toward_neg)
-          res = xsimd::select(s == zero, negate(negate(old) - p), res);
+        D mag;
+        if constexpr (R == Round::toward_zero)
+          mag = fl * q;
         else
-          res = xsimd::select(s == zero, s, res);
-        const auto finite = as <= dmax;
-        res = xsimd::select(finite, res, s);
-        auto slow = finite & (e != zero) & (frac == zero);
-        if constexpr (nearest) slow = finite & (e != zero) & ((frac == zero) | (frac == half));
+          mag = (fl + xsimd::select(up, one, zero)) * q;
+        // s = +-0 gives mag = 0, so this is s itself: IEEE zero signs, except that rounding
+        // toward -inf makes -0 of any mixed signs.
+        D res = mag | (s & sign);
+        if constexpr (R == Round::toward_neg) res = xsimd::select(s == zero, negate(negate(old) - p), res);
+        // Beyond the largest finite value (overflow, Inf, NaN) the exact step decides.
+        const auto big = !(as <= fmax);
+        auto slow = big | ((e != zero) & (frac == zero));
+        if constexpr (nearest) slow = big | ((e != zero) & ((frac == zero) | (frac == half)));
         if (xsimd::any(slow)) {
           alignas(64) double o[W], v[W];
           old.store_aligned(o);
