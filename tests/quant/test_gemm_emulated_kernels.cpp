@@ -4,6 +4,7 @@
 // Boost.Multiprecision in test_gemm_emulated.cpp.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -201,6 +202,27 @@ TEST(GemmEmulatedKernels, ZeroSignsAndSpecials) {
       EXPECT_TRUE(std::isnan(one_step(p, inf, 0, 1, 1, acc)));
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(GemmEmulatedKernels, SameBitsAtOneAndTwoThreadsAndAsExact) {
+  // 2^21 products: the fast paths split them over two threads.
+  const std::size_t M = 61, N = 131, K = 263;
+  Gen gen{std::mt19937(99), -8, 6, false};
+  const auto A = gen.matrix(M, K), B = gen.matrix(N, K);
+  const Accumulation acc{13, 8, Round::toward_zero, 128, 0};
+  std::vector<float> want(M * N), got(M * N);
+  lowp::quant::detail::gemm_emulated_path(EmuPath::exact, A.data(), B.data(), want.data(), M, N, K, acc, 1);
+  for (EmuPath p : fast_paths())
+    for (int threads : {1, 2}) {
+      std::fill(got.begin(), got.end(), -1.0f);
+      lowp::quant::detail::gemm_emulated_path(p, A.data(), B.data(), got.data(), M, N, K, acc, threads);
+      std::string first;
+      EXPECT_EQ(mismatches(want, got, &first), 0u) << first << " " << path_name(p) << " threads " << threads;
+    }
 }
 
 }  // namespace
