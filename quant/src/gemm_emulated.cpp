@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-
 #include <vector>
 
 #include "gemm_emulated_kernels.hpp"
@@ -175,18 +174,21 @@ void run_tiles(const EmuKernel& kern, const float* A, const float* B, float* C, 
     for (std::size_t l = 0; l < nr; ++l) {
       const std::size_t j = static_cast<std::size_t>(g) * nr + l;
       double* dst = bp.data() + static_cast<std::size_t>(g) * K * nr + l;
-      for (std::size_t k = 0; k < K; ++k) dst[k * nr] = j < N ? static_cast<double>(B[j * K + k]) : 0.0;
+      for (std::size_t k = 0; k < K; ++k)
+        dst[k * nr] = j < N ? static_cast<double>(B[j * K + k]) : 0.0;
     }
   const EmuTile tile = kern.tile[static_cast<int>(f.round)];
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (std::ptrdiff_t t = 0; t < static_cast<std::ptrdiff_t>(panels * row_blocks); ++t) {
-    const std::size_t g = static_cast<std::size_t>(t) % panels, i0 = static_cast<std::size_t>(t) / panels * mr;
+    const std::size_t g = static_cast<std::size_t>(t) % panels;
+    const std::size_t i0 = static_cast<std::size_t>(t) / panels * mr;
     const float* rows[16];
     float out[16 * 16];
     for (std::size_t r = 0; r < mr; ++r) rows[r] = A + std::min(i0 + r, M - 1) * K;
     tile(rows, bp.data() + g * K * nr, K, f, out);
     for (std::size_t r = 0; r < mr && i0 + r < M; ++r)
-      for (std::size_t l = 0; l < nr && g * nr + l < N; ++l) C[(i0 + r) * N + g * nr + l] = out[r * nr + l];
+      for (std::size_t l = 0; l < nr && g * nr + l < N; ++l)
+        C[(i0 + r) * N + g * nr + l] = out[r * nr + l];
   }
 }
 
@@ -232,8 +234,8 @@ void gemm_emulated_path(EmuPath path, const float* A, const float* B, float* C, 
   std::size_t work = 0;
   if (__builtin_mul_overflow(M * N, K, &work)) work = SIZE_MAX;
   const int max_threads = threads > 0 ? threads : omp_get_max_threads();
-  const int nt = static_cast<int>(std::clamp<std::size_t>(work >> (path == EmuPath::exact ? 16 : 20), 1,
-                                                          static_cast<std::size_t>(max_threads)));
+  const int nt = static_cast<int>(std::clamp<std::size_t>(
+      work >> (path == EmuPath::exact ? 16 : 20), 1, static_cast<std::size_t>(max_threads)));
   if (kern) return run_tiles(*kern, A, B, C, M, N, K, f, nt);
   const RngKey key = rng_key(acc.seed);
   const bool stochastic = acc.round == Round::stochastic;
@@ -252,7 +254,9 @@ void gemm_emulated_path(EmuPath path, const float* A, const float* B, float* C, 
                           return emu_step_exact(part, a[k], b[k], f, rand);
                         })
               : emu_dot(K, f.promote_every,
-                        [&](double part, std::size_t k) { return emu_step_fast(part, a[k], b[k], f); });
+                        [&](double part, std::size_t k) {
+                          return emu_step_fast(part, a[k], b[k], f);
+                        });
     }
   }
 }

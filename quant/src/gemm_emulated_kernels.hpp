@@ -81,7 +81,7 @@ extern const EmuKernel kEmuAvx2, kEmuAvx512;
 
 // Which implementation gemm_emulated runs (tests compare them; `fast` picks the best one).
 enum class EmuPath { exact, scalar, avx2, avx512, fast };
-void gemm_emulated_path(EmuPath path, const float* A, const float* B, float* C, std::size_t M,
-                        std::size_t N, std::size_t K, const Accumulation& acc, int threads = 0);
+void gemm_emulated_path(EmuPath path, const float* A, const float* B, float* C, std::size_t M, std::size_t N,
+                        std::size_t K, const Accumulation& acc, int threads = 0);
 
 }  // namespace lowp::quant::detail

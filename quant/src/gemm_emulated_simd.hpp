@@ -16,8 +16,7 @@ struct EmuSimd {
   static constexpr std::size_t W = D::size;
 
   template <Round R>
-  static void tile(const float* const* a, const double* bp, std::size_t K, const EmuFormat& f,
-                   float* out) {
+  static void tile(const float* const* a, const double* bp, std::size_t K, const EmuFormat& f, float* out) {
     constexpr bool nearest = R == Round::nearest_even || R == Round::nearest_away;
     // Negation flips the sign bit (xsimd 8.1's avx512f negation is 0 - x, which maps +0 to +0).
     const D sign(-0.0);
@@ -76,8 +75,7 @@ struct EmuSimd {
           old.store_aligned(o);
           res.store_aligned(v);
           for (std::size_t l = 0; l < W; ++l)
-            if (slow.get(l))
-              v[l] = emu_step_exact(o[l], a[r][k], static_cast<float>(bp[k * W + l]), f, 0);
+            if (slow.get(l)) v[l] = emu_step_exact(o[l], a[r][k], static_cast<float>(bp[k * W + l]), f, 0);
           res = D::load_aligned(v);
         }
         part[r] = res;

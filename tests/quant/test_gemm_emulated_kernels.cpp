@@ -23,9 +23,8 @@ using lowp::Round;
 using lowp::quant::Accumulation;
 using lowp::quant::detail::EmuPath;
 
-const Round kModes[] = {Round::nearest_even, Round::nearest_away, Round::toward_zero,
-                        Round::toward_pos,   Round::toward_neg,   Round::stochastic,
-                        Round::odd};
+const Round kModes[] = {Round::nearest_even, Round::nearest_away, Round::toward_zero, Round::toward_pos,
+                        Round::toward_neg,   Round::stochastic,   Round::odd};
 
 std::vector<EmuPath> fast_paths() {
   std::vector<EmuPath> p{EmuPath::scalar, EmuPath::fast};
@@ -68,11 +67,11 @@ struct Gen {
     if (c < 62) return sign * std::ldexp(1.0f + ((g() & 1) ? 0x1p-23f : -0x1p-24f), e);
     if (c < 70) return sign * 0.0f;
     if (c < 76) return sign * std::ldexp(1.0f, lo - 30 - static_cast<int>(g() % 40));  // tiny
-    if (c < 80) return sign * std::ldexp(static_cast<float>(1 + g() % 255), -149);    // subnormal
+    if (c < 80) return sign * std::ldexp(static_cast<float>(1 + g() % 255), -149);     // subnormal
     if (c < 82) return sign * std::ldexp(1.0f, hi + static_cast<int>(g() % 8));        // large
     if (specials && c < 84) {
       const std::uint32_t s = g() % 3;
-      return s == 0 ? sign * std::numeric_limits<float>::infinity()
+      return s == 0   ? sign * std::numeric_limits<float>::infinity()
              : s == 1 ? std::numeric_limits<float>::quiet_NaN()
                       : sign * std::numeric_limits<float>::max();
     }
@@ -127,15 +126,15 @@ TEST(GemmEmulatedKernels, FastPathsMatchExactBitwise) {
           add_cancellation(A, B, M, N, K, gen.g);
           const Accumulation acc{man_bits, exp_bits, mode, promote, seed};
           std::vector<float> want(M * N), got(M * N);
-          lowp::quant::detail::gemm_emulated_path(EmuPath::exact, A.data(), B.data(), want.data(), M,
-                                                  N, K, acc);
+          lowp::quant::detail::gemm_emulated_path(EmuPath::exact, A.data(), B.data(), want.data(), M, N, K,
+                                                  acc);
           for (float w : want) nonfinite += !std::isfinite(w);
           for (EmuPath p : paths) {
             lowp::quant::detail::gemm_emulated_path(p, A.data(), B.data(), got.data(), M, N, K, acc);
             std::string first;
             EXPECT_EQ(mismatches(want, got, &first), 0u)
-                << first << " " << path_name(p) << " e" << exp_bits << "m" << man_bits << " " << lowp::round_name(mode)
-                << " promote " << promote << " shape " << M << "x" << N << "x" << K;
+                << first << " " << path_name(p) << " e" << exp_bits << "m" << man_bits << " "
+                << lowp::round_name(mode) << " promote " << promote << " shape " << M << "x" << N << "x" << K;
           }
           ++cases;
         }
