@@ -150,6 +150,28 @@ float emu_dot(std::size_t K, std::size_t promote_every, Step&& step) {
                            : static_cast<float>(part);
 }
 
+// L dot products of row a with rows b[0..L) by the scalar fast step, interleaved so that the
+// L dependency chains overlap; the same additions and promotions as emu_dot for each.
+template <std::size_t L>
+void emu_dots_fast(const float* a, const float* const* b, std::size_t K, const EmuFormat& f, float* out) {
+  float total[L] = {};
+  double part[L] = {};
+  std::size_t count = 0;
+  for (std::size_t k = 0; k < K; ++k) {
+    for (std::size_t l = 0; l < L; ++l) part[l] = emu_step_fast(part[l], a[k], b[l][k], f);
+    if (f.promote_every > 0 && ++count == f.promote_every) {
+      for (std::size_t l = 0; l < L; ++l) {
+        total[l] += static_cast<float>(part[l]);
+        part[l] = 0.0;
+      }
+      count = 0;
+    }
+  }
+  for (std::size_t l = 0; l < L; ++l)
+    out[l] = f.promote_every > 0 ? (count > 0 ? total[l] + static_cast<float>(part[l]) : total[l])
+                                 : static_cast<float>(part[l]);
+}
+
 const EmuKernel* simd_kernel(EmuPath path) {
   if (path == EmuPath::fast)
     path = best_isa() == Isa::avx512 ? EmuPath::avx512
@@ -242,8 +264,14 @@ void gemm_emulated_path(EmuPath path, const float* A, const float* B, float* C, 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
   for (std::ptrdiff_t ii = 0; ii < static_cast<std::ptrdiff_t>(M); ++ii) {
     const auto i = static_cast<std::size_t>(ii);
-    for (std::size_t j = 0; j < N; ++j) {
-      const float* a = A + i * K;
+    const float* a = A + i * K;
+    std::size_t j = 0;
+    if (path != EmuPath::exact)
+      for (; j + 4 <= N; j += 4) {
+        const float* b[4] = {B + j * K, B + (j + 1) * K, B + (j + 2) * K, B + (j + 3) * K};
+        emu_dots_fast<4>(a, b, K, f, C + i * N + j);
+      }
+    for (; j < N; ++j) {
       const float* b = B + j * K;
       C[i * N + j] =
           path == EmuPath::exact
@@ -254,9 +282,7 @@ void gemm_emulated_path(EmuPath path, const float* A, const float* B, float* C, 
                           return emu_step_exact(part, a[k], b[k], f, rand);
                         })
               : emu_dot(K, f.promote_every,
-                        [&](double part, std::size_t k) {
-                          return emu_step_fast(part, a[k], b[k], f);
-                        });
+                        [&](double part, std::size_t k) { return emu_step_fast(part, a[k], b[k], f); });
     }
   }
 }

@@ -49,11 +49,15 @@ inline double emu_step_fast(double part, float a, float b, const EmuFormat& f) {
   const std::uint64_t eb = f64_bits(std::max(as, f.tmin)) & kEmuExpMask;
   const double q = f64_from_bits(eb - (static_cast<std::uint64_t>(f.man_bits) << 52));
   const double inv_q = f64_from_bits((static_cast<std::uint64_t>(2046 + f.man_bits) << 52) - eb);
-  const double mt = as * inv_q, fl = std::floor(mt), frac = mt - fl;  // all exact
+  // 0 <= mt < 2^(man_bits + 1) (|s| <= max): truncating to an integer is the floor (and
+  // needs no SSE4.1 rounding instruction, which the baseline x86-64 build lacks).
+  const double mt = as * inv_q;
+  const auto fl_int = static_cast<std::int64_t>(mt);
+  const double fl = static_cast<double>(fl_int), frac = mt - fl;  // all exact
   const bool nearest = f.round == Round::nearest_even || f.round == Round::nearest_away;
   if (e != 0 && (frac == 0 || (nearest && frac == 0.5))) return emu_step_exact(part, a, b, f, 0);
   const bool neg = s < 0;
-  const bool fl_odd = std::floor(fl * 0.5) != fl * 0.5;
+  const bool fl_odd = (fl_int & 1) != 0;
   bool up = false;
   switch (f.round) {
     case Round::nearest_even: up = frac > 0.5 || (frac == 0.5 && fl_odd); break;
