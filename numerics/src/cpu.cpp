@@ -41,7 +41,13 @@ Isa cap_from_env() noexcept {
 
 }  // namespace
 
-bool isa_available(Isa isa) noexcept { return cpu_has(isa); }
+// Asked once per kernel call, sometimes per row: CPUID traps to the hypervisor in a VM
+// (microseconds), so the answers are read once.
+bool isa_available(Isa isa) noexcept {
+  static const bool has[3] = {true, cpu_has(Isa::avx2), cpu_has(Isa::avx512)};
+  const auto i = static_cast<unsigned>(isa);
+  return i < 3 && has[i];
+}
 
 Isa best_isa() noexcept {
   static const Isa best = [] {
