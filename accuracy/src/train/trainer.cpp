@@ -20,6 +20,7 @@
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/rng.hpp"
 #include "lowp/quant/linear.hpp"
+#include "train/checkpoint.hpp"
 #include "train/data_parallel.hpp"
 #include "train/llama_train.hpp"
 #include "train/optimizer.hpp"
@@ -30,7 +31,6 @@ namespace lowp::accuracy::train {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr char kStateMagic[8] = {'L', 'O', 'W', 'P', 'T', 'R', 'N', '2'};
 
 std::string read_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -325,7 +325,7 @@ class Trainer {
       std::string line;
       std::getline(f, line);
       while (std::getline(f, line)) {
-        if (std::atoi(line.c_str()) > done) break;
+        if (f.eof() || std::atoi(line.c_str()) > done) break;  // f.eof(): a line torn by a kill
         kept += line + "\n";
         rows.push_back(line);
       }
@@ -383,68 +383,49 @@ class Trainer {
     log_.flush();
   }
 
-  // ---- checkpoints: the exports first, then state.bin (weights + optimizer), which a resume reads.
+  // ---- checkpoints (train/checkpoint.hpp): the exports first, then state.bin, which a resume
+  // reads; a kill in between leaves exports newer than state.bin, which a resume rewrites.
   void save() {
+    write_exports();
+    std::vector<std::span<const float>> tensors;
+    for (const auto& p : net_->params()) tensors.emplace_back(p.value, p.size);
+    const auto opt = opt_->save(), lin = net_->save_linear_state();
+    write_state_file((fs::path(o_.out) / "state.bin").string(), encode_state(tensors, opt, lin));
+    last_saved_ = static_cast<int>(opt_->steps_done());
+  }
+
+  void write_exports() const {
     const LlamaModel m = net_->to_model();
     const fs::path dir(o_.out);
     detail::save_llama2c(m, (dir / "model.bin").string());
     detail::save_gguf(m, (dir / "model.gguf").string());
     detail::save_safetensors(m, (dir / "model.safetensors").string());
-    std::vector<std::uint8_t> b(kStateMagic, kStateMagic + 8);
-    const auto put = [&](const void* p, std::size_t n) {
-      const auto* c = static_cast<const std::uint8_t*>(p);
-      b.insert(b.end(), c, c + n);
-    };
-    for (const auto& p : net_->params()) {
-      const std::uint64_t n = p.size;
-      put(&n, sizeof n);
-      put(p.value, p.size * sizeof(float));
-    }
-    for (const std::vector<std::uint8_t>& part : {opt_->save(), net_->save_linear_state()}) {
-      const std::uint64_t n = part.size();
-      put(&n, sizeof n);
-      put(part.data(), part.size());
-    }
-    detail::write_file_atomic((dir / "state.bin").string(), b);
-    last_saved_ = static_cast<int>(opt_->steps_done());
   }
 
+  // Everything is checked before anything is loaded: a refused state.bin leaves no half-loaded run.
   void load_state() {
     const std::string path = (fs::path(o_.out) / "state.bin").string();
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw Error("--resume " + o_.out + ": no state.bin (no checkpoint was saved)");
-    const std::vector<std::uint8_t> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    std::size_t at = 8;
-    const auto bad = [&] { return Error(path + ": not a state file of this model (size or header mismatch)"); };
-    if (b.size() < 8 || std::memcmp(b.data(), kStateMagic, 8) != 0) throw bad();
-    const auto take = [&](void* dst, std::size_t n) {
-      if (b.size() - at < n) throw bad();
-      std::memcpy(dst, b.data() + at, n);
-      at += n;
-    };
-    for (const auto& p : net_->params()) {
-      std::uint64_t n = 0;
-      take(&n, sizeof n);
-      if (n != p.size) throw bad();
-      take(p.value, p.size * sizeof(float));
-    }
-    net_->weights_changed();
-    const auto part = [&] {
-      std::uint64_t n = 0;
-      take(&n, sizeof n);
-      if (b.size() - at < n) throw bad();
-      const std::span<const std::uint8_t> s(b.data() + at, n);
-      at += n;
-      return s;
-    };
+    if (!fs::exists(path)) throw Error("--resume " + o_.out + ": no state.bin (no checkpoint was saved)");
+    TrainState st = decode_state(read_state_file(path), path);
+    const auto params = net_->params();
+    if (st.tensors.size() != params.size())
+      throw Error(path + ": " + std::to_string(st.tensors.size()) + " tensors, the model of train.cfg has " +
+                  std::to_string(params.size()) + " (not a state of this model)");
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (st.tensors[i].size() != params[i].size)
+        throw Error(path + ": tensor " + params[i].name + " holds " + std::to_string(st.tensors[i].size()) +
+                    " values, the model of train.cfg has " + std::to_string(params[i].size) + " (not a state of this model)");
     try {
-      opt_->load(part());
-      net_->load_linear_state(part());
+      opt_->load(st.optimizer);
+      net_->load_linear_state(st.linears);
     } catch (const Error& e) {
       throw Error(path + ": " + e.what());
     }
-    if (at != b.size()) throw bad();
+    for (std::size_t i = 0; i < params.size(); ++i) std::copy(st.tensors[i].begin(), st.tensors[i].end(), params[i].value);
+    net_->weights_changed();
     last_saved_ = static_cast<int>(opt_->steps_done());
+    // The exports of the step the run continues from; rank 0 writes the files (run() sets lead_ later).
+    if (!(o_.data_parallel && dist::size() > 1) || dist::rank() == 0) write_exports();
   }
 
   TrainOptions o_;
