@@ -17,7 +17,7 @@ namespace lowp::accuracy {
 namespace {
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 void expect_same_weights(const LlamaModel& a, const LlamaModel& b, const std::string& what) {
