@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -22,7 +23,14 @@ const char* const kSmallFormats[] = {
     "int8", "int8_sym", "int4", "int4_sym", "uint8", "uint4"};
 
 // Random inputs per type (float and double), each checked in every mode and option.
-constexpr std::size_t kSmallSamples = 1000000, kWideSamples = 200000;
+// LOWP_ORACLE_SAMPLES_DIV=N runs a 1/N of them (scripts/sanitize-check: 10; ASan makes the
+// oracle 20x slower, and the full count runs in the ordinary build).
+std::size_t samples(std::size_t n) {
+  const char* e = std::getenv("LOWP_ORACLE_SAMPLES_DIV");
+  const long d = e ? std::atol(e) : 1;
+  return d > 1 ? n / static_cast<std::size_t>(d) : n;
+}
+const std::size_t kSmallSamples = samples(1000000), kWideSamples = samples(200000);
 
 // A fixed seed per format (FNV-1a of the name), the same on every platform.
 std::uint64_t seed_of(const char* name) {
