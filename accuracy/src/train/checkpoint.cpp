@@ -113,7 +113,7 @@ TrainState decode_state(std::span<const std::uint8_t> b, const std::string& name
   s.tensors.reserve(parts.size());
   for (const auto& p : parts) {
     std::vector<float> t(p.size() / 4);
-    std::memcpy(t.data(), p.data(), p.size());
+    if (!p.empty()) std::memcpy(t.data(), p.data(), p.size());  // an empty vector's data() may be null
     s.tensors.push_back(std::move(t));
   }
   const auto opt = bytes(u64(), "the optimizer state");
