@@ -59,7 +59,8 @@ bool byte_vocab(int vocab) { return vocab >= 256 && vocab <= 272; }
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, std::span<const std::uint8_t> bytes) {
+void write_file_atomic(const std::string& path, std::span<const std::uint8_t> bytes,
+                       const std::function<void()>& before_rename) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -68,6 +69,7 @@ void write_file_atomic(const std::string& path, std::span<const std::uint8_t> by
     f.flush();
     if (!f) throw Error("cannot write " + tmp + " (disk full?)");
   }
+  if (before_rename) before_rename();
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) throw Error("cannot rename " + tmp + " to " + path + ": " + ec.message());

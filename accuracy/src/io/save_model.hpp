@@ -2,6 +2,7 @@
 // temporary name beside the target and renamed over it, so a reader never sees half a file.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -10,7 +11,9 @@
 namespace lowp::accuracy::detail {
 
 // `bytes` to `path` through `path.tmp` + rename. Throws lowp::Error naming the file.
-void write_file_atomic(const std::string& path, std::span<const std::uint8_t> bytes);
+// `before_rename` runs between writing NAME.tmp and renaming it (tests pause there to kill).
+void write_file_atomic(const std::string& path, std::span<const std::uint8_t> bytes,
+                       const std::function<void()>& before_rename = {});
 void write_file_atomic(const std::string& path, const std::string& text);
 
 // llama2.c legacy .bin: 7 int32 (vocab negative when the classifier is untied), the tensors,

@@ -6,11 +6,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <thread>
 
+#include "io/save_model.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::train {
@@ -125,19 +125,10 @@ TrainState decode_state(std::span<const std::uint8_t> b, const std::string& name
 }
 
 void write_state_file(const std::string& path, std::span<const std::uint8_t> bytes) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error("cannot open " + tmp + " for writing");
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    f.flush();
-    if (!f) throw Error("cannot write " + tmp + " (disk full?)");
-  }
-  if (const char* ms = std::getenv("LOWP_TRAIN_SAVE_PAUSE_MS"))
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw Error("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  accuracy::detail::write_file_atomic(path, bytes, [] {
+    if (const char* ms = std::getenv("LOWP_TRAIN_SAVE_PAUSE_MS"))
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
+  });
 }
 
 std::vector<std::uint8_t> read_state_file(const std::string& path) {
