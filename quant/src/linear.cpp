@@ -266,6 +266,7 @@ std::vector<float>& QuantLinear::weight() {
   invalidate_weight_cache();
   return s_->W;
 }
+const std::vector<float>& QuantLinear::weight() const { return s_->W; }
 std::vector<float>& QuantLinear::bias() { return s_->b; }
 std::vector<float>& QuantLinear::weight_grad() { return s_->dW; }
 std::vector<float>& QuantLinear::bias_grad() { return s_->db; }

@@ -309,28 +309,13 @@ std::vector<TrainLlama::LinearStats> TrainLlama::take_stats() {
 }
 
 LlamaModel TrainLlama::to_model() const {
-  LlamaModel m;
-  m.config = c_;
-  m.source = "llama2c";
-  m.path = "(trained weights)";
-  m.token_embedding = embedding_;
+  std::vector<TrainedLayer> layers;
   for (const auto& L : layers_) {
-    LayerWeights w;
-    w.attn_norm = L.attn_norm;
-    w.ffn_norm = L.ffn_norm;
-    auto& lin = const_cast<std::vector<quant::QuantLinear>&>(L.lin);  // weight() is non-const only
-    w.wq = lin[kQ].weight();
-    w.wk = lin[kK].weight();
-    w.wv = lin[kV].weight();
-    w.wo = lin[kO].weight();
-    w.w_gate = lin[kGate].weight();
-    w.w_up = lin[kUp].weight();
-    w.w_down = lin[kDown].weight();
-    m.layers.push_back(std::move(w));
+    TrainedLayer t{&L.attn_norm, &L.ffn_norm, {}};
+    for (std::size_t i = 0; i < 7; ++i) t.linear[i] = &L.lin[i].weight();
+    layers.push_back(t);
   }
-  m.final_norm = final_norm_;
-  m.classifier = classifier_;
-  return m;
+  return trained_model(c_, embedding_, layers, final_norm_, classifier_);
 }
 
 // ---------------------------------------------------------------- RoPE

@@ -204,27 +204,13 @@ std::vector<TrainParam> ScalifyLlama::params() {
 }
 
 LlamaModel ScalifyLlama::to_model() const {
-  LlamaModel m;
-  m.config = c_;
-  m.source = "llama2c";
-  m.path = "(trained weights)";
-  m.token_embedding = embedding_;
+  std::vector<TrainedLayer> layers;
   for (const Layer& L : layers_) {
-    LayerWeights w;
-    w.attn_norm = L.attn_norm;
-    w.ffn_norm = L.ffn_norm;
-    w.wq = L.w[kQ];
-    w.wk = L.w[kK];
-    w.wv = L.w[kV];
-    w.wo = L.w[kO];
-    w.w_gate = L.w[kGate];
-    w.w_up = L.w[kUp];
-    w.w_down = L.w[kDown];
-    m.layers.push_back(std::move(w));
+    TrainedLayer t{&L.attn_norm, &L.ffn_norm, {}};
+    for (std::size_t i = 0; i < 7; ++i) t.linear[i] = &L.w[i];
+    layers.push_back(t);
   }
-  m.final_norm = final_norm_;
-  m.classifier = classifier_;
-  return m;
+  return trained_model(c_, embedding_, layers, final_norm_, classifier_);
 }
 
 void ScalifyLlama::load_linear_state(std::span<const std::uint8_t> bytes) {

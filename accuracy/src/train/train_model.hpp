@@ -31,6 +31,17 @@ struct TrainLinearStats {
   std::array<quant::OperandStats, 6> ops;
 };
 
+// The trained tensors as a model to save or evaluate (llama2.c layout): per layer its two norm
+// gains and its seven block linears in the order wq wk wv wo gate up down; `classifier` empty
+// when tied.
+struct TrainedLayer {
+  const std::vector<float>* attn_norm;
+  const std::vector<float>* ffn_norm;
+  std::array<const std::vector<float>*, 7> linear;
+};
+LlamaModel trained_model(const LlamaConfig& c, const std::vector<float>& embedding, std::span<const TrainedLayer> layers,
+                         const std::vector<float>& final_norm, const std::vector<float>& classifier);
+
 class TrainModel {
  public:
   virtual ~TrainModel() = default;

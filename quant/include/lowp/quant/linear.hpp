@@ -120,6 +120,7 @@ class QuantLinear {
   // write through the reference); edits made later through a kept reference need
   // invalidate_weight_cache().
   std::vector<float>& weight();   // N x K
+  const std::vector<float>& weight() const;  // reading keeps the cache
   std::vector<float>& bias();     // N (empty without bias)
   std::vector<float>& weight_grad();
   std::vector<float>& bias_grad();
