@@ -100,17 +100,7 @@ TEST(TrainRun, ResumeEndsBitwiseIdenticalToTheUninterruptedRun) {
   const fs::path full = temp_dir("full"), cut = temp_dir("cut");
   ASSERT_EQ(lowp_run(with(base_args(full), {"--steps", "20", "--save-every", "5", "--threads", "2"})).code, 0);
   // The same run killed after step 13: the step-10 checkpoint survives.
-  lowp::accuracy::train::TrainOptions o;
-  o.corpus = corpus().string();
-  o.config = lowp::accuracy::train::named_config("tiny");
-  o.config.seq_len = 32;
-  o.batch = 4;
-  o.lr = 3e-3;
-  o.seed = 7;
-  o.eval_every = 10;
-  o.save_every = 5;
-  o.steps = 20;
-  o.out = cut.string();
+  const lowp::accuracy::train::TrainOptions o = lowp::test::tiny_resume_options(cut, "fp32");
   struct Killed {};
   EXPECT_THROW(lowp::accuracy::train::run_training(o, false,
                                                    [](const auto& s) {

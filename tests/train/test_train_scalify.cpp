@@ -245,18 +245,7 @@ TEST(TrainScalify, CiSizedRunLossFallsAndThreadsGiveTheSameBits) {
 TEST(TrainScalify, ResumeEndsBitwiseIdenticalToTheUninterruptedRun) {
   const fs::path full = temp_dir("full"), cut = temp_dir("cut");
   ASSERT_EQ(lowp::test::lowp_run(args(full, {"--recipe", "scalify", "--steps", "20", "--save-every", "5", "--threads", "1"})).code, 0);
-  lowp::accuracy::train::TrainOptions o;
-  o.corpus = corpus().string();
-  o.recipe = "scalify";
-  o.config = lowp::accuracy::train::named_config("tiny");
-  o.config.seq_len = 32;
-  o.batch = 4;
-  o.lr = 3e-3;
-  o.seed = 7;
-  o.eval_every = 10;
-  o.save_every = 5;
-  o.steps = 20;
-  o.out = cut.string();
+  const lowp::accuracy::train::TrainOptions o = lowp::test::tiny_resume_options(cut, "scalify");
   struct Killed {};
   EXPECT_THROW(lowp::accuracy::train::run_training(o, false,
                                                    [](const auto& s) {

@@ -8,6 +8,8 @@
 #include <iterator>
 #include <string>
 
+#include "train/trainer.hpp"
+
 namespace lowp::test {
 
 // <tmp>/lowp_<suite>_<pid>/<name>, emptied.
@@ -32,6 +34,24 @@ inline std::filesystem::path train_corpus() {
     for (int i = 0; i < 1200; ++i) f << words[(i * 7 + i / 9) % 9];
   }
   return p;
+}
+
+// The tiny run the resume tests kill and continue (ctx 32, batch 4, eval every 10, a checkpoint
+// every 5 steps, 20 steps) on train_corpus(), writing into `out`.
+inline lowp::accuracy::train::TrainOptions tiny_resume_options(const std::filesystem::path& out, const std::string& recipe) {
+  lowp::accuracy::train::TrainOptions o;
+  o.corpus = train_corpus().string();
+  o.recipe = recipe;
+  o.config = lowp::accuracy::train::named_config("tiny");
+  o.config.seq_len = 32;
+  o.batch = 4;
+  o.lr = 3e-3;
+  o.seed = 7;
+  o.eval_every = 10;
+  o.save_every = 5;
+  o.steps = 20;
+  o.out = out.string();
+  return o;
 }
 
 }  // namespace lowp::test

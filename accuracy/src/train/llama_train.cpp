@@ -170,18 +170,7 @@ TrainLlama::TrainLlama(const LlamaModel& m, const LinearFor& linear_for, const q
     weights_changed();
   }
   zero_grad();
-  // RoPE angles in double, rounded once (as model/prepare.cpp).
-  const std::size_t half = hd_ / 2, seq = static_cast<std::size_t>(c_.seq_len);
-  rope_cos_.resize(seq * half);
-  rope_sin_.resize(seq * half);
-  for (std::size_t pos = 0; pos < seq; ++pos)
-    for (std::size_t i = 0; i < half; ++i) {
-      const double freq =
-          std::pow(static_cast<double>(c_.rope_theta), -static_cast<double>(2 * i) / static_cast<double>(hd_));
-      const double angle = static_cast<double>(pos) * freq;
-      rope_cos_[pos * half + i] = static_cast<float>(std::cos(angle));
-      rope_sin_[pos * half + i] = static_cast<float>(std::sin(angle));
-    }
+  rope_tables(c_, rope_cos_, rope_sin_);
 }
 
 void TrainLlama::zero_grad() {

@@ -145,17 +145,7 @@ ScalifyLlama::ScalifyLlama(const LlamaModel& m, const ScalifyConfig& cfg)
   classifier_ = m.classifier;
   weights_changed();
   zero_grad();
-  // RoPE angles in double, rounded once (as llama_train.cpp).
-  const std::size_t half = hd_ / 2, seq = static_cast<std::size_t>(c_.seq_len);
-  rope_cos_.resize(seq * half);
-  rope_sin_.resize(seq * half);
-  for (std::size_t pos = 0; pos < seq; ++pos)
-    for (std::size_t i = 0; i < half; ++i) {
-      const double freq =
-          std::pow(static_cast<double>(c_.rope_theta), -static_cast<double>(2 * i) / static_cast<double>(hd_));
-      rope_cos_[pos * half + i] = static_cast<float>(std::cos(static_cast<double>(pos) * freq));
-      rope_sin_[pos * half + i] = static_cast<float>(std::sin(static_cast<double>(pos) * freq));
-    }
+  rope_tables(c_, rope_cos_, rope_sin_);
 }
 
 void ScalifyLlama::weights_changed() {

@@ -1,5 +1,7 @@
 #include "train/train_model.hpp"
 
+#include <cmath>
+
 namespace lowp::accuracy::train {
 
 LlamaModel trained_model(const LlamaConfig& c, const std::vector<float>& embedding, std::span<const TrainedLayer> layers,
@@ -20,6 +22,20 @@ LlamaModel trained_model(const LlamaConfig& c, const std::vector<float>& embeddi
   m.final_norm = final_norm;
   m.classifier = classifier;
   return m;
+}
+
+void rope_tables(const LlamaConfig& c, std::vector<float>& cos_table, std::vector<float>& sin_table) {
+  const std::size_t hd = static_cast<std::size_t>(c.head_dim()), half = hd / 2, seq = static_cast<std::size_t>(c.seq_len);
+  cos_table.resize(seq * half);
+  sin_table.resize(seq * half);
+  for (std::size_t pos = 0; pos < seq; ++pos)
+    for (std::size_t i = 0; i < half; ++i) {
+      const double freq =
+          std::pow(static_cast<double>(c.rope_theta), -static_cast<double>(2 * i) / static_cast<double>(hd));
+      const double angle = static_cast<double>(pos) * freq;
+      cos_table[pos * half + i] = static_cast<float>(std::cos(angle));
+      sin_table[pos * half + i] = static_cast<float>(std::sin(angle));
+    }
 }
 
 }  // namespace lowp::accuracy::train

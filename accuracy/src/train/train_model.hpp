@@ -42,6 +42,10 @@ struct TrainedLayer {
 LlamaModel trained_model(const LlamaConfig& c, const std::vector<float>& embedding, std::span<const TrainedLayer> layers,
                          const std::vector<float>& final_norm, const std::vector<float>& classifier);
 
+// The interleaved-RoPE tables of both trainable Llamas, seq_len x head_dim/2: angles in double,
+// rounded once (as model/prepare.cpp without rope scaling).
+void rope_tables(const LlamaConfig& c, std::vector<float>& cos_table, std::vector<float>& sin_table);
+
 class TrainModel {
  public:
   virtual ~TrainModel() = default;
