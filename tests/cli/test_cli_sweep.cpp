@@ -82,6 +82,36 @@ TEST(CliSweep, TensorSweepUsageErrors) {
                   1, "lowp sweep: cannot open '/nonexistent/dir/t.csv' for writing");
 }
 
+// Output files go through a temporary beside them and a rename: a CSV already there is replaced
+// whole, and a destination that cannot take the rename (a folder) is a one-line error that
+// leaves the folder as it was and no temporary behind.
+TEST(CliSweep, OutputFilesAreReplacedWholeOrNotAtAll) {
+  const fs::path d = temp_dir();
+  const std::string csv = (d / "t.csv").string();
+  std::ofstream(csv) << "an old file, longer than nothing\n";
+  const std::vector<std::string> sweep = {"sweep", "--rows", "4", "--cols", "64", "--specs", "bf16", "--distributions",
+                                          "gaussian"};
+  auto with = [&](std::vector<std::string> args, const std::string& flag, const std::string& path) {
+    args.push_back(flag);
+    args.push_back(path);
+    return args;
+  };
+  const Result ok = lowp_run(with(sweep, "--csv", csv));
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  const std::string text = read(csv);
+  EXPECT_TRUE(text.starts_with("distribution,spec,")) << text;
+  EXPECT_EQ(text.find("an old file"), std::string::npos);
+  EXPECT_FALSE(fs::exists(csv + ".tmp"));
+
+  const fs::path folder = d / "folder.json";
+  fs::create_directories(folder / "inside");
+  expect_one_line(lowp_run(with(sweep, "--json", folder.string())), 1,
+                              "lowp sweep: cannot write '" + folder.string() + "'");
+  EXPECT_TRUE(fs::is_directory(folder / "inside"));
+  EXPECT_FALSE(fs::exists(folder.string() + ".tmp"));
+  fs::remove_all(d);
+}
+
 const std::string kShared = LOWP_SHARED_DIR;
 const std::string kModel = kShared + "/models/stories260K.bin";
 const std::string kTokens = kShared + "/data/stories260K_ref/seqA_tokens.txt";

@@ -2,7 +2,8 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <cstdint>
+#include <span>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "cli/command.hpp"
 #include "dist/comm.hpp"
+#include "io/save_model.hpp"
 #include "lowp/accuracy/eval.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/metrics.hpp"
@@ -33,13 +35,11 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+// Atomically, like every file lowp writes (io/save_model.hpp).
 void write_logits(const std::string& path, const std::vector<float>& logits) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw Failure{exit_bad_data, "cannot open " + quote_input(path) + " for writing"};
   // float32 little-endian: the host order on every platform lowp builds for (x86-64).
-  f.write(reinterpret_cast<const char*>(logits.data()), static_cast<std::streamsize>(logits.size() * sizeof(float)));
-  f.flush();
-  if (!f) throw Failure{exit_bad_data, "cannot write " + quote_input(path)};
+  accuracy::detail::write_file_atomic(
+      path, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(logits.data()), logits.size() * sizeof(float)));
 }
 
 int run_eval(Io& io, const EvalArgs& a) {

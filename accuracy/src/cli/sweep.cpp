@@ -6,19 +6,20 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <iterator>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "cli/command.hpp"
 #include "dist/comm.hpp"
+#include "io/save_model.hpp"
 #include "lowp/accuracy/base_logits.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/model_sweep.hpp"
@@ -47,14 +48,13 @@ struct SweepArgs {
   bool tensors = false;  // --tensors, or any tensor-sweep option given
 };
 
-// Writes a file through `write`; a file that cannot be written is a one-line failure.
+// Writes a file through `write`, atomically (a temporary beside it, then a rename): an
+// interrupted sweep never leaves a half-written CSV/JSON/SVG where a script expects a whole one.
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
   if (path.empty()) return;
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw Failure{exit_bad_data, "cannot open " + quote_input(path) + " for writing"};
-  write(f);
-  f.flush();
-  if (!f) throw Failure{exit_bad_data, "cannot write " + quote_input(path)};
+  std::ostringstream text;
+  write(text);
+  accuracy::detail::write_file_atomic(path, std::move(text).str());
 }
 
 // A one-line progress bar redrawn in place, only when stderr is the terminal (rank 0's under mpirun).

@@ -64,15 +64,25 @@ void write_file_atomic(const std::string& path, std::span<const std::uint8_t> by
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error("cannot open " + tmp + " for writing");
+    // Errors name the file asked for; the temporary beside it is an implementation detail.
+    if (!f) throw Error("cannot open '" + path + "' for writing");
     f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     f.flush();
-    if (!f) throw Error("cannot write " + tmp + " (disk full?)");
+    if (!f) {
+      f.close();
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      throw Error("cannot write '" + path + "' (disk full?)");
+    }
   }
   if (before_rename) before_rename();
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) throw Error("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw Error("cannot write '" + path + "': " + ec.message());
+  }
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
