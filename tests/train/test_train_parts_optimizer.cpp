@@ -284,6 +284,12 @@ TEST(TrainOptimizer, BadInputIsOneClearError) {
   bf.moments = MomentFormat::bf16;
   Optimizer third(bf);
   test::expect_error([&] { third.load(bytes); }, {"moment", "bf16"});
+  // Given the model's tensors, load() refuses a state of other tensors before it changes anything.
+  test::expect_error([&] { other.load(bytes, shorter); }, {"load with 2 tensors", "3"});
+  test::expect_error([&] { other.load(bytes, renamed); }, {"'other'", "'norm'"});
+  EXPECT_EQ(other.steps_done(), 0u);
+  other.load(bytes, prob.view(p, g));
+  EXPECT_EQ(other.steps_done(), 1u);
 }
 
 }  // namespace

@@ -246,21 +246,25 @@ void Optimizer::fetch(const Moment& mo, std::size_t n, std::vector<double>& x, b
   }
 }
 
+void Optimizer::match(std::span<const ParamTensor> tensors, const std::vector<Slot>& slots, const char* what) {
+  if (tensors.size() != slots.size())
+    throw Error(std::string("optimizer: ") + what + " with " + std::to_string(tensors.size()) + " tensors, the state has " +
+                std::to_string(slots.size()));
+  for (std::size_t k = 0; k < tensors.size(); ++k) {
+    const ParamTensor& p = tensors[k];
+    if (p.name != slots[k].name || p.param.size() != slots[k].size || p.grad.size() != p.param.size())
+      throw Error("optimizer: tensor " + std::to_string(k) + " '" + p.name + "' (" + std::to_string(p.param.size()) +
+                  " values, gradient " + std::to_string(p.grad.size()) + ") does not match the state's '" +
+                  slots[k].name + "' (" + std::to_string(slots[k].size) + ")");
+  }
+}
+
 StepStats Optimizer::step(std::span<const ParamTensor> tensors) {
   const OptimizerConfig& c = config_;
   if (slots_.empty() && t_ == 0) {
     for (const ParamTensor& p : tensors) slots_.push_back(Slot{p.name, p.param.size(), {}, {}});
   }
-  if (tensors.size() != slots_.size())
-    throw Error("optimizer: step with " + std::to_string(tensors.size()) + " tensors, the state has " +
-                std::to_string(slots_.size()));
-  for (std::size_t k = 0; k < tensors.size(); ++k) {
-    const ParamTensor& p = tensors[k];
-    if (p.name != slots_[k].name || p.param.size() != slots_[k].size || p.grad.size() != p.param.size())
-      throw Error("optimizer: tensor " + std::to_string(k) + " '" + p.name + "' (" + std::to_string(p.param.size()) +
-                  " values, gradient " + std::to_string(p.grad.size()) + ") does not match the state's '" +
-                  slots_[k].name + "' (" + std::to_string(slots_[k].size) + ")");
-  }
+  match(tensors, slots_, "step");
   StepStats st;
   st.grad_norm = global_grad_norm(tensors);
   if (!std::isfinite(st.grad_norm)) {
@@ -338,7 +342,7 @@ std::vector<std::uint8_t> Optimizer::save() const {
   return std::move(w.out);
 }
 
-void Optimizer::load(std::span<const std::uint8_t> bytes) {
+void Optimizer::load(std::span<const std::uint8_t> bytes, std::span<const ParamTensor> expect) {
   Reader r{bytes};
   char magic[8];
   r.raw(magic, sizeof magic);
@@ -375,6 +379,8 @@ void Optimizer::load(std::span<const std::uint8_t> bytes) {
     }
   }
   if (r.pos != bytes.size()) throw Error("optimizer state: " + std::to_string(bytes.size() - r.pos) + " trailing bytes");
+  // A state saved before the first step has no tensor list yet; otherwise it must be the model's.
+  if (!expect.empty() && !(slots.empty() && t == 0)) match(expect, slots, "load");
   t_ = t;
   slots_ = std::move(slots);
 }

@@ -111,10 +111,11 @@ class Optimizer {
   StepStats step(std::span<const ParamTensor> tensors);
 
   // The whole state (config checks, step count, moments) as bytes, and back: load() checks
-  // the magic, the sizes and the moment format, throwing lowp::Error on a mismatch; a
-  // resumed optimizer continues bitwise like the uninterrupted one.
+  // the magic, the sizes and the moment format and, given `expect`, that the state's tensors
+  // are those (names and sizes, as step() would), throwing lowp::Error on a mismatch before
+  // anything changes; a resumed optimizer continues bitwise like the uninterrupted one.
   std::vector<std::uint8_t> save() const;
-  void load(std::span<const std::uint8_t> bytes);
+  void load(std::span<const std::uint8_t> bytes, std::span<const ParamTensor> expect = {});
 
  private:
   struct Moment {  // one stored moment vector
@@ -128,6 +129,8 @@ class Optimizer {
     std::size_t size = 0;
     Moment m, v;
   };
+  // Throws lowp::Error naming the first tensor whose name or size differs from the slot's.
+  static void match(std::span<const ParamTensor> tensors, const std::vector<Slot>& slots, const char* what);
   void store(Moment& mo, const std::vector<double>& x, bool second) const;
   void fetch(const Moment& mo, std::size_t n, std::vector<double>& x, bool second) const;
 

@@ -416,7 +416,7 @@ class Trainer {
         throw Error(path + ": tensor " + params[i].name + " holds " + std::to_string(st.tensors[i].size()) +
                     " values, the model of train.cfg has " + std::to_string(params[i].size) + " (not a state of this model)");
     try {
-      opt_->load(st.optimizer);
+      opt_->load(st.optimizer, tensors());
       net_->load_linear_state(st.linears);
     } catch (const Error& e) {
       throw Error(path + ": " + e.what());
