@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "train/checkpoint.hpp"
+#include "train_files.hpp"
 
 namespace {
 
@@ -37,18 +38,10 @@ fs::path temp_dir(const std::string& name) {
   return d;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
+using lowp::test::log_without_speed;
+using lowp::test::slurp;
 
-fs::path corpus() {
-  const fs::path p = temp_dir("corpus.txt");
-  std::ofstream f(p);
-  const char* words[] = {"the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. "};
-  for (int i = 0; i < 1200; ++i) f << words[(i * 7 + i / 9) % 9];
-  return p;
-}
+fs::path corpus() { return lowp::test::train_corpus(); }
 
 std::vector<std::string> fresh_args(const fs::path& corpus, const fs::path& out) {
   return {"train", "--corpus", corpus.string(), "--config", "tiny", "--ctx", "32", "--batch", "4", "--recipe",
@@ -126,20 +119,6 @@ int checkpoint_step(const fs::path& state) {
   if (st.optimizer.size() < 32) return -1;
   std::memcpy(&t, st.optimizer.data() + 24, 8);
   return static_cast<int>(t);
-}
-
-// log.csv without its tokens_per_second column (wall-clock speed).
-std::string log_without_speed(const fs::path& dir) {
-  std::ifstream f(dir / "log.csv");
-  std::string out;
-  for (std::string line; std::getline(f, line);) {
-    std::stringstream ss(line);
-    int col = 0;
-    for (std::string c; std::getline(ss, c, ','); ++col)
-      if (col != 5) out += c + ",";
-    out += "\n";
-  }
-  return out;
 }
 
 TEST(TrainKill, SigkillAtRandomMomentsThenResumeEndsBitwiseIdentical) {

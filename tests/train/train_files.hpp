@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 
 #include "train/trainer.hpp"
@@ -34,6 +35,21 @@ inline std::filesystem::path train_corpus() {
     for (int i = 0; i < 1200; ++i) f << words[(i * 7 + i / 9) % 9];
   }
   return p;
+}
+
+// DIR/log.csv without its tokens_per_second column (the 6th: wall-clock speed), for bitwise
+// comparisons of two runs.
+inline std::string log_without_speed(const std::filesystem::path& dir) {
+  std::istringstream in(slurp(dir / "log.csv"));
+  std::string all;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream cells(line);
+    int col = 0;
+    for (std::string c; std::getline(cells, c, ','); ++col)
+      if (col != 5) all += c + ",";
+    all += "\n";
+  }
+  return all;
 }
 
 // The tiny run the resume tests kill and continue (ctx 32, batch 4, eval every 10, a checkpoint

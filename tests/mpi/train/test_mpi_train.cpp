@@ -17,32 +17,17 @@
 #include <vector>
 
 #include "train/trainer.hpp"
+#include "train_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("lowp_test_mpi_train_" + std::to_string(::getpid())) / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using lowp::test::log_without_speed;
+using lowp::test::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-fs::path corpus() {
-  const fs::path p = fs::temp_directory_path() / ("lowp_test_mpi_train_corpus_" + std::to_string(::getpid()) + ".txt");
-  if (!fs::exists(p)) {
-    std::ofstream f(p);
-    const char* words[] = {"the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. "};
-    for (int i = 0; i < 1200; ++i) f << words[(i * 7 + i / 9) % 9];
-  }
-  return p;
-}
+fs::path temp_dir(const std::string& name) { return lowp::test::train_temp_dir("test_mpi_train", name); }
+fs::path corpus() { return lowp::test::train_corpus(); }
 
 bool have_mpirun() { return std::string(LOWP_MPIEXEC).size() > 0 && fs::exists(LOWP_MPIEXEC); }
 
@@ -73,20 +58,6 @@ std::vector<std::string> args(const fs::path& out, std::initializer_list<std::st
                                 "--steps", "4", "--eval-every", "2", "--threads", "1", "--out", out.string()};
   a.insert(a.end(), more);
   return a;
-}
-
-// log.csv without its tokens_per_second column (the 6th).
-std::string log_without_speed(const fs::path& dir) {
-  std::istringstream in(slurp(dir / "log.csv"));
-  std::string all;
-  for (std::string line; std::getline(in, line);) {
-    std::stringstream ss(line);
-    int i = 0;
-    for (std::string c; std::getline(ss, c, ','); ++i)
-      if (i != 5) all += c + ",";
-    all += "\n";
-  }
-  return all;
 }
 
 void expect_same_run(const fs::path& a, const fs::path& b) {
