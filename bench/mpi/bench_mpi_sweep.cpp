@@ -11,6 +11,7 @@
 
 #include "../eval/synthetic_llama.hpp"
 #include "dist/comm.hpp"
+#include "rank_main.hpp"
 #include "lowp/accuracy/model_sweep.hpp"
 #include "sweep/split.hpp"
 
@@ -52,23 +53,6 @@ void BM_mpi_sweep(benchmark::State& state) {
 // A fixed iteration count: every rank must run the collective sweep equally often.
 BENCHMARK(BM_mpi_sweep)->Iterations(2)->UseManualTime()->Unit(benchmark::kMillisecond);
 
-class Silent : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
-};
-
 }  // namespace
 
-int main(int argc, char** argv) {
-  dist::Session mpi(argc, argv);
-  benchmark::Initialize(&argc, argv);
-  if (dist::rank() == 0) {
-    benchmark::RunSpecifiedBenchmarks();
-  } else {
-    Silent silent;
-    benchmark::RunSpecifiedBenchmarks(&silent);
-  }
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return lowp::bench::run_on_every_rank(argc, argv); }

@@ -17,12 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "../train/train_setup.hpp"
 #include "dist/comm.hpp"
+#include "rank_main.hpp"
 #include "train/data_parallel.hpp"
-#include "train/llama_train.hpp"
-#include "train/optimizer.hpp"
-#include "train/train_recipe.hpp"
-#include "train/trainer.hpp"
 
 namespace {
 
@@ -30,33 +28,8 @@ using namespace lowp::accuracy;
 constexpr std::size_t kBatch = 8, kMicro = 4, kCtx = 128;
 constexpr int kIterations = 3;
 
-struct Setup {
-  LlamaConfig c = train::named_config("small");
-  lowp::train::TrainRecipe recipe = lowp::train::find_train_recipe("fp32");
-  std::unique_ptr<train::TrainLlama> net;
-  std::unique_ptr<lowp::train::Optimizer> opt;
-  std::vector<int> tok, tgt;
-  std::uint64_t step = 0;
-
-  Setup() {
-    c.seq_len = kCtx;
-    const auto layers = static_cast<std::size_t>(c.n_layers);
-    net = std::make_unique<train::TrainLlama>(
-        train::init_model(c, 1),
-        [&](int linear, std::size_t layer) {
-          return lowp::train::linear_for(recipe, static_cast<LinearKind>(linear), layer, layers);
-        },
-        &recipe.classifier);
-    net->defer_amax(true);
-    lowp::train::OptimizerConfig oc;
-    oc.schedule.lr = 1e-4;
-    lowp::train::apply_optimizer_settings(recipe, oc);
-    opt = std::make_unique<lowp::train::Optimizer>(oc);
-    for (std::size_t i = 0; i < kBatch * (kCtx + 1); ++i) tok.push_back(static_cast<int>((i * 2654435761u >> 7) % 256));
-    tgt.assign(tok.begin() + 1, tok.end());
-    tok.resize(kBatch * kCtx);
-    tgt.resize(kBatch * kCtx);
-  }
+struct Setup : lowp::bench::TrainSetup {
+  Setup() : TrainSetup("fp32", kBatch, kCtx) { net->defer_amax(true); }
 
   // One step as the trainer runs it; `distributed` false: this rank alone, all micro-batches.
   void run(bool distributed) {
@@ -76,11 +49,7 @@ struct Setup {
     train::chain_sum(local.sums, 3, distributed);
     net->commit_amax(train::max_over_ranks(net->take_pending_amax(), distributed));
     train::set_grad(*net, g);
-    std::vector<lowp::train::ParamTensor> t;
-    for (const auto& p : net->params())
-      t.push_back({p.name, {p.value, p.size}, {p.grad, p.size}, p.size > static_cast<std::size_t>(c.dim)});
-    opt->step(t);
-    net->weights_changed();
+    optimizer_step();
   }
 };
 
@@ -118,27 +87,9 @@ void step_nrank(benchmark::State& state) {
   if (baseline_runs > 0) state.counters["speedup"] = baseline_sum / baseline_runs / sec;
 }
 
-// The other ranks run the benchmarks in step with rank 0 and print nothing.
-class Silent : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
-};
-
 }  // namespace
 
 BENCHMARK(step_1rank)->Name("BM_mpi_train_step_1rank")->Iterations(kIterations)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(step_nrank)->Name("BM_mpi_train_step_nrank")->Iterations(kIterations)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-int main(int argc, char** argv) {
-  dist::Session mpi(argc, argv);
-  benchmark::Initialize(&argc, argv);
-  if (dist::rank() == 0) {
-    benchmark::RunSpecifiedBenchmarks();
-  } else {
-    Silent silent;
-    benchmark::RunSpecifiedBenchmarks(&silent);
-  }
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return lowp::bench::run_on_every_rank(argc, argv); }

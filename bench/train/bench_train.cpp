@@ -17,51 +17,21 @@
 
 #include "lowp/quant/gemm.hpp"
 #include "lowp/quant/linear.hpp"
-#include "train/llama_train.hpp"
-#include "train/optimizer.hpp"
-#include "train/train_recipe.hpp"
-#include "train/trainer.hpp"
+#include "train_setup.hpp"
 
 namespace {
 
 using namespace lowp::accuracy;
 constexpr std::size_t kBatch = 8, kCtx = 128;
 
-struct Setup {
-  LlamaConfig c = train::named_config("small");
-  std::unique_ptr<train::TrainLlama> net;
-  lowp::train::TrainRecipe recipe;
-  std::unique_ptr<lowp::train::Optimizer> opt;
-  std::vector<int> tok, tgt;
-  std::uint64_t step = 0;
-
-  explicit Setup(const std::string& name) : recipe(lowp::train::find_train_recipe(name)) {
-    c.seq_len = kCtx;
-    const auto layers = static_cast<std::size_t>(c.n_layers);
-    net = std::make_unique<train::TrainLlama>(
-        train::init_model(c, 1),
-        [&](int linear, std::size_t layer) {
-          return lowp::train::linear_for(recipe, static_cast<LinearKind>(linear), layer, layers);
-        },
-        &recipe.classifier);
-    lowp::train::OptimizerConfig oc;
-    oc.schedule.lr = 1e-4;
-    lowp::train::apply_optimizer_settings(recipe, oc);
-    opt = std::make_unique<lowp::train::Optimizer>(oc);
-    for (std::size_t i = 0; i < kBatch * (kCtx + 1); ++i) tok.push_back(static_cast<int>((i * 2654435761u >> 7) % 256));
-    tgt.assign(tok.begin() + 1, tok.end());
-    tok.resize(kBatch * kCtx);
-    tgt.resize(kBatch * kCtx);
-  }
+// One step as the trainer runs it: zero the gradients, forward, backward, the optimizer.
+struct Setup : lowp::bench::TrainSetup {
+  explicit Setup(const std::string& name) : TrainSetup(name, kBatch, kCtx) {}
   void run() {
     net->zero_grad();
     net->forward(tok, tgt, kBatch, kCtx, 0, ++step);
     net->backward(0, step);
-    std::vector<lowp::train::ParamTensor> t;
-    for (const auto& p : net->params())
-      t.push_back({p.name, {p.value, p.size}, {p.grad, p.size}, p.size > static_cast<std::size_t>(c.dim)});
-    opt->step(t);
-    net->weights_changed();
+    optimizer_step();
   }
 };
 

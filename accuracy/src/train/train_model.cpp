@@ -38,4 +38,12 @@ void rope_tables(const LlamaConfig& c, std::vector<float>& cos_table, std::vecto
     }
 }
 
+std::vector<lowp::train::ParamTensor> optimizer_tensors(TrainModel& net, const LlamaConfig& c) {
+  std::vector<lowp::train::ParamTensor> t;
+  for (const TrainParam& p : net.params())
+    t.push_back({p.name, std::span<float>(p.value, p.size), std::span<const float>(p.grad, p.size),
+                 p.size > static_cast<std::size_t>(c.dim)});
+  return t;
+}
+
 }  // namespace lowp::accuracy::train

@@ -11,6 +11,7 @@
 
 #include "lowp/accuracy/model.hpp"
 #include "lowp/quant/linear.hpp"
+#include "train/optimizer.hpp"
 
 namespace lowp::accuracy::train {
 
@@ -78,5 +79,9 @@ class TrainModel {
   // Name of the first activation of the last forward holding NaN or Inf ("" if none).
   virtual std::string first_nonfinite_activation() const = 0;
 };
+
+// The optimizer's view of `net`'s parameters, in params() order: the matrices (more values
+// than c.dim) take weight decay, the norm gains do not.
+std::vector<lowp::train::ParamTensor> optimizer_tensors(TrainModel& net, const LlamaConfig& c);
 
 }  // namespace lowp::accuracy::train

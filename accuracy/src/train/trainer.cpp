@@ -247,13 +247,7 @@ class Trainer {
     }
   }
 
-  std::vector<lowp::train::ParamTensor> tensors() {
-    std::vector<lowp::train::ParamTensor> t;
-    for (const auto& p : net_->params())
-      t.push_back({p.name, std::span<float>(p.value, p.size), std::span<const float>(p.grad, p.size),
-                   p.size > static_cast<std::size_t>(o_.config.dim)});  // matrices decay, norms do not
-    return t;
-  }
+  std::vector<lowp::train::ParamTensor> tensors() { return optimizer_tensors(*net_, o_.config); }
 
   // One optimizer step (global-norm clipping inside); the weights change in place, so the
   // linears drop their cached quantized weights. RMS(g^2/v) per layer from its tensors.
