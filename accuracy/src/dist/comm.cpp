@@ -54,11 +54,20 @@ void broadcast_chunks(T* p, std::size_t n, MPI_Datatype type, int root) {
     check(MPI_Bcast(p + at, static_cast<int>(std::min(kChunk, n - at)), type, root, MPI_COMM_WORLD), "broadcast");
 }
 
+// Started by a process manager (mpirun/mpiexec of Open MPI or MPICH, or srun with PMI/PMIx)?
+// Those set one of these in every rank. A lowp started by hand is one rank and skips MPI_Init:
+// Open MPI's singleton start-up costs about 0.3 s, which every `lowp cast` would pay.
+bool launched_by_mpirun() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(v) != nullptr) return true;
+  return false;
+}
+
 }  // namespace
 
 Session::Session(int& argc, char**& argv) {
   int provided = 0;
-  if (!running()) MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  if (!running() && launched_by_mpirun()) MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
 }
 Session::~Session() {
   if (running()) MPI_Finalize();

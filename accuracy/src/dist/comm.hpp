@@ -11,8 +11,9 @@
 
 namespace lowp::accuracy::dist {
 
-// MPI_Init_thread in its constructor (when lowp was built with MPI), MPI_Finalize in its
-// destructor. One in main(); library users who never create one get a single rank.
+// MPI_Init_thread in its constructor (when lowp was built with MPI and started by mpirun,
+// mpiexec or srun), MPI_Finalize in its destructor. One in main(); library users who never
+// create one, and a process started without a launcher, get a single rank.
 class Session {
  public:
   Session(int& argc, char**& argv);
