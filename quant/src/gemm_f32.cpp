@@ -75,7 +75,8 @@ void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t
 }
 
 // bp = B rows [j0, j0 + nj) x columns [k0, k0 + kc) as slivers of nr columns: sliver s holds,
-// for each k, columns j0 + s nr .. + nr - 1 (zeros past nj).
+// for each k, columns j0 + s nr .. + nr - 1 (zeros past nj). Plain loops, not memcpy: the
+// pieces are a few dozen floats, where a library call costs more than the copy.
 void pack_b(const GemmF32Args& g, std::size_t j0, std::size_t nj, std::size_t k0, std::size_t kc, std::size_t nr,
             float* bp, float* row) {
   const std::size_t slivers = (nj + nr - 1) / nr;
@@ -84,76 +85,119 @@ void pack_b(const GemmF32Args& g, std::size_t j0, std::size_t nj, std::size_t k0
     const std::size_t cols = std::min(nr, nj - s * nr);
     if (g.b_t) {
       for (std::size_t k = 0; k < kc; ++k) {
-        std::memcpy(out + k * nr, g.b_t + (k0 + k) * g.N + j0 + s * nr, cols * sizeof(float));
-        std::fill(out + k * nr + cols, out + (k + 1) * nr, 0.0f);
+        const float* src = g.b_t + (k0 + k) * g.N + j0 + s * nr;
+        float* dst = out + k * nr;
+        for (std::size_t c = 0; c < cols; ++c) dst[c] = src[c];
+        for (std::size_t c = cols; c < nr; ++c) dst[c] = 0.0f;
       }
       continue;
     }
     for (std::size_t c = 0; c < nr; ++c) {
-      if (c < cols) {
-        widen_row(g.b, j0 + s * nr + c, k0, kc, row);
-        for (std::size_t k = 0; k < kc; ++k) out[k * nr + c] = row[k];
-      } else {
+      if (c >= cols) {
         for (std::size_t k = 0; k < kc; ++k) out[k * nr + c] = 0.0f;
+        continue;
       }
+      widen_row(g.b, j0 + s * nr + c, k0, kc, row);
+      for (std::size_t k = 0; k < kc; ++k) out[k * nr + c] = row[k];
     }
   }
 }
 
-// C rows [i0, i1) x columns [j0, j1), all of K.
-void run_tile_block(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t i0, std::size_t i1, std::size_t j0,
-                    std::size_t j1) {
-  static thread_local Scratch bbuf, abuf, tail, rowbuf, cbuf;
+// ab (mi x kc, row-major) = rows [i0, i0 + mi) x columns [k0, k0 + kc) of an A stored
+// transposed (element (i, k) at a[i + k * a_cs]), in 16 x 16 blocks so that both the reads and
+// the writes stay within a few cache lines.
+void gather_a_transposed(const GemmF32Args& g, std::size_t i0, std::size_t mi, std::size_t k0, std::size_t kc,
+                         float* ab) {
+  constexpr std::size_t kB = 16;
+  for (std::size_t kb = 0; kb < kc; kb += kB)
+    for (std::size_t ib = 0; ib < mi; ib += kB) {
+      const std::size_t ke = std::min(kc, kb + kB), ie = std::min(mi, ib + kB);
+      for (std::size_t k = kb; k < ke; ++k) {
+        const float* src = g.a + (i0 * g.a_rs) + (k0 + k) * g.a_cs;
+        for (std::size_t i = ib; i < ie; ++i) ab[i * kc + k] = src[i * g.a_rs];
+      }
+    }
+}
+
+// C rows [i0, i1) x columns [j0, j1) over the K block [k0, k0 + kc), from its packed B panel bp.
+void compute_block(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t i0, std::size_t i1, std::size_t j0,
+                   std::size_t j1, std::size_t k0, std::size_t kc, const float* bp) {
+  static thread_local Scratch abuf, tail, cbuf;
   const std::size_t mr = kern.mr, nr = kern.nr, nj = j1 - j0, mi = i1 - i0;
   const std::size_t slivers = (nj + nr - 1) / nr;
-  float* bp = bbuf.get(slivers * nr * kGemmKc);
-  float* row = rowbuf.get(kGemmKc);
   float* ct = cbuf.get(mr * nr);
   float* at = tail.get(mr * kGemmKc);
   const std::size_t ldc = g.N;
+  const bool add = k0 > 0 || g.accumulate;
+  const float* ablk;
+  std::size_t lda;
+  if (g.a_cs == 1) {
+    ablk = g.a + i0 * g.a_rs + k0;
+    lda = g.a_rs;
+  } else {  // A stored transposed: gather this block's rows
+    float* ab = abuf.get(mi * kc);
+    gather_a_transposed(g, i0, mi, k0, kc, ab);
+    ablk = ab;
+    lda = kc;
+  }
+  for (std::size_t i = 0; i < mi; i += mr) {
+    const std::size_t rows = std::min(mr, mi - i);
+    const float* ap = ablk + i * lda;
+    std::size_t la = lda;
+    if (rows < mr) {  // the last rows, padded with zero rows
+      for (std::size_t r = 0; r < mr; ++r)
+        if (r < rows)
+          std::memcpy(at + r * kc, ap + r * lda, kc * sizeof(float));
+        else
+          std::fill(at + r * kc, at + (r + 1) * kc, 0.0f);
+      ap = at;
+      la = kc;
+    }
+    float* crow = g.c + (i0 + i) * ldc;
+    for (std::size_t s = 0; s < slivers; ++s) {
+      const std::size_t j = j0 + s * nr, cols = std::min(nr, j1 - j);
+      const float* b = bp + s * kc * nr;
+      if (rows == mr && cols == nr) {
+        kern.tile(ap, la, b, kc, crow + j, ldc, add);
+        continue;
+      }
+      kern.tile(ap, la, b, kc, ct, nr, false);
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) {
+          float& dst = crow[r * ldc + j + c];
+          dst = add ? dst + ct[r * nr + c] : ct[r * nr + c];
+        }
+    }
+  }
+}
+
+// C rows [i0, i1) x columns [j0, j1), all of K, packing B as it goes.
+void run_tile_block(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t i0, std::size_t i1, std::size_t j0,
+                    std::size_t j1) {
+  static thread_local Scratch bbuf, rowbuf;
+  const std::size_t nr = kern.nr, slivers = (j1 - j0 + nr - 1) / nr;
+  float* bp = bbuf.get(slivers * nr * kGemmKc);
+  float* row = rowbuf.get(kGemmKc);
   for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
     const std::size_t kc = std::min(kGemmKc, g.K - k0);
-    const bool add = k0 > 0 || g.accumulate;
-    pack_b(g, j0, nj, k0, kc, nr, bp, row);
-    const float* ablk;
-    std::size_t lda;
-    if (g.a_cs == 1) {
-      ablk = g.a + i0 * g.a_rs + k0;
-      lda = g.a_rs;
-    } else {  // A stored transposed: gather this block's rows
-      float* ab = abuf.get(mi * kc);
-      for (std::size_t k = 0; k < kc; ++k)
-        for (std::size_t i = 0; i < mi; ++i) ab[i * kc + k] = g.a[(i0 + i) * g.a_rs + (k0 + k) * g.a_cs];
-      ablk = ab;
-      lda = kc;
-    }
-    for (std::size_t i = 0; i < mi; i += mr) {
-      const std::size_t rows = std::min(mr, mi - i);
-      const float* ap = ablk + i * lda;
-      std::size_t la = lda;
-      if (rows < mr) {  // the last rows, padded with zero rows
-        for (std::size_t r = 0; r < mr; ++r)
-          if (r < rows)
-            std::memcpy(at + r * kc, ap + r * lda, kc * sizeof(float));
-          else
-            std::fill(at + r * kc, at + (r + 1) * kc, 0.0f);
-        ap = at;
-        la = kc;
-      }
-      float* crow = g.c + (i0 + i) * ldc;
-      for (std::size_t s = 0; s < slivers; ++s) {
-        const std::size_t j = j0 + s * nr, cols = std::min(nr, j1 - j);
-        const float* b = bp + s * kc * nr;
-        if (rows == mr && cols == nr) {
-          kern.tile(ap, la, b, kc, crow + j, ldc, add);
-          continue;
-        }
-        kern.tile(ap, la, b, kc, ct, nr, false);
-        for (std::size_t r = 0; r < rows; ++r)
-          for (std::size_t c = 0; c < cols; ++c) {
-            float& dst = crow[r * ldc + j + c];
-            dst = add ? dst + ct[r * nr + c] : ct[r * nr + c];
-          }
+    pack_b(g, j0, j1 - j0, k0, kc, nr, bp, row);
+    compute_block(g, kern, i0, i1, j0, j1, k0, kc, bp);
+  }
+}
+
+// Runs body(t) for t in [0, n) on the threads of the enclosing parallel region; the first
+// lowp::Error thrown is kept in `failure` (exceptions must not leave an OpenMP region).
+template <class F>
+void for_tasks(std::size_t n, bool& failed, Error& failure, F&& body) {
+#pragma omp for schedule(dynamic, 1)
+  for (std::ptrdiff_t t = 0; t < static_cast<std::ptrdiff_t>(n); ++t) {
+    try {
+      body(static_cast<std::size_t>(t));
+    } catch (const Error& e) {
+#pragma omp critical(lowp_gemm_f32_error)
+      {
+        failed = true;
+        failure = e;
       }
     }
   }
@@ -189,22 +233,39 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
   tm = std::min(tm, (g.M + 47) / 48);  // row panels of at least 48 rows
   const std::size_t rows_per = ((g.M + tm - 1) / tm + kern.mr - 1) / kern.mr * kern.mr;
   tm = (g.M + rows_per - 1) / rows_per;
-  const auto tasks = static_cast<std::ptrdiff_t>(tm * tn);
+  const std::size_t tasks = tm * tn;
   Error failure("");
   bool failed = false;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && tasks > 1)
-  for (std::ptrdiff_t t = 0; t < tasks; ++t) {
-    const std::size_t ti = static_cast<std::size_t>(t) / tn, tj = static_cast<std::size_t>(t) % tn;
-    const std::size_t i0 = ti * rows_per, j0 = tj * kPanelN;
-    try {
-      run_tile_block(g, kern, i0, std::min(g.M, i0 + rows_per), j0, std::min(g.N, j0 + kPanelN));
-    } catch (const Error& e) {
-#pragma omp critical(lowp_gemm_f32_error)
-      {
-        failed = true;
-        failure = e;
-      }
+  // Several row panels per column panel: B is packed (and widened) once, by all threads, into
+  // one buffer the tiles share, instead of once per row panel; when that buffer would exceed
+  // 64 MB each tile packs its own. Either way every tile computes the same chains.
+  const std::size_t kblocks = (g.K + kGemmKc - 1) / kGemmKc, stride = kPanelN * kGemmKc;
+  if (tm > 1 && tn * kblocks * stride * sizeof(float) <= (std::size_t{64} << 20)) {
+    static thread_local Scratch shared;  // the calling thread's; the team only reads it
+    float* packed = shared.get(tn * kblocks * stride);
+#pragma omp parallel num_threads(threads)
+    {
+      static thread_local Scratch rowbuf;
+      float* row = rowbuf.get(kGemmKc);
+      for_tasks(tn * kblocks, failed, failure, [&](std::size_t t) {
+        const std::size_t j0 = t / kblocks * kPanelN, k0 = t % kblocks * kGemmKc;
+        pack_b(g, j0, std::min(g.N, j0 + kPanelN) - j0, k0, std::min(kGemmKc, g.K - k0), kern.nr, packed + t * stride,
+               row);
+      });
+      if (!failed)
+        for_tasks(tasks, failed, failure, [&](std::size_t t) {
+          const std::size_t ti = t / tn, tj = t % tn, i0 = ti * rows_per, j0 = tj * kPanelN;
+          for (std::size_t kb = 0; kb < kblocks; ++kb)
+            compute_block(g, kern, i0, std::min(g.M, i0 + rows_per), j0, std::min(g.N, j0 + kPanelN), kb * kGemmKc,
+                          std::min(kGemmKc, g.K - kb * kGemmKc), packed + (tj * kblocks + kb) * stride);
+        });
     }
+  } else {
+#pragma omp parallel num_threads(threads) if (threads > 1 && tasks > 1)
+    for_tasks(tasks, failed, failure, [&](std::size_t t) {
+      const std::size_t ti = t / tn, tj = t % tn, i0 = ti * rows_per, j0 = tj * kPanelN;
+      run_tile_block(g, kern, i0, std::min(g.M, i0 + rows_per), j0, std::min(g.N, j0 + kPanelN));
+    });
   }
   if (failed) throw failure;
 }
@@ -235,14 +296,23 @@ void check_stored(const StoredMatrix& B, const char* who) {
 
 void gemm_f32(const float* A, const float* B, float* C, std::size_t M, std::size_t N, std::size_t K,
               bool accumulate, int threads) {
+  gemm_f32(A, Layout::as_is, B, Layout::as_is, C, M, N, K, accumulate, threads);
+}
+
+void gemm_f32(const float* A, Layout a, const float* B, Layout b, float* C, std::size_t M, std::size_t N,
+              std::size_t K, bool accumulate, int threads) {
   const int nt = thread_count(threads, M, N, K);
   if (M == 0 || N == 0) return;
   if (!C || (K > 0 && (!A || !B)))
     throw Error(std::string("gemm_f32: ") + (!C ? "C" : !A ? "A" : "B") + " is null");
   detail::GemmF32Args g;
   g.a = A;
-  g.a_rs = K;
-  g.b = {StoredType::f32, B, N, K};
+  g.a_rs = a == Layout::as_is ? K : 1;
+  g.a_cs = a == Layout::as_is ? 1 : M;
+  if (b == Layout::as_is)
+    g.b = {StoredType::f32, B, N, K};
+  else
+    g.b_t = B;
   g.c = C;
   g.M = M;
   g.N = N;

@@ -44,8 +44,10 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-const std::size_t kShapes[][3] = {{1, 1, 1},   {13, 33, 7},   {12, 32, 256}, {25, 70, 257},
-                                  {7, 300, 600}, {130, 17, 513}, {49, 260, 100}};
+// With two threads the last three take several row panels per column panel, where B is packed
+// once into a buffer the tiles share ({200, 520, 600}: three column panels, three K blocks).
+const std::size_t kShapes[][3] = {{1, 1, 1},     {13, 33, 7},    {12, 32, 256},  {25, 70, 257},
+                                  {7, 300, 600}, {130, 17, 513}, {49, 260, 100}, {200, 520, 600}};
 
 TEST(GemmF32Kernels, EveryIsaMatchesTheFmaOracleBitwise) {
   for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
@@ -89,6 +91,26 @@ TEST(GemmF32Kernels, EveryIsaMatchesTheFmaOracleBitwise) {
   }
 }
 
+// The public gemm_f32 with operands laid out either way round: the oracle's bits every time.
+TEST(GemmF32Kernels, LayoutsGiveTheBitsOfTheTransposedCopies) {
+  for (const auto& s : kShapes) {
+    const std::size_t M = s[0], N = s[1], K = s[2];
+    const auto A = test::normal_floats(M * K, 51), B = test::normal_floats(N * K, 52), C0 = test::normal_floats(M * N, 53);
+    const auto At = transposed(A, M, K), Bt = transposed(B, N, K);
+    const auto want = oracle(A, B, C0, M, N, K, true);
+    for (Layout la : {Layout::as_is, Layout::transposed})
+      for (Layout lb : {Layout::as_is, Layout::transposed})
+        for (int threads : {1, 2}) {
+          std::vector<float> C = C0;
+          gemm_f32(la == Layout::as_is ? A.data() : At.data(), la, lb == Layout::as_is ? B.data() : Bt.data(), lb,
+                   C.data(), M, N, K, true, threads);
+          EXPECT_TRUE(same_bits(C, want)) << "M=" << M << " N=" << N << " K=" << K << " A "
+                                          << (la == Layout::as_is ? "as is" : "transposed") << ", B "
+                                          << (lb == Layout::as_is ? "as is" : "transposed") << " threads=" << threads;
+        }
+  }
+}
+
 // Custom stored type for the test: blocks of 32 int8 codes after a float scale (a Q8_0-like
 // layout written here), decoded by the callback.
 struct Q8Ctx {
@@ -106,7 +128,9 @@ void widen_q8(const void* ctx, const void* row, std::size_t k0, std::size_t n, f
 }
 
 TEST(GemmF32Kernels, StoredWeightsWidenInsideTheGemm) {
-  const std::size_t M = 37, N = 70, K = 544;  // K: two full K blocks and a part, 17 blocks of 32
+  // K: two full K blocks and a part, 17 blocks of 32; M: enough work for gemm_f32 to take two
+  // threads, which then share one packed (widened) B.
+  const std::size_t M = 240, N = 70, K = 544;
   const auto A = test::normal_floats(M * K, 41), Bf = test::normal_floats(N * K, 42);
   std::vector<std::uint16_t> b16(N * K), h16(N * K);
   std::vector<float> wb(N * K), wh(N * K);

@@ -39,11 +39,6 @@ float normal(std::uint64_t seed, std::uint64_t i) {
   return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
 }
 
-void transpose(const float* a, float* t, std::size_t rows, std::size_t cols) {
-  for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < cols; ++j) t[j * rows + i] = a[i * cols + j];
-}
-
 // out = w * (x * inv) with inv = 1 / sqrt(mean(x^2) + eps), the sum of squares in double.
 void rmsnorm_forward(const float* x, const float* w, float* out, float* inv, std::size_t rows, std::size_t dim,
                      float eps, int threads) {
@@ -73,11 +68,12 @@ void rmsnorm_backward(const float* x, const float* w, const float* inv, const fl
     for (std::size_t i = 0; i < dim; ++i)
       dx[t * dim + i] += static_cast<float>(r * w[i] * g[i] - c * xr[i]);
   }
-  for (std::size_t i = 0; i < dim; ++i) {  // rows in order: the same at any thread count
-    double acc = 0;
-    for (std::size_t t = 0; t < rows; ++t) acc += static_cast<double>(dy[t * dim + i]) * x[t * dim + i] * inv[t];
-    dw[i] += static_cast<float>(acc);
-  }
+  // Rows in order (the same at any thread count), a whole row at a time: reading down the
+  // columns instead would stream both matrices once per column.
+  std::vector<double> acc(dim, 0.0);
+  for (std::size_t t = 0; t < rows; ++t)
+    for (std::size_t i = 0; i < dim; ++i) acc[i] += static_cast<double>(dy[t * dim + i]) * x[t * dim + i] * inv[t];
+  for (std::size_t i = 0; i < dim; ++i) dw[i] += static_cast<float>(acc[i]);
 }
 
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
@@ -392,8 +388,9 @@ void TrainLlama::attention_backward(Layer& L, const std::vector<float>& datt, st
   dv.assign(B_ * T * kv_, 0.0f);
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<float> qh(T * hd_), qt(hd_ * T), kh(T * hd_), kt(hd_ * T), vh(T * hd_), doh(T * hd_), dot(hd_ * T);
-    std::vector<float> pt(T * T), dp(T * T), dst(T * T), dqh(T * hd_), dkh(T * hd_), dvh(T * hd_);
+    using quant::Layout;
+    std::vector<float> qh(T * hd_), kh(T * hd_), vh(T * hd_), doh(T * hd_), dp(T * T), dqh(T * hd_), dkh(T * hd_),
+        dvh(T * hd_);
 #pragma omp for schedule(dynamic, 1)
     for (std::ptrdiff_t job = 0; job < static_cast<std::ptrdiff_t>(B_ * kvh); ++job) {
       const std::size_t b = static_cast<std::size_t>(job) / kvh, g = static_cast<std::size_t>(job) % kvh;
@@ -402,7 +399,6 @@ void TrainLlama::attention_backward(Layer& L, const std::vector<float>& datt, st
           kh[t * hd_ + d] = L.k[(b * T + t) * kv_ + g * hd_ + d];
           vh[t * hd_ + d] = L.v[(b * T + t) * kv_ + g * hd_ + d];
         }
-      transpose(kh.data(), kt.data(), T, hd_);
       std::fill(dkh.begin(), dkh.end(), 0.0f);
       std::fill(dvh.begin(), dvh.end(), 0.0f);
       for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
@@ -411,13 +407,11 @@ void TrainLlama::attention_backward(Layer& L, const std::vector<float>& datt, st
             qh[t * hd_ + d] = L.q[(b * T + t) * dim_ + h * hd_ + d];
             doh[t * hd_ + d] = datt[(b * T + t) * dim_ + h * hd_ + d];
           }
-        transpose(qh.data(), qt.data(), T, hd_);
-        transpose(doh.data(), dot.data(), T, hd_);
         const float* P = L.p.data() + (b * heads + h) * T * T;
         quant::gemm_f32(doh.data(), vh.data(), dp.data(), T, T, hd_, false, 1);  // dP = dO V^T
-        transpose(P, pt.data(), T, T);
-        quant::gemm_f32(pt.data(), dot.data(), dvh.data(), T, hd_, T, true, 1);  // dV += P^T dO
-        for (std::size_t i = 0; i < T; ++i) {  // dS, stored transposed for dK
+        quant::gemm_f32(P, Layout::transposed, doh.data(), Layout::transposed, dvh.data(), T, hd_, T, true,
+                        1);  // dV += P^T dO
+        for (std::size_t i = 0; i < T; ++i) {  // dS
           const float* pr = P + i * T;
           float* dr = dp.data() + i * T;
           double rs = 0;
@@ -425,9 +419,10 @@ void TrainLlama::attention_backward(Layer& L, const std::vector<float>& datt, st
           for (std::size_t j = 0; j < T; ++j)
             dr[j] = j <= i ? static_cast<float>(pr[j] * (dr[j] - rs) * scale) : 0.0f;
         }
-        quant::gemm_f32(dp.data(), kt.data(), dqh.data(), T, hd_, T, false, 1);  // dQ = dS K
-        transpose(dp.data(), dst.data(), T, T);
-        quant::gemm_f32(dst.data(), qt.data(), dkh.data(), T, hd_, T, true, 1);  // dK += dS^T Q
+        quant::gemm_f32(dp.data(), Layout::as_is, kh.data(), Layout::transposed, dqh.data(), T, hd_, T, false,
+                        1);  // dQ = dS K
+        quant::gemm_f32(dp.data(), Layout::transposed, qh.data(), Layout::transposed, dkh.data(), T, hd_, T, true,
+                        1);  // dK += dS^T Q
         for (std::size_t t = 0; t < T; ++t) std::copy_n(dqh.data() + t * hd_, hd_, dq.data() + (b * T + t) * dim_ + h * hd_);
       }
       for (std::size_t t = 0; t < T; ++t) {
@@ -543,18 +538,18 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
   // Classifier: dxn = dlogits Wcls; dWcls += dlogits^T xn.
   std::vector<float>& wcls = classifier_.empty() ? embedding_ : classifier_;
   std::vector<float>& dwcls = classifier_.empty() ? d_embedding_ : d_classifier_;
-  std::vector<float> wt(dim_ * vocab_), dlt(vocab_ * R), xt(dim_ * R), dx(R * dim_, 0.0f), dxn(R * dim_);
+  std::vector<float> dx(R * dim_, 0.0f), dxn(R * dim_);
   if (cls_) {
     std::vector<float>& g = cls_->weight_grad();
     std::fill(g.begin(), g.end(), 0.0f);
     cls_->backward(dlogits.data(), dxn.data(), mix(seed, 0xc1a55));
     for (std::size_t i = 0; i < g.size(); ++i) dwcls[i] += g[i];
   } else {
-    transpose(wcls.data(), wt.data(), vocab_, dim_);
-    quant::gemm_f32(dlogits.data(), wt.data(), dxn.data(), R, dim_, vocab_, false, threads);
-    transpose(dlogits.data(), dlt.data(), R, vocab_);
-    transpose(xn_final_.data(), xt.data(), R, dim_);
-    quant::gemm_f32(dlt.data(), xt.data(), dwcls.data(), vocab_, dim_, R, true, threads);
+    using quant::Layout;
+    quant::gemm_f32(dlogits.data(), Layout::as_is, wcls.data(), Layout::transposed, dxn.data(), R, dim_, vocab_, false,
+                    threads);
+    quant::gemm_f32(dlogits.data(), Layout::transposed, xn_final_.data(), Layout::transposed, dwcls.data(), vocab_,
+                    dim_, R, true, threads);
   }
   rmsnorm_backward(x_final_.data(), final_norm_.data(), inv_final_.data(), dxn.data(), dx.data(),
                    d_final_norm_.data(), R, dim_, threads);

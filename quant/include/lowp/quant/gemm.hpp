@@ -16,6 +16,13 @@ namespace lowp::quant {
 void gemm_f32(const float* A, const float* B, float* C, std::size_t M, std::size_t N, std::size_t K,
               bool accumulate = false, int threads = 0);
 
+// How an operand of the GEMM above is laid out: A is M x K, or K x M when transposed; B is
+// N x K, or K x N when transposed. The bits are those of gemm_f32 on transposed copies, which
+// the packing makes anyway (so a backward pass needs no transposes of its own).
+enum class Layout : std::uint8_t { as_is, transposed };
+void gemm_f32(const float* A, Layout a, const float* B, Layout b, float* C, std::size_t M, std::size_t N,
+              std::size_t K, bool accumulate = false, int threads = 0);
+
 // A matrix as it is stored (row-major rows x cols, the reduction along cols), e.g. a weight
 // left memory-mapped in its file's type. gemm_f32 widens it to float32 a panel at a time.
 enum class StoredType : std::uint8_t { f32, f16, bf16, custom };
