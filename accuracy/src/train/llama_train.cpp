@@ -445,6 +445,9 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
   for (int t : tokens)
     if (t < 0 || static_cast<std::size_t>(t) >= vocab_)
       throw Error("train forward: token " + std::to_string(t) + " outside the vocabulary of " + std::to_string(vocab_));
+  for (int y : targets)
+    if (y < 0 || static_cast<std::size_t>(y) >= vocab_)
+      throw Error("train forward: target " + std::to_string(y) + " outside the vocabulary of " + std::to_string(vocab_));
   threads = threads > 0 ? threads : omp_get_max_threads();
   B_ = B;
   T_ = T;
@@ -501,16 +504,17 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
     quant::gemm_f32(xn_final_.data(), wcls.data(), logits_.data(), R, vocab_, dim_, false, threads);
   if (targets.empty()) return std::numeric_limits<double>::quiet_NaN();
 
-  // Cross-entropy: log-sum-exp per row in double, rows summed in order.
+  // Cross-entropy: log-sum-exp per row in double, rows summed in order; the sums are kept for
+  // the backward's softmax.
   double total = 0;
+  ce_sum_.resize(R);
   for (std::size_t r = 0; r < R; ++r) {
     const float* row = logits_.data() + r * vocab_;
     const int y = targets[r];
-    if (y < 0 || static_cast<std::size_t>(y) >= vocab_)
-      throw Error("train forward: target " + std::to_string(y) + " outside the vocabulary");
     const float mx = *std::max_element(row, row + vocab_);
     double se = 0;
     for (std::size_t j = 0; j < vocab_; ++j) se += std::exp(static_cast<double>(row[j]) - mx);
+    ce_sum_[r] = se;
     total += std::log(se) + mx - row[y];
   }
   return total / static_cast<double>(R);
@@ -528,8 +532,7 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
     const auto r = static_cast<std::size_t>(rr);
     float* row = dlogits.data() + r * vocab_;
     const float mx = *std::max_element(row, row + vocab_);
-    double se = 0;
-    for (std::size_t j = 0; j < vocab_; ++j) se += std::exp(static_cast<double>(row[j]) - mx);
+    const double se = ce_sum_[r];  // the forward's, summed exactly so
     for (std::size_t j = 0; j < vocab_; ++j) {
       const double p = std::exp(static_cast<double>(row[j]) - mx) / se;
       row[j] = static_cast<float>((p - (static_cast<int>(j) == targets_[r] ? 1.0 : 0.0)) / rows);

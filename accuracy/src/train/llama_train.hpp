@@ -101,6 +101,7 @@ class TrainLlama : public TrainModel {
   // Saved: tokens, targets, the final residual, its norm, logits.
   std::vector<int> tokens_, targets_;
   std::vector<float> x_final_, inv_final_, xn_final_, logits_;
+  std::vector<double> ce_sum_;  // per row of the last forward with targets: sum of exp(logit - max)
 };
 
 }  // namespace lowp::accuracy::train
