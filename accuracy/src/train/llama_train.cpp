@@ -348,7 +348,7 @@ void TrainLlama::attention_forward(Layer& L, int threads) {
   L.p.resize(B_ * heads * T * T);
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<float> qh(T * hd_), kh(T * hd_), vt(hd_ * T), oh(T * hd_);
+    std::vector<float> qh(T * hd_), kh(T * hd_), vh(T * hd_), oh(T * hd_);
 #pragma omp for schedule(dynamic, 1)
     for (std::ptrdiff_t job = 0; job < static_cast<std::ptrdiff_t>(B_ * heads); ++job) {
       const std::size_t b = static_cast<std::size_t>(job) / heads, h = static_cast<std::size_t>(job) % heads;
@@ -357,7 +357,7 @@ void TrainLlama::attention_forward(Layer& L, int threads) {
         for (std::size_t d = 0; d < hd_; ++d) {
           qh[t * hd_ + d] = L.q[(b * T + t) * dim_ + h * hd_ + d];
           kh[t * hd_ + d] = L.k[(b * T + t) * kv_ + g * hd_ + d];
-          vt[d * T + t] = L.v[(b * T + t) * kv_ + g * hd_ + d];
+          vh[t * hd_ + d] = L.v[(b * T + t) * kv_ + g * hd_ + d];
         }
       float* s = L.p.data() + static_cast<std::size_t>(job) * T * T;
       quant::gemm_f32(qh.data(), kh.data(), s, T, T, hd_, false, 1);
@@ -370,7 +370,7 @@ void TrainLlama::attention_forward(Layer& L, int threads) {
         for (std::size_t j = 0; j <= i; ++j) row[j] /= sum;
         std::fill(row + i + 1, row + T, 0.0f);
       }
-      quant::gemm_f32(s, vt.data(), oh.data(), T, hd_, T, false, 1);
+      quant::gemm_f32(s, quant::Layout::as_is, vh.data(), quant::Layout::transposed, oh.data(), T, hd_, T, false, 1);
       for (std::size_t t = 0; t < T; ++t) std::copy_n(oh.data() + t * hd_, hd_, L.att.data() + (b * T + t) * dim_ + h * hd_);
     }
   }
