@@ -81,10 +81,9 @@ void count(CastReport& r, float x) noexcept {
   else if (std::isinf(x)) ++r.inf_inputs;
 }
 
-CastReport encode_scalar(const Format& f, std::span<const float> in, std::uint8_t* out, const BulkOptions& opt) {
+CastReport encode_scalar(const Format& f, std::span<const float> in, std::uint8_t* out, const BulkOptions& opt, int sb) {
   CastReport rep;
   const RngKey key = rng_key(opt.seed);
-  const int sb = storage_bits(f);
   for (std::size_t i = 0; i < in.size(); ++i) {
     count(rep, in[i]);
     put_code(out, i, encode(f, in[i], opt.cast, rand_for(opt, key, i)), sb);
@@ -228,12 +227,14 @@ CastReport encode_f32(const Format& f, std::span<const float> in, std::span<std:
                       const BulkOptions& opt) {
   validate(f);
   const Isa isa = pick_isa(opt.isa, "encode_f32");
-  const std::size_t need = encoded_bytes(f, in.size());
+  const int sb = opt.one_per_byte && storage_bits(f) < 8 ? 8 : storage_bits(f);
+  const std::size_t need = sb == 8 ? in.size() : encoded_bytes(f, in.size());
   if (out.size() < need)
     throw Error("encode_f32: output has " + std::to_string(out.size()) + " bytes, " + format_name(f) +
                 " needs " + std::to_string(need) + " for " + std::to_string(in.size()) + " values");
-  if (isa == Isa::scalar || f.kind != Kind::floating) return encode_scalar(f, in, out.data(), opt);
-  const EncodeParams p = encode_params(f, opt);
+  if (isa == Isa::scalar || f.kind != Kind::floating) return encode_scalar(f, in, out.data(), opt, sb);
+  EncodeParams p = encode_params(f, opt);
+  p.storage = sb;
   CastReport rep;
   if (isa == Isa::avx512) bulk_detail::encode_avx512(p, in.data(), in.size(), out.data(), rep);
   else bulk_detail::encode_avx2(p, in.data(), in.size(), out.data(), rep);

@@ -96,7 +96,6 @@ py::array encode(F32In x, const std::string& fmt, const std::string& rounding, b
   opt.seed = seed;
   const auto shape = shape_of(x);
   const std::size_t n = count_of(shape);
-  const int sb = storage_bits(f);
   const float* in = x.data();
   if (packed) {
     py::array_t<std::uint8_t> out(static_cast<py::ssize_t>(encoded_bytes(f, n)));
@@ -119,13 +118,8 @@ py::array encode(F32In x, const std::string& fmt, const std::string& rounding, b
     for_pieces(n, [&](std::size_t first, std::size_t count) {
       BulkOptions po = opt;
       po.offset = first;
-      if (sb >= 8) {
-        encode_f32(f, {in + first, count}, {o + first * width, count * width}, po);
-      } else {
-        std::uint8_t tmp[kPiece];  // the packed piece: at most 3/4 byte an element
-        encode_f32(f, {in + first, count}, {tmp, encoded_bytes(f, count)}, po);
-        unpack_codes(tmp, count, sb, o + first);
-      }
+      po.one_per_byte = true;  // FP4/FP6: one uint8 code an element, written by the kernel
+      encode_f32(f, {in + first, count}, {o + first * width, count * width}, po);
     });
   }
   return out;

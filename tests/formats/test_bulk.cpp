@@ -234,6 +234,41 @@ TEST(Bulk, EncodeLengths) {
   }
 }
 
+// one_per_byte: the codes of the packed layout, one a byte, from every kernel; nothing is
+// written past n bytes, and a format of 8 bits or more ignores the option.
+TEST(Bulk, OnePerByteIsThePackedCodesUnpacked) {
+  std::vector<Isa> isas = simd_isas();
+  isas.push_back(Isa::scalar);
+  for (const char* name : {"e2m1", "e2m3", "e3m2", "int4", "uint4", "e4m3"}) {
+    const Format f = parse_format(name);
+    const int sb = storage_bits(f);
+    const auto all = inputs(f, 3000, 13);
+    for (std::size_t n : {0, 1, 3, 5, 15, 16, 17, 33, 65, 1025})
+      for (Round r : {Round::nearest_even, Round::stochastic}) {
+        const std::span<const float> in(all.data() + 1, n);
+        BulkOptions o;
+        o.cast.round = r;
+        o.seed = 9;
+        o.offset = 4;
+        const auto packed = encode_with(f, in, o, Isa::scalar);
+        for (Isa isa : isas) {
+          BulkOptions ob = o;
+          ob.isa = isa;
+          ob.one_per_byte = true;
+          std::vector<std::uint8_t> bytes(n + 1, 0xa5);  // a guard byte past the end
+          encode_f32(f, in, std::span(bytes.data(), sb < 8 ? n : encoded_bytes(f, n)), ob);
+          const std::string what = label(f, o, isa) + " n=" + std::to_string(n);
+          if (sb < 8) {
+            EXPECT_EQ(bytes[n], 0xa5) << what;
+            for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(bytes[i], code_at(packed, i, sb)) << what << " element " << i;
+          } else {
+            EXPECT_TRUE(std::equal(packed.begin(), packed.end(), bytes.begin())) << what;
+          }
+        }
+      }
+  }
+}
+
 // Decoding every code (formats of up to 20 bits; a sample of wider ones) equals the scalar reference.
 TEST(Bulk, DecodeSimdEqualsScalarOnEveryCode) {
   const auto isas = simd_isas();

@@ -33,6 +33,9 @@ struct BulkOptions {
   std::uint64_t seed = 0;    // stochastic rounding only
   std::uint64_t offset = 0;  // index of in[0] in the whole stream, for stochastic rounding
   std::optional<Isa> isa{};  // default: the best this CPU runs
+  // encode_f32 only: formats of fewer than 8 bits write one code per byte, unpacked (what a
+  // uint8 array of codes holds), straight from the kernel instead of packing.
+  bool one_per_byte = false;
 };
 
 int storage_bits(const Format& f) noexcept;  // 4, 6, 8, 16 or 32
