@@ -8,51 +8,6 @@
 
 namespace lowp {
 
-int Format::bits() const noexcept {
-  if (kind == Kind::integer) return man_bits;
-  return (is_signed ? 1 : 0) + exp_bits + man_bits;
-}
-
-bool Format::has_negative_zero() const noexcept {
-  return kind == Kind::floating && is_signed && subnormals &&
-         specials != Specials::fnuz && specials != Specials::p3109;
-}
-
-std::uint32_t Format::max_finite_code() const noexcept {
-  if (kind == Kind::integer) return static_cast<std::uint32_t>(int_max);
-  const std::uint32_t all = (1u << (exp_bits + man_bits)) - 1;  // every magnitude bit set
-  switch (specials) {
-    case Specials::ieee: return (((1u << exp_bits) - 1) << man_bits) - 1;
-    case Specials::fn:
-    case Specials::p3109: return all - 1;
-    case Specials::fnuz:
-    case Specials::finite: return all;
-  }
-  return all;
-}
-
-std::optional<std::uint32_t> Format::nan_code() const noexcept {
-  if (kind == Kind::integer) return std::nullopt;
-  switch (specials) {
-    case Specials::ieee:
-      if (man_bits == 0) return std::nullopt;  // the all-ones exponent holds only Inf
-      return (((1u << exp_bits) - 1) << man_bits) | (1u << (man_bits - 1));
-    case Specials::fn: return (1u << (exp_bits + man_bits)) - 1;
-    case Specials::fnuz:
-    case Specials::p3109: return 1u << (bits() - 1);
-    case Specials::finite: return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-std::optional<std::uint32_t> Format::inf_code(bool negative) const noexcept {
-  const std::uint32_t s = negative ? sign_bit() : 0u;
-  if (kind == Kind::integer) return std::nullopt;
-  if (specials == Specials::ieee) return s | (((1u << exp_bits) - 1) << man_bits);
-  if (specials == Specials::p3109) return s | ((1u << (exp_bits + man_bits)) - 1);
-  return std::nullopt;
-}
-
 double Format::max_finite() const noexcept { return decode(*this, max_finite_code()); }
 
 double Format::min_normal() const noexcept {
