@@ -181,23 +181,16 @@ void TrainLlama::zero_grad() {
 }
 
 std::vector<TrainLlama::Param> TrainLlama::params() {
-  std::vector<Param> p;
-  const auto add = [&](std::string name, int layer, std::vector<float>& v, std::vector<float>& g) {
-    p.push_back({std::move(name), layer, v.data(), g.data(), v.size()});
-  };
-  add("tok_embeddings", -1, embedding_, d_embedding_);
-  for (std::size_t l = 0; l < layers_.size(); ++l) {
-    Layer& L = layers_[l];
-    const std::string pre = "layers." + std::to_string(l) + ".";
-    const int li = static_cast<int>(l);
-    add(pre + "attn_norm", li, L.attn_norm, L.d_attn_norm);
-    for (int i : {kQ, kK, kV, kO}) add(pre + kLinName[i], li, L.lin[i].weight(), L.lin[i].weight_grad());
-    add(pre + "ffn_norm", li, L.ffn_norm, L.d_ffn_norm);
-    for (int i : {kGate, kDown, kUp}) add(pre + kLinName[i], li, L.lin[i].weight(), L.lin[i].weight_grad());
+  std::vector<LayerParams> layers;
+  for (Layer& L : layers_) {
+    LayerParams lp{&L.attn_norm, &L.d_attn_norm, &L.ffn_norm, &L.d_ffn_norm, {}, {}};
+    for (int i = 0; i < kLinears; ++i) {
+      lp.w[i] = &L.lin[i].weight();
+      lp.dw[i] = &L.lin[i].weight_grad();
+    }
+    layers.push_back(lp);
   }
-  add("norm", -1, final_norm_, d_final_norm_);
-  if (!classifier_.empty()) add("output", -1, classifier_, d_classifier_);
-  return p;
+  return param_list(embedding_, d_embedding_, layers, final_norm_, d_final_norm_, classifier_, d_classifier_);
 }
 
 void TrainLlama::weights_changed() {

@@ -43,6 +43,18 @@ struct TrainedLayer {
 LlamaModel trained_model(const LlamaConfig& c, const std::vector<float>& embedding, std::span<const TrainedLayer> layers,
                          const std::vector<float>& final_norm, const std::vector<float>& classifier);
 
+// One layer's trained tensors with their gradients, for params(): the norm gains and the seven
+// linears in TrainedLayer's order (wq wk wv wo gate up down).
+struct LayerParams {
+  std::vector<float>*attn_norm, *d_attn_norm, *ffn_norm, *d_ffn_norm;
+  std::array<std::vector<float>*, 7> w, dw;
+};
+// TrainModel::params() of both trainable Llamas, in checkpoint order; `classifier` empty when tied.
+std::vector<TrainParam> param_list(std::vector<float>& embedding, std::vector<float>& d_embedding,
+                                   std::span<const LayerParams> layers, std::vector<float>& final_norm,
+                                   std::vector<float>& d_final_norm, std::vector<float>& classifier,
+                                   std::vector<float>& d_classifier);
+
 // The interleaved-RoPE tables of both trainable Llamas, seq_len x head_dim/2: angles in double,
 // rounded once (as model/prepare.cpp without rope scaling).
 void rope_tables(const LlamaConfig& c, std::vector<float>& cos_table, std::vector<float>& sin_table);
