@@ -41,8 +41,7 @@ struct Outcome {
 
 // `lowp args` with `ranks` > 0 under mpirun; stdout and stderr together.
 Outcome lowp(int ranks, const std::vector<std::string>& args, const fs::path& log) {
-  std::string cmd = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none "
-                    "OMP_NUM_THREADS=1 timeout 120 ";
+  std::string cmd = std::string(LOWP_MPI_ENV) + " OMP_NUM_THREADS=1 timeout 120 ";
   if (ranks > 0) cmd += std::string(LOWP_MPIEXEC) + " --oversubscribe -np " + std::to_string(ranks) + " ";
   cmd += LOWP_PROGRAM;
   for (const auto& a : args) cmd += " '" + a + "'";
