@@ -75,30 +75,29 @@ void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t
 }
 
 // bp = B rows [j0, j0 + nj) x columns [k0, k0 + kc) as slivers of nr columns: sliver s holds,
-// for each k, columns j0 + s nr .. + nr - 1 (zeros past nj). Plain loops, not memcpy: the
-// pieces are a few dozen floats, where a library call costs more than the copy.
+// for each k, columns j0 + s nr .. + nr - 1 (zeros past nj).
 void pack_b(const GemmF32Args& g, std::size_t j0, std::size_t nj, std::size_t k0, std::size_t kc, std::size_t nr,
-            float* bp, float* row) {
+            float* bp) {
+  static thread_local Scratch rowbuf;
   const std::size_t slivers = (nj + nr - 1) / nr;
   for (std::size_t s = 0; s < slivers; ++s) {
     float* out = bp + s * kc * nr;
     const std::size_t cols = std::min(nr, nj - s * nr);
     if (g.b_t) {
       for (std::size_t k = 0; k < kc; ++k) {
-        const float* src = g.b_t + (k0 + k) * g.N + j0 + s * nr;
-        float* dst = out + k * nr;
-        for (std::size_t c = 0; c < cols; ++c) dst[c] = src[c];
-        for (std::size_t c = cols; c < nr; ++c) dst[c] = 0.0f;
+        std::memcpy(out + k * nr, g.b_t + (k0 + k) * g.N + j0 + s * nr, cols * sizeof(float));
+        std::fill(out + k * nr + cols, out + (k + 1) * nr, 0.0f);
       }
       continue;
     }
+    float* row = rowbuf.get(kGemmKc);
     for (std::size_t c = 0; c < nr; ++c) {
-      if (c >= cols) {
+      if (c < cols) {
+        widen_row(g.b, j0 + s * nr + c, k0, kc, row);
+        for (std::size_t k = 0; k < kc; ++k) out[k * nr + c] = row[k];
+      } else {
         for (std::size_t k = 0; k < kc; ++k) out[k * nr + c] = 0.0f;
-        continue;
       }
-      widen_row(g.b, j0 + s * nr + c, k0, kc, row);
-      for (std::size_t k = 0; k < kc; ++k) out[k * nr + c] = row[k];
     }
   }
 }
@@ -174,13 +173,12 @@ void compute_block(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t 
 // C rows [i0, i1) x columns [j0, j1), all of K, packing B as it goes.
 void run_tile_block(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t i0, std::size_t i1, std::size_t j0,
                     std::size_t j1) {
-  static thread_local Scratch bbuf, rowbuf;
+  static thread_local Scratch bbuf;
   const std::size_t nr = kern.nr, slivers = (j1 - j0 + nr - 1) / nr;
   float* bp = bbuf.get(slivers * nr * kGemmKc);
-  float* row = rowbuf.get(kGemmKc);
   for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
     const std::size_t kc = std::min(kGemmKc, g.K - k0);
-    pack_b(g, j0, j1 - j0, k0, kc, nr, bp, row);
+    pack_b(g, j0, j1 - j0, k0, kc, nr, bp);
     compute_block(g, kern, i0, i1, j0, j1, k0, kc, bp);
   }
 }
@@ -234,6 +232,14 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
   const std::size_t rows_per = ((g.M + tm - 1) / tm + kern.mr - 1) / kern.mr * kern.mr;
   tm = (g.M + rows_per - 1) / rows_per;
   const std::size_t tasks = tm * tn;
+  // Task t: C rows [i0, i1) x columns [j0, j1), column panel tj.
+  struct Tile {
+    std::size_t i0, i1, j0, j1, tj;
+  };
+  const auto tile = [&](std::size_t t) {
+    const std::size_t tj = t % tn, i0 = t / tn * rows_per, j0 = tj * kPanelN;
+    return Tile{i0, std::min(g.M, i0 + rows_per), j0, std::min(g.N, j0 + kPanelN), tj};
+  };
   Error failure("");
   bool failed = false;
   // Several row panels per column panel: B is packed (and widened) once, by all threads, into
@@ -245,26 +251,23 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
     float* packed = shared.get(tn * kblocks * stride);
 #pragma omp parallel num_threads(threads)
     {
-      static thread_local Scratch rowbuf;
-      float* row = rowbuf.get(kGemmKc);
-      for_tasks(tn * kblocks, failed, failure, [&](std::size_t t) {
+      for_tasks(tn * kblocks, failed, failure, [&](std::size_t t) {  // t: column panel x K block
         const std::size_t j0 = t / kblocks * kPanelN, k0 = t % kblocks * kGemmKc;
-        pack_b(g, j0, std::min(g.N, j0 + kPanelN) - j0, k0, std::min(kGemmKc, g.K - k0), kern.nr, packed + t * stride,
-               row);
+        pack_b(g, j0, std::min(g.N, j0 + kPanelN) - j0, k0, std::min(kGemmKc, g.K - k0), kern.nr, packed + t * stride);
       });
       if (!failed)
         for_tasks(tasks, failed, failure, [&](std::size_t t) {
-          const std::size_t ti = t / tn, tj = t % tn, i0 = ti * rows_per, j0 = tj * kPanelN;
+          const Tile c = tile(t);
           for (std::size_t kb = 0; kb < kblocks; ++kb)
-            compute_block(g, kern, i0, std::min(g.M, i0 + rows_per), j0, std::min(g.N, j0 + kPanelN), kb * kGemmKc,
-                          std::min(kGemmKc, g.K - kb * kGemmKc), packed + (tj * kblocks + kb) * stride);
+            compute_block(g, kern, c.i0, c.i1, c.j0, c.j1, kb * kGemmKc, std::min(kGemmKc, g.K - kb * kGemmKc),
+                          packed + (c.tj * kblocks + kb) * stride);
         });
     }
   } else {
 #pragma omp parallel num_threads(threads) if (threads > 1 && tasks > 1)
     for_tasks(tasks, failed, failure, [&](std::size_t t) {
-      const std::size_t ti = t / tn, tj = t % tn, i0 = ti * rows_per, j0 = tj * kPanelN;
-      run_tile_block(g, kern, i0, std::min(g.M, i0 + rows_per), j0, std::min(g.N, j0 + kPanelN));
+      const Tile c = tile(t);
+      run_tile_block(g, kern, c.i0, c.i1, c.j0, c.j1);
     });
   }
   if (failed) throw failure;
