@@ -11,7 +11,6 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,6 +26,7 @@ using lowp::accuracy::train::TrainOptions;
 
 fs::path temp_dir(const std::string& name) { return lowp::test::train_temp_dir("test_train_recipes", name); }
 
+using lowp::test::log_without_speed;
 using lowp::test::slurp;
 
 fs::path corpus() { return lowp::test::train_corpus(); }
@@ -46,20 +46,6 @@ TrainOptions options(const fs::path& out, const std::string& recipe, int steps, 
   o.recipe = recipe;
   o.out = out.string();
   return o;
-}
-
-// log.csv without the tokens_per_second column (timing).
-std::string log_without_speed(const fs::path& dir) {
-  std::ifstream f(dir / "log.csv");
-  std::string out;
-  for (std::string line; std::getline(f, line);) {
-    std::stringstream ss(line);
-    int i = 0;
-    for (std::string c; std::getline(ss, c, ','); ++i)
-      if (i != 5) out += c + ",";
-    out += "\n";
-  }
-  return out;
 }
 
 std::vector<double> train_losses(const fs::path& dir) {

@@ -107,19 +107,14 @@ TEST(MpiTrain, ResumeUnderMpirunEndsAsTheUninterruptedRun) {
   const fs::path d = temp_dir("resume");
   ASSERT_EQ(lowp(0, args(d / "full", {"--save-every", "2"}), d / "full.txt").code, 0);
   // The same run killed after step 3: the step-2 checkpoint survives.
-  lowp::accuracy::train::TrainOptions o;
-  o.corpus = corpus().string();
-  o.config = lowp::accuracy::train::named_config("tiny");
-  o.config.seq_len = 32;
+  // args() as options: the tiny resume run with this test's batches, steps and checkpoints.
+  lowp::accuracy::train::TrainOptions o = lowp::test::tiny_resume_options(d / "cut", "fp32");
   o.batch = 6;
   o.micro_batch = 2;
-  o.lr = 3e-3;
-  o.seed = 7;
   o.steps = 4;
   o.eval_every = 2;
   o.save_every = 2;
   o.threads = 1;
-  o.out = (d / "cut").string();
   struct Killed {};
   EXPECT_THROW(lowp::accuracy::train::run_training(o, false,
                                                    [](const auto& s) {
