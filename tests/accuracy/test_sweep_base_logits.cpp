@@ -176,6 +176,12 @@ TEST(BaseLogits, WriteRefusesRunsThatDoNotFit) {
   expect_error([&] { write_base_logits(dir + "/b", 16, tokens, nan); }, {"non-finite log-probability"});
   EXPECT_FALSE(std::filesystem::exists(dir + "/b"));
   EXPECT_TRUE(std::filesystem::is_empty(dir));  // no temporary left behind
+  // A refusal found mid-stream leaves an existing file as it was.
+  write_base_logits(dir + "/b", 16, tokens, run);
+  const auto before = bytes_of(dir + "/b");
+  expect_error([&] { write_base_logits(dir + "/b", 16, tokens, nan); }, {"non-finite log-probability"});
+  EXPECT_EQ(bytes_of(dir + "/b"), before);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1);
   std::filesystem::remove_all(dir);
 }
 

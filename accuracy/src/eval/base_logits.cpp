@@ -4,12 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <unistd.h>
+#include <ostream>
 
+#include "io/atomic_file.hpp"
 #include "io/mapped_file.hpp"
 #include "lowp/numerics/error.hpp"
 
@@ -99,10 +97,8 @@ void write_base_logits(const std::string& path, int ctx, std::span<const int> to
       throw Error(path + ": the run's scored positions are not the second halves of windows of " + std::to_string(ctx));
   }
 
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw Error("cannot open " + tmp + " for writing");
+  // Streamed row by row: a 128k vocabulary makes this file gigabytes.
+  detail::write_file_atomic(path, [&](std::ostream& f) {
     const std::int32_t head[3] = {ctx, static_cast<std::int32_t>(vocab), static_cast<std::int32_t>(chunks)};
     f.write(kMagic, 8);
     f.write(reinterpret_cast<const char*>(head), sizeof head);
@@ -112,11 +108,8 @@ void write_base_logits(const std::string& path, int ctx, std::span<const int> to
       const float* lp = run.log_probs.data() + i * vocab;
       float mx = lp[0], mn = lp[0];
       for (std::uint64_t v = 0; v < vocab; ++v) {
-        if (!std::isfinite(lp[v])) {
-          f.close();
-          std::remove(tmp.c_str());
+        if (!std::isfinite(lp[v]))
           throw Error(path + ": scored position " + std::to_string(i) + " has a non-finite log-probability");
-        }
         mx = std::max(mx, lp[v]);
         mn = std::min(mn, lp[v]);
       }
@@ -133,19 +126,7 @@ void write_base_logits(const std::string& path, int ctx, std::span<const int> to
       }
       f.write(reinterpret_cast<const char*>(words.data()), static_cast<std::streamsize>(2 * words.size()));
     }
-    f.flush();
-    if (!f) {
-      f.close();
-      std::remove(tmp.c_str());
-      throw Error("cannot write " + tmp);
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw Error("cannot rename " + tmp + " to " + path + ": " + ec.message());
-  }
+  });
 }
 
 }  // namespace lowp::accuracy

@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <vector>
 
+#include "io/atomic_file.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::detail {
@@ -58,36 +58,6 @@ std::string float_text(float v) {
 bool byte_vocab(int vocab) { return vocab >= 256 && vocab <= 272; }
 
 }  // namespace
-
-void write_file_atomic(const std::string& path, std::span<const std::uint8_t> bytes,
-                       const std::function<void()>& before_rename) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    // Errors name the file asked for; the temporary beside it is an implementation detail.
-    if (!f) throw Error("cannot open '" + path + "' for writing");
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    f.flush();
-    if (!f) {
-      f.close();
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      throw Error("cannot write '" + path + "' (disk full?)");
-    }
-  }
-  if (before_rename) before_rename();
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw Error("cannot write '" + path + "': " + ec.message());
-  }
-}
-
-void write_file_atomic(const std::string& path, const std::string& text) {
-  write_file_atomic(path, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
-}
 
 void save_llama2c(const LlamaModel& m, const std::string& path) {
   validate(m);

@@ -1,20 +1,11 @@
-// Writing checkpoints (private): the three formats the loaders read, each file written to a
-// temporary name beside the target and renamed over it, so a reader never sees half a file.
+// Writing checkpoints (private): the three formats the loaders read, each file written whole or
+// not at all (io/atomic_file.hpp).
 #pragma once
-#include <cstdint>
-#include <functional>
-#include <span>
 #include <string>
 
 #include "lowp/accuracy/model.hpp"
 
 namespace lowp::accuracy::detail {
-
-// `bytes` to `path` through `path.tmp` + rename. Throws lowp::Error naming the file.
-// `before_rename` runs between writing NAME.tmp and renaming it (tests pause there to kill).
-void write_file_atomic(const std::string& path, std::span<const std::uint8_t> bytes,
-                       const std::function<void()>& before_rename = {});
-void write_file_atomic(const std::string& path, const std::string& text);
 
 // llama2.c legacy .bin: 7 int32 (vocab negative when the classifier is untied), the tensors,
 // and the legacy RoPE tables (seq_len x head_dim/2 cos, then sin).

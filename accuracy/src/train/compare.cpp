@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "dist/comm.hpp"
-#include "io/save_model.hpp"
+#include "io/atomic_file.hpp"
 #include "lowp/numerics/error.hpp"
 #include "train/train_recipe.hpp"
 
