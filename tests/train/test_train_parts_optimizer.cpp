@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "support/test_support.hpp"
@@ -287,6 +288,12 @@ TEST(TrainOptimizer, BadInputIsOneClearError) {
   // Given the model's tensors, load() refuses a state of other tensors before it changes anything.
   test::expect_error([&] { other.load(bytes, shorter); }, {"load with 2 tensors", "3"});
   test::expect_error([&] { other.load(bytes, renamed); }, {"'other'", "'norm'"});
+  // The step count (after the magic and the two formats) beyond an int would make a resumed
+  // run's step loop wrap around (a fuzzing finding: 4,211,081,223 meant 2^32 - 84M steps).
+  auto huge = bytes;
+  const std::uint64_t steps = 4211081223u;
+  std::memcpy(huge.data() + 24, &steps, 8);
+  test::expect_error([&] { other.load(huge, prob.view(p, g)); }, {"implausible step count 4211081223"});
   EXPECT_EQ(other.steps_done(), 0u);
   other.load(bytes, prob.view(p, g));
   EXPECT_EQ(other.steps_done(), 1u);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numbers>
 
 #include "lowp/formats/codec.hpp"
@@ -352,6 +353,10 @@ void Optimizer::load(std::span<const std::uint8_t> bytes, std::span<const ParamT
     throw Error("optimizer state: saved with other moment / master formats than this optimizer's (" +
                 std::string(name(config_.moments)) + " / " + std::string(name(config_.master)) + ")");
   const std::uint64_t t = r.u64(), count = r.u64();
+  // The trainer counts steps in an int (--steps): a larger count would wrap to a run of billions.
+  if (t > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    throw Error("optimizer state: implausible step count " + std::to_string(t) + " (a run takes at most " +
+                std::to_string(std::numeric_limits<int>::max()) + " steps)");
   if (count > bytes.size()) throw Error("optimizer state: implausible tensor count " + std::to_string(count));
   std::vector<Slot> slots(count);
   for (Slot& s : slots) {
