@@ -171,7 +171,9 @@ class Trainer {
     const auto start = std::chrono::steady_clock::now();
     double sqnr_sum = 0;
     int sqnr_steps = 0;
-    for (int step = static_cast<int>(opt_->steps_done()) + 1; step <= o_.steps; ++step) {
+    // Counting the steps done, not the step: `++step` past --steps 2^31-1 would overflow.
+    for (int done = static_cast<int>(opt_->steps_done()); done < o_.steps; ++done) {
+      const int step = done + 1;
       const auto t0 = std::chrono::steady_clock::now();
       const bool evaluated = step == o_.steps || (o_.eval_every > 0 && step % o_.eval_every == 0);
       sample(step, tok, tgt);
