@@ -1,0 +1,75 @@
+// AWQ-style per-input-channel scaling: the alpha grid search of llm-awq's auto_scale on one
+// linear, with the objective measured in double precision (Eigen, serial: the same bits at any
+// thread count).
+#define EIGEN_DONT_PARALLELIZE
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "group_scale.hpp"
+#include "lowp/numerics/error.hpp"
+#include "lowp/quant/calibrate.hpp"
+
+namespace lowp::quant {
+namespace {
+
+using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// s_j = max(m_j^alpha, 1e-4) / sqrt(max s * min s), as auto_scale (in double, then float32).
+std::vector<float> awq_scales(const std::vector<double>& m, double alpha) {
+  std::vector<double> s(m.size());
+  for (std::size_t j = 0; j < m.size(); ++j) s[j] = std::max(std::pow(m[j], alpha), 1e-4);
+  const auto [lo, hi] = std::minmax_element(s.begin(), s.end());
+  const double norm = std::sqrt(*lo * *hi);
+  std::vector<float> r(m.size());
+  for (std::size_t j = 0; j < m.size(); ++j) r[j] = static_cast<float>(s[j] / norm);
+  return r;
+}
+
+}  // namespace
+
+AwqResult awq(const QuantSpec& spec, const float* w, std::size_t rows, std::size_t cols, const float* x,
+              std::size_t n, const AwqOptions& opt) {
+  check_shape(spec, rows, cols);
+  calib::check_calibration_input("awq", spec, w, rows * cols, "weight");
+  calib::check_calibration_input("awq", spec, x, n * cols, "activation");
+  if (n == 0) throw Error("awq: no calibration rows");
+  if (opt.grid == 0) throw Error("awq: a grid of 0 points");
+  const std::size_t k = cols;
+  std::vector<double> m(k, 0.0);  // mean |x_j|, summed in row order
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t j = 0; j < k; ++j) m[j] += std::fabs(static_cast<double>(x[r * k + j]));
+  for (double& v : m) v /= static_cast<double>(n);
+  const auto ki = static_cast<Eigen::Index>(k);
+  RowMatrixD xd(static_cast<Eigen::Index>(n), ki);
+  for (std::size_t i = 0; i < n * k; ++i) xd.data()[i] = x[i];
+
+  AwqResult best;
+  std::vector<float> ws(rows * k), deq(rows * k);
+  RowMatrixD diff(static_cast<Eigen::Index>(rows), ki);
+  for (std::size_t i = 0; i < opt.grid; ++i) {
+    const double alpha = static_cast<double>(i) / static_cast<double>(opt.grid);
+    std::vector<float> s = awq_scales(m, alpha);
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t j = 0; j < k; ++j) ws[r * k + j] = w[r * k + j] * s[j];
+    QuantizedTensor q = quantize(spec, ws.data(), rows, cols);
+    dequantize(q, deq.data());
+    // The effective weight deq / s against W: ||X (W - deq diag(1/s))^T||_F^2.
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t j = 0; j < k; ++j)
+        diff.data()[r * k + j] = static_cast<double>(w[r * k + j]) - static_cast<double>(deq[r * k + j] / s[j]);
+    const double e = (xd * diff.transpose()).squaredNorm();
+    if (i == 0) best.rtn_error = e;
+    if (i == 0 || e < best.error) {  // strict: ties keep the smaller alpha (0: RTN)
+      best.error = e;
+      best.alpha = alpha;
+      best.scales = std::move(s);
+      best.weight = std::move(q);
+    }
+  }
+  return best;
+}
+
+}  // namespace lowp::quant
