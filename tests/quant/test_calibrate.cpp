@@ -171,7 +171,7 @@ TEST(Calibrate, GptqNeverWorseThanRtn) {
       }
 }
 
-TEST(Calibrate, GptqSameBitsAtOneAndTwoThreads) {
+TEST(Calibrate, SameBitsAtOneAndTwoThreads) {
   const Layer l = make_layer(256, 256, 256, 21);
   for (const char* text : {"nvfp4", "int4:b32"}) {
     const QuantSpec spec = parse_quant_spec(text);
@@ -186,6 +186,14 @@ TEST(Calibrate, GptqSameBitsAtOneAndTwoThreads) {
     EXPECT_EQ(a.codes, b.codes) << text;
     EXPECT_EQ(a.scales, b.scales) << text;
     EXPECT_EQ(a.multipliers, b.multipliers) << text;
+    const std::vector<float> imp = importance(l.x.data(), l.n, l.k);
+    omp_set_num_threads(1);
+    const QuantizedTensor c = quantize_weighted(spec, l.w.data(), l.n_out, l.k, imp);
+    omp_set_num_threads(2);
+    const QuantizedTensor d = quantize_weighted(spec, l.w.data(), l.n_out, l.k, imp);
+    omp_set_num_threads(saved);
+    EXPECT_EQ(c.codes, d.codes) << text;
+    EXPECT_EQ(c.scales, d.scales) << text;
   }
 }
 
@@ -259,6 +267,35 @@ TEST(Calibrate, AwqNeverWorseThanRtn) {
       EXPECT_NEAR(a.error, got, 1e-9 * got);
       EXPECT_LE(got, plain * (1 + 1e-12));  // only the order of double additions differs
     }
+}
+
+// q/k/v-like linears sharing one input get one s; the summed objective is never worse than RTN's.
+TEST(Calibrate, AwqGroupSharesOneScale) {
+  const Layer a = make_layer(32, 256, 128, 51), b = make_layer(64, 256, 128, 52);
+  const WeightRef refs[] = {{a.w.data(), a.n_out}, {b.w.data(), b.n_out}};
+  Layer b_on_a = b;  // b's weights on a's inputs
+  b_on_a.x = a.x;
+  b_on_a.n = a.n;
+  for (const char* text : {"nvfp4", "int4:b32"}) {
+    SCOPED_TRACE(text);
+    const QuantSpec spec = parse_quant_spec(text);
+    const AwqGroupResult g = awq_group(spec, refs, a.k, a.x.data(), a.n);
+    ASSERT_EQ(g.weights.size(), 2u);
+    ASSERT_EQ(g.scales.size(), a.k);
+    double got = 0, plain = 0;
+    for (int l = 0; l < 2; ++l) {
+      const Layer& layer = l == 0 ? a : b_on_a;
+      check_representable(g.weights[static_cast<std::size_t>(l)]);
+      std::vector<float> eff = deq(g.weights[static_cast<std::size_t>(l)]);
+      for (std::size_t o = 0; o < layer.n_out; ++o)
+        for (std::size_t j = 0; j < layer.k; ++j) eff[o * layer.k + j] /= g.scales[j];
+      got += layer_objective(layer, eff);
+      plain += layer_objective(layer, rtn(spec, layer));
+    }
+    EXPECT_NEAR(g.error, got, 1e-9 * got);
+    EXPECT_NEAR(g.rtn_error, plain, 1e-9 * plain);
+    EXPECT_LE(got, plain * (1 + 1e-12));
+  }
 }
 
 TEST(Calibrate, BadInputIsOneError) {

@@ -1,6 +1,6 @@
-// AWQ-style per-input-channel scaling: the alpha grid search of llm-awq's auto_scale on one
-// linear, with the objective measured in double precision (Eigen, serial: the same bits at any
-// thread count).
+// AWQ-style per-input-channel scaling: the alpha grid search of llm-awq's auto_scale on
+// linears sharing one input, with the objective measured in double precision (Eigen, serial:
+// the same bits at any thread count).
 #define EIGEN_DONT_PARALLELIZE
 #include <Eigen/Dense>
 
@@ -28,12 +28,31 @@ std::vector<float> awq_scales(const std::vector<double>& m, double alpha) {
   return r;
 }
 
+// ||X (W - Q(W diag s) diag(1/s))^T||_F^2 for one linear; q receives Q(W diag s).
+double scaled_error(const QuantSpec& spec, const WeightRef& ref, std::size_t k, const std::vector<float>& s,
+                    const RowMatrixD& xd, QuantizedTensor& q) {
+  const std::size_t rows = ref.rows;
+  std::vector<float> ws(rows * k), deq(rows * k);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < k; ++j) ws[r * k + j] = ref.w[r * k + j] * s[j];
+  q = quantize(spec, ws.data(), rows, k);
+  dequantize(q, deq.data());
+  RowMatrixD diff(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(k));
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < k; ++j)
+      diff.data()[r * k + j] = static_cast<double>(ref.w[r * k + j]) - static_cast<double>(deq[r * k + j] / s[j]);
+  return (xd * diff.transpose()).squaredNorm();
+}
+
 }  // namespace
 
-AwqResult awq(const QuantSpec& spec, const float* w, std::size_t rows, std::size_t cols, const float* x,
-              std::size_t n, const AwqOptions& opt) {
-  check_shape(spec, rows, cols);
-  calib::check_calibration_input("awq", spec, w, rows * cols, "weight");
+AwqGroupResult awq_group(const QuantSpec& spec, std::span<const WeightRef> ws, std::size_t cols, const float* x,
+                         std::size_t n, const AwqOptions& opt) {
+  if (ws.empty()) throw Error("awq: no weights");
+  for (const WeightRef& r : ws) {
+    check_shape(spec, r.rows, cols);
+    calib::check_calibration_input("awq", spec, r.w, r.rows * cols, "weight");
+  }
   calib::check_calibration_input("awq", spec, x, n * cols, "activation");
   if (n == 0) throw Error("awq: no calibration rows");
   if (opt.grid == 0) throw Error("awq: a grid of 0 points");
@@ -42,34 +61,38 @@ AwqResult awq(const QuantSpec& spec, const float* w, std::size_t rows, std::size
   for (std::size_t r = 0; r < n; ++r)
     for (std::size_t j = 0; j < k; ++j) m[j] += std::fabs(static_cast<double>(x[r * k + j]));
   for (double& v : m) v /= static_cast<double>(n);
-  const auto ki = static_cast<Eigen::Index>(k);
-  RowMatrixD xd(static_cast<Eigen::Index>(n), ki);
+  RowMatrixD xd(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(k));
   for (std::size_t i = 0; i < n * k; ++i) xd.data()[i] = x[i];
 
-  AwqResult best;
-  std::vector<float> ws(rows * k), deq(rows * k);
-  RowMatrixD diff(static_cast<Eigen::Index>(rows), ki);
+  AwqGroupResult best;
+  std::vector<QuantizedTensor> qs(ws.size());
   for (std::size_t i = 0; i < opt.grid; ++i) {
     const double alpha = static_cast<double>(i) / static_cast<double>(opt.grid);
     std::vector<float> s = awq_scales(m, alpha);
-    for (std::size_t r = 0; r < rows; ++r)
-      for (std::size_t j = 0; j < k; ++j) ws[r * k + j] = w[r * k + j] * s[j];
-    QuantizedTensor q = quantize(spec, ws.data(), rows, cols);
-    dequantize(q, deq.data());
-    // The effective weight deq / s against W: ||X (W - deq diag(1/s))^T||_F^2.
-    for (std::size_t r = 0; r < rows; ++r)
-      for (std::size_t j = 0; j < k; ++j)
-        diff.data()[r * k + j] = static_cast<double>(w[r * k + j]) - static_cast<double>(deq[r * k + j] / s[j]);
-    const double e = (xd * diff.transpose()).squaredNorm();
+    double e = 0;
+    for (std::size_t l = 0; l < ws.size(); ++l) e += scaled_error(spec, ws[l], k, s, xd, qs[l]);
     if (i == 0) best.rtn_error = e;
     if (i == 0 || e < best.error) {  // strict: ties keep the smaller alpha (0: RTN)
       best.error = e;
       best.alpha = alpha;
       best.scales = std::move(s);
-      best.weight = std::move(q);
+      best.weights = qs;
     }
   }
   return best;
+}
+
+AwqResult awq(const QuantSpec& spec, const float* w, std::size_t rows, std::size_t cols, const float* x,
+              std::size_t n, const AwqOptions& opt) {
+  const WeightRef ref{w, rows};
+  AwqGroupResult g = awq_group(spec, {&ref, 1}, cols, x, n, opt);
+  AwqResult r;
+  r.scales = std::move(g.scales);
+  r.alpha = g.alpha;
+  r.error = g.error;
+  r.rtn_error = g.rtn_error;
+  r.weight = std::move(g.weights[0]);
+  return r;
 }
 
 }  // namespace lowp::quant

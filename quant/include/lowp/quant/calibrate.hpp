@@ -73,4 +73,18 @@ struct AwqResult {
 AwqResult awq(const QuantSpec& spec, const float* w, std::size_t rows, std::size_t cols, const float* x,
               std::size_t n, const AwqOptions& opt = {});
 
+// Linears sharing one input X (q/k/v; gate/up), scaled together as auto_scale does, so that one
+// s folds into their common RMSNorm: the objective is the sum of theirs.
+struct WeightRef {
+  const float* w = nullptr;
+  std::size_t rows = 0;  // each W is rows x cols, cols shared with X
+};
+struct AwqGroupResult {
+  std::vector<float> scales;
+  double alpha = 0, error = 0, rtn_error = 0;
+  std::vector<QuantizedTensor> weights;  // in the order given
+};
+AwqGroupResult awq_group(const QuantSpec& spec, std::span<const WeightRef> ws, std::size_t cols, const float* x,
+                         std::size_t n, const AwqOptions& opt = {});
+
 }  // namespace lowp::quant
