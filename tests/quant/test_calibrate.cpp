@@ -171,6 +171,21 @@ TEST(Calibrate, GptqNeverWorseThanRtn) {
       }
 }
 
+// The other granularities and rules: per row, 2-D tiles, one tensor scale, a plain cast.
+TEST(Calibrate, OtherGranularitiesNeverWorseThanRtn) {
+  const Layer l = make_layer(64, 256, 384, 61);
+  const std::vector<float> imp = importance(l.x.data(), l.n, l.k);
+  for (const char* text : {"e4m3:row", "int8:t32", "e4m3", "e2m1:col", "e5m2:b32:pow2", "bf16"}) {
+    SCOPED_TRACE(text);
+    const QuantSpec spec = parse_quant_spec(text);
+    const std::vector<float> plain = rtn(spec, l);
+    EXPECT_LE(layer_objective(l, deq(gptq(spec, l.w.data(), l.n_out, l.k, l.x.data(), l.n))),
+              layer_objective(l, plain));
+    EXPECT_LE(weighted_objective(l, deq(quantize_weighted(spec, l.w.data(), l.n_out, l.k, imp)), imp),
+              weighted_objective(l, plain, imp) * (1 + 1e-12));
+  }
+}
+
 TEST(Calibrate, SameBitsAtOneAndTwoThreads) {
   const Layer l = make_layer(256, 256, 256, 21);
   for (const char* text : {"nvfp4", "int4:b32"}) {
