@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -169,6 +170,112 @@ TEST(Calibrate, GptqNeverWorseThanRtn) {
         opt.weighted_scales = true;
         EXPECT_LT(layer_objective(l, deq(gptq(spec, l.w.data(), l.n_out, l.k, l.x.data(), l.n, opt))), plain);
       }
+}
+
+// An independent GPTQ in double precision: H, its inverse (Gauss-Jordan) and the inverse's
+// upper Cholesky factor, then one column at a time with the error fed to every later column
+// at once (no lazy batches), rounding with the scales of lowp's RTN quantize of W and the
+// scalar codec. The library works in float32 (H, its factor: relative errors ~k * 2^-24 *
+// cond(H), up to ~1e-4 here), so now and then an updated weight lands on the other side of a
+// rounding boundary; from there on that row's error feedback differs and so do some of its
+// later codes, legitimately. Rows are independent: a first flip is expected in well under one
+// row of 32 per case (seen: at most 1), so at most 2 rows may differ, each caught otherwise.
+std::vector<double> inverse_cholesky_upper(std::vector<double> a, std::size_t k) {
+  std::vector<double> inv(k * k, 0.0);
+  for (std::size_t i = 0; i < k; ++i) inv[i * k + i] = 1;
+  for (std::size_t c = 0; c < k; ++c) {  // SPD: no pivoting needed
+    const double p = a[c * k + c];
+    for (std::size_t j = 0; j < k; ++j) a[c * k + j] /= p, inv[c * k + j] /= p;
+    for (std::size_t r = 0; r < k; ++r)
+      if (r != c) {
+        const double m = a[r * k + c];
+        for (std::size_t j = 0; j < k; ++j) a[r * k + j] -= m * a[c * k + j], inv[r * k + j] -= m * inv[c * k + j];
+      }
+  }
+  std::vector<double> u(k * k, 0.0);  // inv = U^T U, row by row
+  for (std::size_t i = 0; i < k; ++i) {
+    double d = inv[i * k + i];
+    for (std::size_t t = 0; t < i; ++t) d -= u[t * k + i] * u[t * k + i];
+    u[i * k + i] = std::sqrt(d);
+    for (std::size_t j = i + 1; j < k; ++j) {
+      double s = inv[i * k + j];
+      for (std::size_t t = 0; t < i; ++t) s -= u[t * k + i] * u[t * k + j];
+      u[i * k + j] = s / u[i * k + i];
+    }
+  }
+  return u;
+}
+
+// Codes of GPTQ by the paper's column loop; `scales` is lowp's RTN tensor (rule scales of W).
+std::vector<std::uint32_t> reference_gptq(const Layer& l, const QuantizedTensor& scales, bool act_order) {
+  const std::size_t k = l.k, nr = l.n_out;
+  std::vector<double> h(k * k, 0.0);
+  for (std::size_t r = 0; r < l.n; ++r)
+    for (std::size_t i = 0; i < k; ++i)
+      for (std::size_t j = 0; j < k; ++j)
+        h[i * k + j] += 2.0 * l.x[r * k + i] * l.x[r * k + j] / static_cast<double>(l.n);
+  std::vector<std::size_t> perm(k);
+  for (std::size_t j = 0; j < k; ++j) perm[j] = j;
+  if (act_order)
+    std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) { return h[a * k + a] > h[b * k + b]; });
+  double mean = 0;
+  for (std::size_t j = 0; j < k; ++j) mean += h[j * k + j] / static_cast<double>(k);
+  std::vector<double> hp(k * k);
+  for (std::size_t i = 0; i < k; ++i)
+    for (std::size_t j = 0; j < k; ++j) hp[i * k + j] = h[perm[i] * k + perm[j]] + (i == j ? 0.01 * mean : 0.0);
+  const std::vector<double> u = inverse_cholesky_upper(hp, k);
+  const QuantSpec& spec = scales.spec;
+  const std::size_t ngc = k / spec.block;
+  std::vector<double> w(l.w.begin(), l.w.end());
+  std::vector<std::uint32_t> codes(nr * k);
+  CastOptions cast = spec.cast;
+  cast.saturate = true;
+  for (std::size_t c = 0; c < k; ++c) {
+    const std::size_t oc = perm[c];
+    for (std::size_t r = 0; r < nr; ++r) {
+      const std::size_t g = r * ngc + oc / spec.block;
+      const auto v = static_cast<float>(w[r * k + oc]);
+      float q;
+      std::uint32_t code;
+      if (spec.rule == ScaleRule::mx) {
+        code = encode(spec.format, v * (1.0f / scales.scales[g]), cast);
+        q = static_cast<float>(decode(spec.format, code)) * scales.scales[g];
+      } else if (spec.rule == ScaleRule::nvfp4) {
+        const float t = scales.tensor_scale * scales.scales[g];
+        code = encode(spec.format, v / t, cast);
+        q = static_cast<float>(decode(spec.format, code)) * t;
+      } else {
+        code = encode(spec.format, v * scales.multipliers[g], cast);
+        q = static_cast<float>(decode(spec.format, code)) / scales.multipliers[g];
+      }
+      codes[r * k + oc] = code;
+      const double err = (w[r * k + oc] - q) / u[c * k + c];
+      for (std::size_t j = c + 1; j < k; ++j) w[r * k + perm[j]] -= err * u[c * k + j];
+    }
+  }
+  return codes;
+}
+
+TEST(Calibrate, GptqMatchesAnIndependentDoubleImplementation) {
+  const Layer l = make_layer(32, 256, 256, 71);
+  for (const char* text : {"nvfp4", "mxfp4", "int4:b32"})
+    for (bool act_order : {false, true}) {
+      SCOPED_TRACE(std::string(text) + (act_order ? " act_order" : ""));
+      const QuantSpec spec = parse_quant_spec(text);
+      GptqOptions opt;
+      opt.act_order = act_order;
+      opt.block = 64;
+      const QuantizedTensor q = gptq(spec, l.w.data(), l.n_out, l.k, l.x.data(), l.n, opt);
+      const std::vector<std::uint32_t> want = reference_gptq(l, quantize(spec, l.w.data(), l.n_out, l.k), act_order);
+      // Rows are independent in GPTQ: count the rows whose codes differ anywhere.
+      std::size_t rows_differ = 0;
+      for (std::size_t r = 0; r < l.n_out; ++r) {
+        bool same = true;
+        for (std::size_t j = 0; j < l.k; ++j) same = same && code_at(q, r * l.k + j) == want[r * l.k + j];
+        rows_differ += !same;
+      }
+      EXPECT_LE(rows_differ, 2u) << rows_differ << " of " << l.n_out << " rows differ";
+    }
 }
 
 // The other granularities and rules: per row, 2-D tiles, one tensor scale, a plain cast.
