@@ -23,6 +23,82 @@ namespace calib {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+namespace {
+
+constexpr std::size_t kPanel = 128;  // panel width of the blocked factorisations
+
+// dst (rows x cols, leading dimension ld) -= a (rows x r) * b^T for b stored r x cols
+// (b_transposed) or cols x r; a and b contiguous. With `lower`, only the columns
+// j <= row + diag_offset of each row are written (the lower triangle of a trailing update).
+void subtract_product(const float* a, const float* b, bool b_transposed, std::size_t rows, std::size_t cols,
+                      std::size_t r, float* dst, std::size_t ld, bool lower, std::size_t diag_offset,
+                      std::vector<float>& tmp) {
+  tmp.resize(rows * cols);
+  gemm_f32(a, Layout::as_is, b, b_transposed ? Layout::transposed : Layout::as_is, tmp.data(), rows, cols, r);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::size_t n = lower ? std::min(cols, i + diag_offset + 1) : cols;
+    float* d = dst + i * ld;
+    const float* t = tmp.data() + i * cols;
+    for (std::size_t j = 0; j < n; ++j) d[j] -= t[j];
+  }
+}
+
+// Lower Cholesky factor of the row-major k x k a, in place (its strict upper part zeroed).
+// Right-looking by panels: Eigen factors each diagonal block and solves the panel below it;
+// the trailing update, 2/3 of the k^3 / 3 multiply-adds, runs on gemm_f32.
+bool cholesky_in_place(float* data, std::size_t k) {
+  const auto kk = static_cast<Eigen::Index>(k);
+  Eigen::Map<RowMatrix> a(data, kk, kk);
+  std::vector<float> p, tmp;
+  for (std::size_t c0 = 0; c0 < k; c0 += kPanel) {
+    const std::size_t w = std::min(kPanel, k - c0), c1 = c0 + w, m = k - c1;
+    const auto e0 = static_cast<Eigen::Index>(c0), ew = static_cast<Eigen::Index>(w);
+    Eigen::Ref<RowMatrix> a11 = a.block(e0, e0, ew, ew);
+    Eigen::LLT<Eigen::Ref<RowMatrix>> llt(a11);
+    if (llt.info() != Eigen::Success) return false;
+    if (m == 0) break;
+    auto a21 = a.block(static_cast<Eigen::Index>(c1), e0, static_cast<Eigen::Index>(m), ew);
+    a11.triangularView<Eigen::Lower>().transpose().solveInPlace<Eigen::OnTheRight>(a21);  // L21 = A21 L11^-T
+    p.resize(m * w);
+    Eigen::Map<RowMatrix>(p.data(), static_cast<Eigen::Index>(m), ew) = a21;
+    // A22 -= L21 L21^T, lower triangle, in bands of rows.
+    const std::size_t band = 256;
+    for (std::size_t r0 = 0; r0 < m; r0 += band) {
+      const std::size_t r1 = std::min(m, r0 + band);
+      subtract_product(p.data() + r0 * w, p.data(), false, r1 - r0, r1, w, data + (c1 + r0) * k + c1, k, true, r0,
+                       tmp);
+    }
+  }
+  a.triangularView<Eigen::StrictlyUpper>().setZero();
+  return true;
+}
+
+// L^-1 of the lower-triangular row-major k x k l, by blocked forward substitution on L X = I:
+// each block row is solved by Eigen against its diagonal block, then subtracted from the rows
+// below with gemm_f32 (only the columns left of the block are nonzero: k^3 / 3 multiply-adds).
+std::vector<float> lower_inverse(const float* l, std::size_t k) {
+  const auto kk = static_cast<Eigen::Index>(k);
+  Eigen::Map<const RowMatrix> lm(l, kk, kk);
+  std::vector<float> x(k * k, 0.0f), a, b, tmp;
+  for (std::size_t i = 0; i < k; ++i) x[i * k + i] = 1.0f;
+  Eigen::Map<RowMatrix> xm(x.data(), kk, kk);
+  for (std::size_t i0 = 0; i0 < k; i0 += kPanel) {
+    const std::size_t w = std::min(kPanel, k - i0), i1 = i0 + w, m = k - i1;
+    const auto e0 = static_cast<Eigen::Index>(i0), ew = static_cast<Eigen::Index>(w);
+    auto xi = xm.block(e0, 0, ew, static_cast<Eigen::Index>(i1));
+    lm.block(e0, e0, ew, ew).triangularView<Eigen::Lower>().solveInPlace(xi);
+    if (m == 0) break;
+    a.resize(m * w);
+    for (std::size_t r = 0; r < m; ++r) std::copy_n(l + (i1 + r) * k + i0, w, a.data() + r * w);
+    b.resize(w * i1);
+    for (std::size_t r = 0; r < w; ++r) std::copy_n(x.data() + (i0 + r) * k, i1, b.data() + r * i1);
+    subtract_product(a.data(), b.data(), true, m, i1, w, x.data() + i1 * k, k, false, 0, tmp);
+  }
+  return x;
+}
+
+}  // namespace
+
 std::vector<float> inverse_upper_cholesky(std::vector<float> h, std::size_t k) {
   // H = J A J with J the reversal and A = L L^T (lower Cholesky); then H = (J L J)(J L J)^T
   // with J L J upper, so H^-1 = U^T U for U = (J L J)^-1 = J L^-1 J, upper with a positive
@@ -30,23 +106,9 @@ std::vector<float> inverse_upper_cholesky(std::vector<float> h, std::size_t k) {
   // for one factorisation and one triangular inverse. J M J of a row-major k x k matrix is its
   // flat array reversed.
   std::reverse(h.begin(), h.end());
-  const auto kk = static_cast<Eigen::Index>(k);
-  Eigen::Map<RowMatrix> a(h.data(), kk, kk);
-  Eigen::LLT<Eigen::Ref<RowMatrix>> llt(a);
-  if (llt.info() != Eigen::Success)
+  if (!cholesky_in_place(h.data(), k))
     throw Error("gptq: the damped Hessian is not positive definite (raise the damping)");
-  a.triangularView<Eigen::StrictlyUpper>().setZero();
-  // L^-1, one panel of columns at a time: panel [c0, c1) of L^-1 is zero above row c0 and
-  // solves the trailing triangle only (k^3 / 3 multiply-adds in all).
-  RowMatrix inv = RowMatrix::Zero(kk, kk);
-  const Eigen::Index panel = 128;
-  for (Eigen::Index c0 = 0; c0 < kk; c0 += panel) {
-    const Eigen::Index w = std::min(panel, kk - c0), m = kk - c0;
-    auto x = inv.block(c0, c0, m, w);
-    for (Eigen::Index i = 0; i < w; ++i) x(i, i) = 1.0f;
-    a.bottomRightCorner(m, m).triangularView<Eigen::Lower>().solveInPlace(x);
-  }
-  std::vector<float> u(inv.data(), inv.data() + k * k);
+  std::vector<float> u = lower_inverse(h.data(), k);
   std::reverse(u.begin(), u.end());
   return u;
 }
