@@ -53,7 +53,7 @@ AwqGroupResult awq_group(const QuantSpec& spec, std::span<const WeightRef> ws, s
     check_shape(spec, r.rows, cols);
     calib::check_calibration_input("awq", spec, r.w, r.rows * cols, "weight");
   }
-  calib::check_calibration_input("awq", spec, x, n * cols, "activation");
+  calib::check_finite("awq", x, n * cols, "activation");
   if (n == 0) throw Error("awq: no calibration rows");
   if (opt.grid == 0) throw Error("awq: a grid of 0 points");
   const std::size_t k = cols;

@@ -116,7 +116,7 @@ std::vector<float> inverse_upper_cholesky(std::vector<float> h, std::size_t k) {
 }  // namespace calib
 
 std::vector<float> gptq_hessian(const float* x, std::size_t n, std::size_t k) {
-  calib::check_calibration_input("gptq", QuantSpec{}, x, n * k, "activation");
+  calib::check_finite("gptq", x, n * k, "activation");
   if (n == 0 || k == 0) throw Error("gptq: no calibration rows or no columns");
   std::vector<float> h(k * k);
   gemm_f32(x, Layout::transposed, x, Layout::transposed, h.data(), k, k, n);
@@ -140,7 +140,7 @@ QuantizedTensor gptq_from_hessian(const QuantSpec& spec, const float* w, std::si
   if (hessian.size() != k * k)
     throw Error("gptq: Hessian of " + std::to_string(hessian.size()) + " elements for " + std::to_string(k) +
                 " columns (need " + std::to_string(k * k) + ")");
-  calib::check_calibration_input("gptq", spec, hessian.data(), hessian.size(), "Hessian");
+  calib::check_finite("gptq", hessian.data(), hessian.size(), "Hessian");
   if (opt.block == 0) throw Error("gptq: block of 0 columns");
   if (!(opt.damp >= 0) || !std::isfinite(opt.damp)) throw Error("gptq: damping must be finite and >= 0");
 

@@ -72,15 +72,20 @@ BulkOptions cast_options(const QuantSpec& spec) {
   return o;
 }
 
-void check_calibration_input(const char* fn, const QuantSpec& spec, const float* p, std::size_t n,
-                             const char* what) {
-  if (spec.cast.round == Round::stochastic)
-    throw Error(std::string(fn) + ": " + describe(spec) + ": calibration needs a deterministic rounding, not stochastic");
+void check_finite(const char* fn, const float* p, std::size_t n, const char* what) {
   if (n != 0 && p == nullptr) throw Error(std::string(fn) + ": null " + what);
   for (std::size_t i = 0; i < n; ++i)
     if (!std::isfinite(p[i]))
       throw Error(std::string(fn) + ": " + what + " element " + std::to_string(i) + " is not finite (" +
                   std::to_string(p[i]) + ")");
+}
+
+void check_calibration_input(const char* fn, const QuantSpec& spec, const float* p, std::size_t n,
+                             const char* what) {
+  validate(spec.format);
+  if (spec.cast.round == Round::stochastic)
+    throw Error(std::string(fn) + ": " + describe(spec) + ": calibration needs a deterministic rounding, not stochastic");
+  check_finite(fn, p, n, what);
 }
 
 float tensor_scale_of(const QuantSpec& spec, const float* w, std::size_t rows, std::size_t cols) {

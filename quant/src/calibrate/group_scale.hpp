@@ -33,7 +33,9 @@ SpecOps spec_ops(const QuantSpec& spec);
 // The spec's cast (saturating for every scaled rule, as quantize does).
 BulkOptions cast_options(const QuantSpec& spec);
 
-// Throws lowp::Error for stochastic rounding and for NaN / Inf in p[0..n) (`what` names it).
+// Throws lowp::Error for NaN / Inf in p[0..n) (`what` names it).
+void check_finite(const char* fn, const float* p, std::size_t n, const char* what);
+// The same, and for an invalid format or stochastic rounding in the spec.
 void check_calibration_input(const char* fn, const QuantSpec& spec, const float* p, std::size_t n,
                              const char* what);
 

@@ -52,7 +52,7 @@ std::vector<ScaleChoice> choose_scales(const QuantSpec& spec, const float* w, st
 }  // namespace calib
 
 std::vector<float> importance(const float* x, std::size_t n, std::size_t k) {
-  calib::check_calibration_input("importance", QuantSpec{}, x, n * k, "activation");
+  calib::check_finite("importance", x, n * k, "activation");
   if (n == 0) throw Error("importance: no calibration rows");
   std::vector<double> sum(k, 0.0);
   // Column sums in row order: the same bits at any thread count.
