@@ -28,9 +28,19 @@ std::vector<float> awq_scales(const std::vector<double>& m, double alpha) {
   return r;
 }
 
+// The objective's data: X itself, or G = X^T X when there are more rows than columns, since
+// ||X D^T||_F^2 = sum (D G) o D costs N K^2 per alpha instead of n K N.
+struct Objective {
+  RowMatrixD x, g;
+  bool gram = false;
+  double of(const RowMatrixD& d) const {
+    return gram ? (d * g).cwiseProduct(d).sum() : (x * d.transpose()).squaredNorm();
+  }
+};
+
 // ||X (W - Q(W diag s) diag(1/s))^T||_F^2 for one linear; q receives Q(W diag s).
 double scaled_error(const QuantSpec& spec, const WeightRef& ref, std::size_t k, const std::vector<float>& s,
-                    const RowMatrixD& xd, QuantizedTensor& q) {
+                    const Objective& obj, QuantizedTensor& q) {
   const std::size_t rows = ref.rows;
   std::vector<float> ws(rows * k), deq(rows * k);
   for (std::size_t r = 0; r < rows; ++r)
@@ -41,7 +51,7 @@ double scaled_error(const QuantSpec& spec, const WeightRef& ref, std::size_t k, 
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t j = 0; j < k; ++j)
       diff.data()[r * k + j] = static_cast<double>(ref.w[r * k + j]) - static_cast<double>(deq[r * k + j] / s[j]);
-  return (xd * diff.transpose()).squaredNorm();
+  return obj.of(diff);
 }
 
 }  // namespace
@@ -61,8 +71,14 @@ AwqGroupResult awq_group(const QuantSpec& spec, std::span<const WeightRef> ws, s
   for (std::size_t r = 0; r < n; ++r)
     for (std::size_t j = 0; j < k; ++j) m[j] += std::fabs(static_cast<double>(x[r * k + j]));
   for (double& v : m) v /= static_cast<double>(n);
-  RowMatrixD xd(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(k));
-  for (std::size_t i = 0; i < n * k; ++i) xd.data()[i] = x[i];
+  Objective obj;
+  obj.x.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(k));
+  for (std::size_t i = 0; i < n * k; ++i) obj.x.data()[i] = x[i];
+  if (n > k) {
+    obj.gram = true;
+    obj.g = obj.x.transpose() * obj.x;
+    obj.x.resize(0, 0);
+  }
 
   AwqGroupResult best;
   std::vector<QuantizedTensor> qs(ws.size());
@@ -70,7 +86,7 @@ AwqGroupResult awq_group(const QuantSpec& spec, std::span<const WeightRef> ws, s
     const double alpha = static_cast<double>(i) / static_cast<double>(opt.grid);
     std::vector<float> s = awq_scales(m, alpha);
     double e = 0;
-    for (std::size_t l = 0; l < ws.size(); ++l) e += scaled_error(spec, ws[l], k, s, xd, qs[l]);
+    for (std::size_t l = 0; l < ws.size(); ++l) e += scaled_error(spec, ws[l], k, s, obj, qs[l]);
     if (i == 0) best.rtn_error = e;
     if (i == 0 || e < best.error) {  // strict: ties keep the smaller alpha (0: RTN)
       best.error = e;
