@@ -10,9 +10,9 @@
 #include "cli/command.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/recipe.hpp"
+#include "lowp/accuracy/sample.hpp"
 #include "lowp/accuracy/tokenizer.hpp"
 #include "lowp/numerics/error.hpp"
-#include "lowp/numerics/rng.hpp"
 #include "model/llama.hpp"
 
 namespace lowp::cli {
@@ -24,23 +24,6 @@ struct GenerateArgs {
   double temperature = 0;
   std::uint64_t seed = 1;
 };
-
-// The first index of the largest logit (run.c's argmax), or a draw from softmax(logits / t).
-int pick(const float* logits, std::size_t n, double t, std::uint64_t seed, std::size_t pos) {
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < n; ++i)
-    if (logits[i] > logits[best]) best = i;
-  if (t <= 0) return static_cast<int>(best);
-  std::vector<double> p(n);
-  double z = 0;
-  for (std::size_t i = 0; i < n; ++i) z += p[i] = std::exp((logits[i] - logits[best]) / t);
-  const RngKey key = rng_key(seed);
-  const double u = (static_cast<double>(random_bits(key, pos)) + 0.5) / 4294967296.0 * z;
-  double acc = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    if ((acc += p[i]) > u) return static_cast<int>(i);
-  return static_cast<int>(n - 1);
-}
 
 int run_generate(Io& io, const GenerateArgs& a) {
   if (a.max_tokens < 0) throw Failure{exit_usage, "--max-tokens must be >= 0, not " + std::to_string(a.max_tokens)};
@@ -72,7 +55,7 @@ int run_generate(Io& io, const GenerateArgs& a) {
     const std::size_t T = ids.size();
     logits.resize(T * vocab);
     accuracy::detail::forward_window(pm, ids, logits.data(), log, a.threads, T - 1);
-    const int next = pick(logits.data() + (T - 1) * vocab, vocab, a.temperature, a.seed, T);
+    const int next = accuracy::sample_token({logits.data() + (T - 1) * vocab, vocab}, a.temperature, a.seed, T);
     if (next == tok.bos() && tok.bos() >= 0) break;  // run.c: BOS delimits sequences
     io.out << tok.decode_token(ids.back(), next);
     io.out.flush();
