@@ -1,7 +1,7 @@
 // FlashAttention-3's FP8 numerical-error experiment (Shah et al. 2024, §4.3), with lowp's
 // attention quantization points.
 //
-// Q, K, V (BH heads x N tokens x d) have entries N(0, 1) + Bernoulli(0.001) * N(0, 10^2): a
+// Q, K, V (4 heads x N tokens x d = 128) have entries N(0, 1) + Bernoulli(0.001) * N(0, 10^2): a
 // standard normal plus, for 0.1% of entries, an outlier of standard deviation 10. The oracle
 // is softmax(Q K^T / sqrt(d)) V in float64 (non-causal); each quantized path reports
 // rmse = sqrt(mean((O - O_fp64)^2)) over all outputs as a counter (the mean over kDraws
@@ -9,7 +9,8 @@
 //
 // The quantized paths use the specs of lowp's built-in recipes (`fp8-attn`: attn.qk and
 // attn.v = e4m3:tensor:amax, attn.p = e4m3:tensor:none) through quant::fake_quant, the
-// hadamard library's rotations, and gemm_f32 (float32 accumulation, as FA3's tensor cores):
+// hadamard library's rotations, and gemm_f32 (float32 accumulation; Hopper's FP8 tensor cores
+// keep fewer accumulator bits, not emulated here):
 //   BM_fa3_fp32                      no quantization (the float32 floor)
 //   BM_fa3_fp8_per_tensor            the paper's baseline: Q, K, V per-tensor E4M3, P in FP16
 //   BM_fa3_fp8_block_hadamard        FA3: Q, K randomized-Hadamard rotated over d (random signs,
@@ -49,7 +50,7 @@ using lowp::hadamard::RotationKind;
 using lowp::quant::QuantSpec;
 
 constexpr std::size_t kHeads = 4, kD = 128;
-constexpr std::size_t kBlock = 128;  // FA3's FP8 tile along the sequence (kBlockM = 128 at d = 128)
+constexpr std::size_t kBlock = 128;  // tokens per scale block: one attention tile's height
 constexpr std::uint64_t kSeed = 20240711;
 
 struct Inputs {
