@@ -17,7 +17,9 @@
 //                                    then H), one E4M3 scale per 128-token block of each head
 //                                    for Q, K, V, and the unnormalized P~ = exp(S - rowmax) cast
 //                                    to E4M3 unscaled; O = (P~ V) / rowsum(P~), the sum in float32
-//   BM_fa3_fp8_block                 the same without the rotation (ablation)
+//   BM_fa3_fp8_block_hadamard_p256   the same with P~ scaled by 2^8 before the cast, as
+//                                    FA3's released kernel does (Softmax<..., Max_offset = 8>)
+//   BM_fa3_fp8_block                 FA3 without the rotation (ablation)
 //   BM_fa3_fp8_per_tensor_hadamard   the same with per-tensor scales (ablation)
 //   BM_fa3_fp8_per_tensor_hadamard_p_normalized  and with the normalized P cast to E4M3 instead
 //   BM_fa3_recipe_fp8_attn[_hadamard]  lowp's recipes as `lowp eval` applies them: per-tensor
@@ -133,6 +135,7 @@ struct Path {
   bool block_scales = false;
   Rotation rotation;                  // on Q and K over d
   bool unnormalized_p = false;        // FA3: quantize exp(S - rowmax), divide by the row sum after PV
+  float p_scale = 1.0f;               // a power of two times exp(S - rowmax) (FA3's code: 2^8)
 };
 
 void fake_quant_qkv(const QuantSpec& spec, bool blocks, std::size_t n, std::vector<float>& x) {
@@ -172,7 +175,7 @@ std::vector<float> attention(const Inputs& in, const Path& path) {
       float mx = -INFINITY;
       for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j] *= scale);
       float sum = 0;
-      for (std::size_t j = 0; j < n; ++j) sum += row[j] = std::exp(row[j] - mx);
+      for (std::size_t j = 0; j < n; ++j) sum += row[j] = std::exp(row[j] - mx) * path.p_scale;
       sums[i] = sum;
       if (!path.unnormalized_p)
         for (std::size_t j = 0; j < n; ++j) row[j] /= sum;
@@ -272,6 +275,11 @@ void BM_fa3_fp8_per_tensor(benchmark::State& s) {
   run(s, "per_tensor", Path{r.q, r.v, lowp::quant::parse_quant_spec("fp16"), false, {}, false});
 }
 void BM_fa3_fp8_block_hadamard(benchmark::State& s) { run(s, "block_hadamard", fa3(true, true)); }
+void BM_fa3_fp8_block_hadamard_p256(benchmark::State& s) {
+  Path p = fa3(true, true);
+  p.p_scale = 256.0f;
+  run(s, "block_hadamard_p256", p);
+}
 void BM_fa3_fp8_block(benchmark::State& s) { run(s, "block", fa3(true, false)); }
 void BM_fa3_fp8_per_tensor_hadamard(benchmark::State& s) { run(s, "per_tensor_hadamard", fa3(false, true)); }
 void BM_fa3_fp8_per_tensor_hadamard_p_normalized(benchmark::State& s) {
@@ -295,6 +303,7 @@ BENCHMARK(BM_fa3_fp64_reference)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_fp32)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_fp8_per_tensor)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_fp8_block_hadamard)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fa3_fp8_block_hadamard_p256)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_fp8_block)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_fp8_per_tensor_hadamard)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_fp8_per_tensor_hadamard_p_normalized)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
