@@ -22,8 +22,9 @@
 //   BM_fa3_fp8_block                 FA3 without the rotation (ablation)
 //   BM_fa3_fp8_per_tensor_hadamard   the same with per-tensor scales (ablation)
 //   BM_fa3_fp8_per_tensor_hadamard_p_normalized  and with the normalized P cast to E4M3 instead
-//   BM_fa3_recipe_fp8_attn[_hadamard]  lowp's recipes as `lowp eval` applies them: per-tensor
-//                                    Q, K, V, the normalized P cast to E4M3, plain Hadamard
+//   BM_fa3_recipe_fp8_attn[_hadamard|_fa3]  lowp's recipes as `lowp eval` applies them: per-tensor
+//                                    Q, K, V, P as FA3's kernel casts it (attn.p_form = fa3), no /
+//                                    plain / random-sign Hadamard
 // BM_fa3_fp64_reference times the oracle. Shapes: 4 heads x N tokens x head_dim 128, N the
 // benchmark's argument (1024 and 4096; the oracle is timed at 1024), one thread.
 #include <benchmark/benchmark.h>
@@ -290,12 +291,16 @@ void BM_fa3_fp8_per_tensor_hadamard_p_normalized(benchmark::State& s) {
 
 void recipe(benchmark::State& s, const char* name) {
   const lowp::accuracy::Recipe r = lowp::accuracy::find_recipe(name);
-  Path p{r.q, r.v, r.p, false, {}, false};
-  if (r.attn_rotate != lowp::accuracy::AttnRotation::none) p.rotation = head_rotation(RotationKind::hadamard);
+  using lowp::accuracy::AttnRotation;
+  const bool fa3_p = r.p_form == lowp::accuracy::AttnPForm::fa3;
+  Path p{r.q, r.v, r.p, false, {}, fa3_p, fa3_p ? 256.0f : 1.0f};
+  if (r.attn_rotate != AttnRotation::none)
+    p.rotation = head_rotation(r.attn_rotate == AttnRotation::hadamard ? RotationKind::hadamard : RotationKind::randomized);
   run(s, name, p);
 }
 void BM_fa3_recipe_fp8_attn(benchmark::State& s) { recipe(s, "fp8-attn"); }
 void BM_fa3_recipe_fp8_attn_hadamard(benchmark::State& s) { recipe(s, "fp8-attn-hadamard"); }
+void BM_fa3_recipe_fp8_attn_fa3(benchmark::State& s) { recipe(s, "fp8-attn-fa3"); }
 
 }  // namespace
 
@@ -309,3 +314,4 @@ BENCHMARK(BM_fa3_fp8_per_tensor_hadamard)->Arg(1024)->Arg(4096)->Unit(benchmark:
 BENCHMARK(BM_fa3_fp8_per_tensor_hadamard_p_normalized)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_recipe_fp8_attn)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_recipe_fp8_attn_hadamard)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fa3_recipe_fp8_attn_fa3)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);

@@ -21,7 +21,9 @@ class ReferenceLlama {
  public:
   using Hook = std::function<void(std::string_view point, float* x, std::size_t n)>;
 
-  explicit ReferenceLlama(const accuracy::LlamaModel& m, Hook hook = {}) : m_(m), c_(m.config), hook_(std::move(hook)) {
+  // fa3_p: the "p" point sees FlashAttention-3's 2^8 exp(S - rowmax), not the normalized P.
+  explicit ReferenceLlama(const accuracy::LlamaModel& m, Hook hook = {}, bool fa3_p = false)
+      : m_(m), c_(m.config), hook_(std::move(hook)), fa3_p_(fa3_p) {
     const std::size_t kv = static_cast<std::size_t>(c_.kv_dim()), seq = static_cast<std::size_t>(c_.seq_len);
     key_cache_.assign(static_cast<std::size_t>(c_.n_layers) * seq * kv, 0.0f);
     value_cache_.assign(key_cache_.size(), 0.0f);
@@ -65,7 +67,14 @@ class ReferenceLlama {
           for (int i = 0; i < hs; ++i) score += qh[i] * kt[i];
           att[t] = score / std::sqrt(static_cast<float>(hs));
         }
-        softmax(att.data(), pos + 1);
+        float fa3_sum = 0.0f;
+        if (fa3_p_) {  // FlashAttention-3: "p" sees 2^8 exp(S - max); the sum divides at the end
+          const float mx = *std::max_element(att.begin(), att.begin() + pos + 1);
+          for (int t = 0; t <= pos; ++t) fa3_sum += att[t] = std::exp(att[t] - mx);
+          for (int t = 0; t <= pos; ++t) att[t] *= 256.0f;
+        } else {
+          softmax(att.data(), pos + 1);
+        }
         point("p", att.data(), static_cast<std::size_t>(pos + 1));
         float* out = xb.data() + h * hs;
         std::fill(out, out + hs, 0.0f);
@@ -73,6 +82,8 @@ class ReferenceLlama {
           const float* vt = value_cache_.data() + (static_cast<std::size_t>(l) * c_.seq_len + t) * kv_dim + (h / kv_mul) * hs;
           for (int i = 0; i < hs; ++i) out[i] += att[t] * vt[i];
         }
+        if (fa3_p_)
+          for (int i = 0; i < hs; ++i) out[i] /= 256.0f * fa3_sum;
       }
       point("x.wo", xb.data(), dim);
       matmul(xb2.data(), xb.data(), w.wo.data(), dim, dim);
@@ -132,6 +143,7 @@ class ReferenceLlama {
   const accuracy::LlamaModel& m_;
   const accuracy::LlamaConfig& c_;
   Hook hook_;
+  bool fa3_p_ = false;
   std::vector<float> key_cache_, value_cache_;
 };
 

@@ -82,6 +82,52 @@ attn.p = bf16)");
   EXPECT_GE(effect, 20 * diff);
 }
 
+// E4M3 (OCP, finite) round-to-nearest-even of a value in [0, 448], from its definition: 3
+// mantissa bits, normals from 2^-6, subnormal step 2^-9.
+float e4m3(float x) {
+  if (x == 0.0f) return 0.0f;
+  const int e = std::max(static_cast<int>(std::floor(std::log2(static_cast<double>(x)))), -6);
+  const double q = std::ldexp(1.0, e - 3);
+  return static_cast<float>(std::nearbyint(static_cast<double>(x) / q) * q);
+}
+
+// attn.p_form = fa3 casts FlashAttention-3's 2^8 exp(S - rowmax) and divides by the float32
+// row sums after P V: the token-by-token reference doing the same agrees, while the normalized
+// P (values near 1/T, partly below E4M3's normal range) lands much farther from it.
+TEST(EvalPoints, Fa3FormQuantizesTheUnnormalizedExponentials) {
+  const LlamaModel m = small_model(31);
+  const auto tokens = random_tokens(48, m.config.vocab_size, 32);
+  const std::string base = "name = p\nattn.p = e4m3:tensor:none\n";
+  const EvalRun fa3 = run(m, tokens, parse_recipe(base + "attn.p_form = fa3\n"));
+  const EvalRun normalized = run(m, tokens, parse_recipe(base));
+  const auto round_p = [](std::string_view point, float* x, std::size_t n) {
+    if (point == "p")
+      for (std::size_t i = 0; i < n; ++i) x[i] = e4m3(x[i]);
+  };
+  const auto want = ReferenceLlama(m, round_p, /*fa3_p=*/true).run(tokens);
+  const auto fp32 = ReferenceLlama(m).run(tokens);
+  // As for bf16 above: another float32 summation order can move an exponential across an E4M3
+  // rounding boundary now and then; that stays far below the FP8 effect itself.
+  const float diff = max_abs_diff(fa3.logits, want), effect = max_abs_diff(fa3.logits, fp32);
+  EXPECT_LE(diff, 0.05f * effect);
+  EXPECT_GE(max_abs_diff(normalized.logits, want), 10 * diff);
+  // Without an attn.p spec the form changes nothing: the same bits as float32.
+  EXPECT_EQ(run(m, tokens, parse_recipe("name = q\nattn.p_form = fa3\n")).logits, run(m, tokens, find_recipe("fp32")).logits);
+}
+
+TEST(EvalPoints, RandomizedAttentionHadamardKeepsTheLogitsAndDependsOnTheSeed) {
+  const LlamaModel m = small_model(33);
+  const auto tokens = random_tokens(40, m.config.vocab_size, 34);
+  const EvalRun ref = run(m, tokens, find_recipe("fp32"));
+  const EvalRun a = run(m, tokens, parse_recipe("name = r\nattn.rotate = randomized\nattn.rotate_v = on\nseed = 1\n"));
+  const EvalRun b = run(m, tokens, parse_recipe("name = r\nattn.rotate = randomized\nattn.rotate_v = on\nseed = 2\n"));
+  EXPECT_LE(max_abs_diff(a.logits, ref.logits), 1e-5f);  // orthogonal: the same attention
+  // With Q and K in E4M3 the rotation's signs change which values round where.
+  const std::string fp8 = "name = r\nattn.qk = e4m3:tensor:amax\nattn.rotate = randomized\nseed = ";
+  EXPECT_NE(run(m, tokens, parse_recipe(fp8 + "1\n")).logits, run(m, tokens, parse_recipe(fp8 + "2\n")).logits);
+  EXPECT_NE(a.logits, b.logits);
+}
+
 TEST(EvalPoints, AttentionHadamardAloneKeepsTheLogits) {
   const LlamaModel m = small_model(13);
   const auto tokens = random_tokens(40, m.config.vocab_size, 14);

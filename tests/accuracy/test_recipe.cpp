@@ -84,7 +84,7 @@ TEST(Recipe, BuiltinsAreUniqueAndCoverTheDefaultSweep) {
   EXPECT_EQ(sweep.size(), 19u);
   for (const auto& n : sweep) EXPECT_TRUE(names.count(n)) << n;
   for (const char* n : {"fp32", "bf16", "fp16", "fp8-tensorwise", "fp8-rowwise", "fp8-block128", "mxfp8", "mxfp6",
-                        "mxfp4", "nvfp4", "switchback-int8", "fp8-attn", "fp8-attn-hadamard", "kv4", "kv4-hadamard", "mxfp8-rceil", "mxfp6-rceil",
+                        "mxfp4", "nvfp4", "switchback-int8", "fp8-attn", "fp8-attn-hadamard", "fp8-attn-fa3", "kv4", "kv4-hadamard", "mxfp8-rceil", "mxfp6-rceil",
                         "mxfp4-rceil"})
     EXPECT_TRUE(names.count(n)) << n;
   EXPECT_TRUE(find_recipe("fp32").is_identity());
@@ -107,7 +107,7 @@ TEST(Recipe, MalformedTextNamesTheLine) {
   EXPECT_EQ(error_of([] { parse_recipe("name = x\nkv.group = token\n"); }),
             "recipe line 2 'kv.group = token': kv.group is head or spec, not 'token'");
   EXPECT_EQ(error_of([] { parse_recipe("name = x\nattn.rotate_v = on\n"); }),
-            "recipe 'x': attn.rotate_v = on needs attn.rotate = hadamard");
+            "recipe 'x': attn.rotate_v = on needs attn.rotate = hadamard or randomized");
 }
 
 TEST(Recipe, FindByNameOrFile) {

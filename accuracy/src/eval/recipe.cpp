@@ -70,7 +70,12 @@ std::string apply_line(Recipe& r, std::string_view key, std::string_view value) 
   } else if (key == "attn.rotate") {
     if (value == "none") r.attn_rotate = AttnRotation::none;
     else if (value == "hadamard") r.attn_rotate = AttnRotation::hadamard;
-    else return "attn.rotate is none or hadamard, not '" + std::string(value) + "'";
+    else if (value == "randomized") r.attn_rotate = AttnRotation::randomized;
+    else return "attn.rotate is none, hadamard or randomized, not '" + std::string(value) + "'";
+  } else if (key == "attn.p_form") {
+    if (value == "normalized") r.p_form = AttnPForm::normalized;
+    else if (value == "fa3") r.p_form = AttnPForm::fa3;
+    else return "attn.p_form is normalized or fa3, not '" + std::string(value) + "'";
   } else if (key == "attn.rotate_v" || key == "quarot" || key == "pad") {
     bool b = false;
     if (!parse_bool(value, b)) return std::string(key) + " is on or off, not '" + std::string(value) + "'";
@@ -123,7 +128,7 @@ Recipe parse_recipe(std::string_view text) {
   if (r.name.empty()) throw Error("recipe: no `name = ...` line");
   if (r.kv_per_head && !r.kv) throw Error("recipe '" + r.name + "': kv.group = head needs a kv spec");
   if (r.rotate_v && r.attn_rotate == AttnRotation::none)
-    throw Error("recipe '" + r.name + "': attn.rotate_v = on needs attn.rotate = hadamard");
+    throw Error("recipe '" + r.name + "': attn.rotate_v = on needs attn.rotate = hadamard or randomized");
   return r;
 }
 
@@ -142,7 +147,9 @@ std::string to_text(const Recipe& r) {
   put("attn.v", r.v);
   put("kv", r.kv);
   if (r.kv_per_head) t += "kv.group = head\n";
+  if (r.p_form == AttnPForm::fa3) t += "attn.p_form = fa3\n";
   if (r.attn_rotate == AttnRotation::hadamard) t += "attn.rotate = hadamard\n";
+  if (r.attn_rotate == AttnRotation::randomized) t += "attn.rotate = randomized\n";
   if (r.rotate_v) t += "attn.rotate_v = on\n";
   if (r.quarot) t += "quarot = on\n";
   if (r.seed) t += "seed = " + std::to_string(r.seed) + "\n";

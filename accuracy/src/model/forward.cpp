@@ -14,6 +14,8 @@
 namespace lowp::accuracy::detail {
 namespace {
 
+constexpr float kFa3POffset = 256.0f;  // FlashAttention-3's Max_offset = 8 for FP8 P
+
 using quant::QuantSpec;
 
 // out = w * x / sqrt(mean(x^2) + eps), row by row; the sum of squares in double.
@@ -119,6 +121,9 @@ class Window {
     vt_.resize(hd_ * T_);
     s_.resize(T_ * T_);
     oh_.resize(T_ * hd_);
+    // FlashAttention-3's P (attn.p_form = fa3): the unnormalized exponentials are quantized.
+    const bool fa3 = r_.p && r_.p_form == AttnPForm::fa3;
+    if (fa3) row_sum_.resize(T_);
     for (std::size_t h = 0; h < heads; ++h) {
       const std::size_t g = h / group;
       for (std::size_t t = 0; t < T_; ++t)
@@ -134,11 +139,21 @@ class Window {
         for (std::size_t j = 0; j <= i; ++j) mx = std::max(mx, row[j] *= scale);
         float sum = 0;
         for (std::size_t j = 0; j <= i; ++j) sum += row[j] = std::exp(row[j] - mx);
-        for (std::size_t j = 0; j <= i; ++j) row[j] /= sum;
+        if (fa3) {  // 2^8 exp(S - rowmax): exact power-of-two scaling, divided out below
+          for (std::size_t j = 0; j <= i; ++j) row[j] *= kFa3POffset;
+          row_sum_[i] = sum * kFa3POffset;
+        } else {
+          for (std::size_t j = 0; j <= i; ++j) row[j] /= sum;
+        }
         std::fill(row + i + 1, row + T_, 0.0f);
       }
       quantize_point(r_.p, s_.data(), T_, T_, l, "p");  // each head's P: one T x T tensor
       quant::gemm_f32(s_.data(), vt_.data(), oh_.data(), T_, hd_, T_, false, threads_);
+      if (fa3)
+        for (std::size_t t = 0; t < T_; ++t) {  // as FA3's finalize: O times 1 / row sum
+          const float inv = 1.0f / row_sum_[t];
+          for (std::size_t d = 0; d < hd_; ++d) oh_[t * hd_ + d] *= inv;
+        }
       for (std::size_t t = 0; t < T_; ++t) std::copy_n(oh_.data() + t * hd_, hd_, att_.data() + t * qd_ + h * hd_);
     }
   }
@@ -264,6 +279,7 @@ class Window {
   const std::size_t dim_, kv_, hd_, qd_, hidden_;
   std::vector<float> x_, xb_, qkv_, q_, k_, v_, att_, out_, gu_, hb_, xq_, part_, before_;
   std::vector<float> qh_, kh_, vt_, s_, oh_;  // one head's attention
+  std::vector<float> row_sum_;                 // attn.p_form = fa3: each row's exp sum x 2^8
 };
 
 }  // namespace

@@ -197,8 +197,10 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
     }
     m = pm.rotated.get();
   }
-  if (recipe.attn_rotate == AttnRotation::hadamard) {
-    pm.head_rotation = {hadamard::RotationKind::hadamard, hd, 0, 0};
+  if (recipe.attn_rotate != AttnRotation::none) {
+    pm.head_rotation = recipe.attn_rotate == AttnRotation::hadamard
+                           ? hadamard::Rotation{hadamard::RotationKind::hadamard, hd, 0, 0}
+                           : hadamard::Rotation{hadamard::RotationKind::randomized, hd, 0, recipe.seed};
     try {
       pm.head_rotation.validate();
     } catch (const Error& e) {

@@ -18,7 +18,11 @@ enum class LinearKind { wq, wk, wv, wo, gate, up, down, classifier };
 inline constexpr std::size_t linear_kind_count = 8;
 std::string_view linear_kind_name(LinearKind kind);  // "wq", ..., "gate", "up", "down", "classifier"
 
-enum class AttnRotation { none, hadamard };
+enum class AttnRotation { none, hadamard, randomized };
+// What the attn.p point quantizes. normalized: P = softmax(S). fa3: FlashAttention-3's released
+// FP8 kernel, 2^8 exp(S - rowmax) (its Max_offset), row sums from the unquantized exponentials in
+// float32, the output divided by them after P V.
+enum class AttnPForm { normalized, fa3 };
 
 struct Recipe {
   std::string name;
@@ -32,8 +36,10 @@ struct Recipe {
   std::optional<quant::QuantSpec> q, k, p, v;  // attention: Q, K before QK^T; P and V before PV
   std::optional<quant::QuantSpec> kv;          // K and V as written to the KV cache
   bool kv_per_head = false;  // kv.group = head: one scale per head and token (block = head_dim)
-  // HadaCore / FlashAttention-3: after RoPE, Q and K (and V with rotate_v, undone on the
-  // attention output) times an orthonormal Hadamard over head_dim.
+  AttnPForm p_form = AttnPForm::normalized;
+  // After RoPE, Q and K (and V with rotate_v, undone on the attention output) times an
+  // orthonormal Hadamard over head_dim (HadaCore), or a random-sign one seeded by `seed`
+  // (FlashAttention-3's incoherent processing).
   AttnRotation attn_rotate = AttnRotation::none;
   bool rotate_v = false;
   // QuaRot: RMSNorm gains folded into the next linears, a randomized-Hadamard rotation of the
