@@ -4,6 +4,8 @@ Hadamard rotations, quantized linear layers, a Llama evaluator) over the C++ ker
 Arrays go in as numpy arrays (float32 C-contiguous arrays are read in place) and come out as
 new numpy arrays; the kernels run with the GIL released. Bad arguments raise ValueError, bad
 data lowp.Error (a RuntimeError), each with the C++ message. See docs/python.md.
+
+lowp.torch (imported on its own: `import lowp.torch`) brings the same kernels into PyTorch.
 """
 from ._lowp import (  # noqa: F401
     Error,
@@ -16,13 +18,16 @@ from ._lowp import (  # noqa: F401
     fake_quant,
     formats,
     fwht,
+    linear_presets,
     pack,
     quantize,
     sweep,
+    train_recipes,
     unpack,
 )
 
 __all__ = [
     "Error", "QuantizedTensor", "QuantLinear", "Rotation", "decode", "encode", "eval", "fake_quant",
-    "formats", "fwht", "pack", "quantize", "sweep", "unpack",
+    "formats", "fwht", "linear_presets", "pack", "quantize", "sweep",
+    "train_recipes", "unpack",
 ]

@@ -1,7 +1,9 @@
 // lowp.QuantLinear: the quantized linear layer Y = X W^T + b with forward and backward.
+#include <array>
 #include <mutex>
 
 #include "common.hpp"
+#include "lowp/accuracy/train_linears.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/linear.hpp"
 
@@ -25,6 +27,53 @@ std::unique_ptr<Linear> make(const std::string& preset, std::size_t in, std::siz
   } catch (const Error& e) {
     throw py::value_error(e.what());
   }
+}
+
+// A training recipe's linear (a built-in name or a recipe file), else a linear preset;
+// "preset:<name>" asks for the preset of a name both have (mxfp8, nvfp4, ...).
+std::unique_ptr<Linear> from_recipe(const std::string& name, std::size_t in, std::size_t out, bool bias) {
+  if (name.rfind("preset:", 0) == 0) return make(name.substr(7), in, out, bias);
+  if (in == 0 || out == 0) throw py::value_error("QuantLinear: in_features and out_features must be positive");
+  try {
+    return std::make_unique<Linear>(accuracy::train_recipe_linears(name).linear, in, out, bias);
+  } catch (const Error& train_error) {
+    for (const quant::LinearRecipe& p : quant::linear_presets())
+      if (p.name == name) return std::make_unique<Linear>(p, in, out, bias);
+    std::string presets;
+    for (const quant::LinearRecipe& p : quant::linear_presets()) presets += (presets.empty() ? "" : ", ") + p.name;
+    throw py::value_error(std::string(train_error.what()) + "; linear presets: " + presets);
+  }
+}
+
+// The operand statistics since the last call, one dict per quantized operand (operands left in
+// float32, and the int8 GEMM's, have none): the columns of lowp train's quant.csv plus the sums.
+py::list take_stats(Linear& l) {
+  static constexpr const char* kGemm[3] = {"fwd", "dgrad", "wgrad"};
+  static constexpr const char* kOperand[6] = {"X", "W", "dY", "W^T", "dY^T", "X^T"};
+  std::array<quant::OperandStats, 6> st;
+  {
+    std::lock_guard lock(l.mu);
+    st = l.layer.take_stats();
+  }
+  py::list rows;
+  for (std::size_t k = 0; k < st.size(); ++k) {
+    const quant::OperandStats& o = st[k];
+    if (o.count == 0) continue;
+    const double n = static_cast<double>(o.count);
+    py::dict d;
+    d["gemm"] = kGemm[k / 2];
+    d["operand"] = kOperand[k];
+    d["sqnr_db"] = o.sqnr_db();
+    d["saturated"] = static_cast<double>(o.saturated) / n;
+    d["flushed"] = static_cast<double>(o.flushed) / n;
+    d["count"] = o.count;
+    d["saturated_count"] = o.saturated;
+    d["flushed_count"] = o.flushed;
+    d["signal"] = o.signal;
+    d["noise"] = o.noise;
+    rows.append(d);
+  }
+  return rows;
 }
 
 // rows x `width` view of x whose last dimension must be `width`.
@@ -94,6 +143,18 @@ void bind_linear(py::module_& m) {
                      "Y = X W^T + b with every GEMM quantized as the named preset (see `lowp recipes`).\n"
                      "W (out_features x in_features) and b start at zero; gradients accumulate over backward calls.")
       .def(py::init(&make), py::arg("preset"), py::arg("in_features"), py::arg("out_features"), py::arg("bias") = true)
+      .def_static("from_recipe", &from_recipe, py::arg("recipe"), py::arg("in_features"), py::arg("out_features"),
+                  py::arg("bias") = true,
+                  "The layer of a training recipe (a `lowp recipes` training name or a recipe file: its linear\n"
+                  "inside the layers), else of a linear preset; 'preset:<name>' picks the preset of a shared name.")
+      .def("collect_stats", [](Linear& l, bool on) {
+        std::lock_guard lock(l.mu);
+        l.layer.collect_stats(on);
+      }, py::arg("on") = true, "Count what quantizing each operand does (take_stats returns it).")
+      .def("take_stats", &take_stats,
+           "Per quantized operand since the last call: gemm, operand, sqnr_db, saturated and flushed fractions,\n"
+           "count and the sums behind them; resets them.")
+      .def_property_readonly("description", [](Linear& l) { return quant::describe(l.layer.recipe()); })
       .def("forward", &forward, py::arg("x"), py::arg("seed") = 0, "Y (..., out_features) from X (..., in_features).")
       .def("backward", &backward, py::arg("dy"), py::arg("seed") = 0,
            "dX for dY of the last forward; adds dW and db into weight_grad and bias_grad.")
@@ -119,6 +180,13 @@ void bind_linear(py::module_& m) {
         return "lowp.QuantLinear('" + l.layer.recipe().name + "', " + std::to_string(l.in_features) + ", " +
                std::to_string(l.out_features) + ")";
       });
+  m.def("train_recipes", &accuracy::train_recipe_names,
+        "The built-in training recipe names (`lowp recipes`), which QuantLinear.from_recipe and lowp.torch take.");
+  m.def("linear_presets", [] {
+    std::vector<std::string> names;
+    for (const quant::LinearRecipe& p : quant::linear_presets()) names.push_back(p.name);
+    return names;
+  }, "The linear preset names (`lowp recipes`), which QuantLinear takes.");
 }
 
 }  // namespace lowp::python

@@ -1,28 +1,82 @@
 // lowp.fake_quant and lowp.quantize: scaled quantization (spec strings as the CLI's) of a
 // float32 array whose last dimension is the row (the GEMM reduction dimension).
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <optional>
 #include <memory>
 
 #include "common.hpp"
 #include "lowp/formats/bulk.hpp"
+#include "lowp/formats/codec.hpp"
 #include "lowp/formats/registry.hpp"
 
 namespace lowp::python {
 namespace {
 
-F32Out fake_quant(F32In x, const std::string& spec_text) {
-  const quant::QuantSpec spec = spec_arg(spec_text);
+// rounding / seed, when given, replace the spec's own.
+quant::QuantSpec spec_with(const std::string& spec_text, const std::optional<std::string>& rounding,
+                           const std::optional<std::uint64_t>& seed) {
+  quant::QuantSpec spec = spec_arg(spec_text);
+  if (rounding) spec.cast.round = rounding_arg(*rounding);
+  if (seed) spec.seed = *seed;
+  return spec;
+}
+
+// The clip mask of a quantization: 0 where the element was clipped (|x| above the magnitude of
+// the format's largest finite code times its group's scale, so its code is that largest code
+// and |x| > |q|), 1 elsewhere (NaN included).
+void clip_mask(const quant::QuantizedTensor& q, const float* x, const float* deq, std::size_t n, std::uint8_t* mask) {
+  const Format& f = q.spec.format;
+  const double top = f.max_finite();
+  const int sb = storage_bits(f);
+  auto at_top = [&](std::uint32_t code) { return std::fabs(decode(f, code)) == top; };
+  std::vector<std::uint8_t> unpacked;
+  const std::uint8_t* bytes = q.codes.data();
+  if (sb < 8) {
+    unpacked.resize(n);
+    unpack_codes(q.codes.data(), n, sb, unpacked.data());
+    bytes = unpacked.data();
+  }
+  if (sb <= 8) {
+    std::array<std::uint8_t, 256> top_code{};
+    for (std::uint32_t c = 0; c < 256; ++c) top_code[c] = c <= f.code_mask() && at_top(c);
+    for (std::size_t i = 0; i < n; ++i) mask[i] = !(top_code[bytes[i]] && std::fabs(x[i]) > std::fabs(deq[i]));
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t code = 0;
+    std::memcpy(&code, bytes + i * (sb / 8), sb / 8);  // little-endian storage
+    mask[i] = !(std::fabs(x[i]) > std::fabs(deq[i]) && at_top(code));
+  }
+}
+
+py::object fake_quant(F32In x, const std::string& spec_text, const std::optional<std::string>& rounding,
+                      const std::optional<std::uint64_t>& seed, bool with_mask) {
+  const quant::QuantSpec spec = spec_with(spec_text, rounding, seed);
   const auto shape = shape_of(x);
   const Matrix m = as_matrix(shape, "fake_quant");
   F32Out out(shape);  // the input is only read: the result is a new array
   float* o = out.mutable_data();
   const float* in = x.data();
+  if (!with_mask) {
+    {  // the GIL is released around the kernel only (no Python object is touched)
+      py::gil_scoped_release nogil;
+      std::copy(in, in + m.rows * m.cols, o);
+      quant::fake_quant(spec, o, m.rows, m.cols);
+    }
+    return std::move(out);
+  }
+  py::array_t<std::uint8_t> mask(shape);
+  std::uint8_t* mk = mask.mutable_data();
   {  // the GIL is released around the kernel only (no Python object is touched)
     py::gil_scoped_release nogil;
-    std::copy(in, in + m.rows * m.cols, o);
-    quant::fake_quant(spec, o, m.rows, m.cols);
+    const quant::QuantizedTensor q = quant::quantize(spec, in, m.rows, m.cols);
+    quant::dequantize(q, o);
+    clip_mask(q, in, o, m.rows * m.cols, mk);
   }
-  return out;
+  return py::make_tuple(out, mask);
 }
 
 // A quantized tensor: the C++ object, kept alive by the arrays that view it.
@@ -31,8 +85,9 @@ struct Quantized {
   std::vector<py::ssize_t> shape;
 };
 
-std::shared_ptr<Quantized> quantize(F32In x, const std::string& spec_text) {
-  const quant::QuantSpec spec = spec_arg(spec_text);
+std::shared_ptr<Quantized> quantize(F32In x, const std::string& spec_text, const std::optional<std::string>& rounding,
+                                    const std::optional<std::uint64_t>& seed) {
+  const quant::QuantSpec spec = spec_with(spec_text, rounding, seed);
   auto r = std::make_shared<Quantized>();
   r->shape = shape_of(x);
   const Matrix m = as_matrix(r->shape, "quantize");
@@ -78,9 +133,13 @@ F32Out dequantize(const std::shared_ptr<Quantized>& t) {
 }  // namespace
 
 void bind_quant(py::module_& m) {
-  m.def("fake_quant", &fake_quant, py::arg("x"), py::arg("spec"),
+  m.def("fake_quant", &fake_quant, py::arg("x"), py::arg("spec"), py::arg("rounding") = py::none(),
+        py::arg("seed") = py::none(), py::arg("clip_mask") = false,
         "dequantize(quantize(x)) as a new float32 array; spec as the CLI's (e.g. 'mxfp4', 'e4m3:row', 'nvfp4').\n"
-        "The last dimension is the row (blocks run along it); other dimensions fold into rows.");
+        "The last dimension is the row (blocks run along it); other dimensions fold into rows.\n"
+        "rounding / seed replace the spec's (stochastic rounding draws element i's bits from the seed).\n"
+        "clip_mask=True returns (values, mask): mask a uint8 array, 0 where the element was clipped at the\n"
+        "format's largest value times its group's scale, 1 elsewhere.");
   py::class_<Quantized, std::shared_ptr<Quantized>>(m, "QuantizedTensor",
                                                     "Codes and scales of a quantized array (from lowp.quantize).")
       .def_property_readonly("codes", &codes_of, "One code per element, the input's shape (read-only).")
@@ -111,7 +170,8 @@ void bind_quant(py::module_& m) {
       .def_property_readonly("nan_inputs", [](const std::shared_ptr<Quantized>& t) { return t->q.nan_inputs; })
       .def_property_readonly("inf_inputs", [](const std::shared_ptr<Quantized>& t) { return t->q.inf_inputs; })
       .def("dequantize", &dequantize, "The values the codes and scales stand for, float32, the input's shape.");
-  m.def("quantize", &quantize, py::arg("x"), py::arg("spec"),
+  m.def("quantize", &quantize, py::arg("x"), py::arg("spec"), py::arg("rounding") = py::none(),
+        py::arg("seed") = py::none(),
         "Quantize a float32 array (last dimension = row) -> QuantizedTensor with .codes, .scales,\n"
         ".tensor_scale, .bits_per_element and .dequantize().");
 }
