@@ -215,8 +215,8 @@ class Linear(nn.Linear):
         new = cls.__new__(cls)
         nn.Module.__init__(new)
         new.in_features, new.out_features = linear.in_features, linear.out_features
-        new.weight = linear.weight
-        new.bias = linear.bias
+        new.register_parameter("weight", linear.weight)
+        new.register_parameter("bias", linear.bias)
         new._layer = _lowp.QuantLinear.from_recipe(recipe, linear.in_features, linear.out_features,
                                                    linear.bias is not None)
         new.recipe = recipe

@@ -66,7 +66,7 @@ py::object fake_quant(F32In x, const std::string& spec_text, const std::optional
       std::copy(in, in + m.rows * m.cols, o);
       quant::fake_quant(spec, o, m.rows, m.cols);
     }
-    return std::move(out);
+    return out;
   }
   py::array_t<std::uint8_t> mask(shape);
   std::uint8_t* mk = mask.mutable_data();

@@ -7,7 +7,7 @@
 namespace lowp::accuracy {
 
 TrainLinears train_recipe_linears(std::string_view name_or_path) {
-  const train::TrainRecipe r = train::find_train_recipe(name_or_path);
+  const lowp::train::TrainRecipe r = lowp::train::find_train_recipe(name_or_path);
   if (r.scalify)
     throw Error("train recipe '" + r.name + "' runs the whole model on scaled tensors (model = scalify): it has no linear layer recipe");
   return TrainLinears{r.name, r.note, r.linear, r.keep, r.keep_first, r.keep_last};
@@ -15,7 +15,7 @@ TrainLinears train_recipe_linears(std::string_view name_or_path) {
 
 std::vector<std::string> train_recipe_names() {
   std::vector<std::string> names;
-  for (const train::TrainRecipe& r : train::builtin_train_recipes()) names.push_back(r.name);
+  for (const lowp::train::TrainRecipe& r : lowp::train::builtin_train_recipes()) names.push_back(r.name);
   return names;
 }
 
