@@ -199,14 +199,21 @@ class Linear(nn.Linear):
         if device is not None and torch.device(device).type != "cpu":
             raise ValueError(f"lowp.torch.Linear: lowp runs on the CPU, not {device}")
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
-        self._layer = _lowp.QuantLinear.from_recipe(recipe, in_features, out_features, bias)
+        self._setup(recipe, seed, stats)
+
+    def _setup(self, recipe, seed, stats):
         self.recipe = recipe
         self.seed = int(seed) & _MASK64
         self.step = 0
-        self._calls = 0
-        self._loaded = None
         self.stats = bool(stats)
+        self._new_layer()
+
+    def _new_layer(self):
+        self._layer = _lowp.QuantLinear.from_recipe(self.recipe, self.in_features, self.out_features,
+                                                    self.bias is not None)
         self._layer.collect_stats(self.stats)
+        self._calls = 0      # forward calls of the C++ layer (which one its saved operands are from)
+        self._loaded = None  # which weight and bias the C++ layer holds
 
     @classmethod
     def from_linear(cls, linear, recipe, seed=0, stats=True):
@@ -217,28 +224,18 @@ class Linear(nn.Linear):
         new.in_features, new.out_features = linear.in_features, linear.out_features
         new.register_parameter("weight", linear.weight)
         new.register_parameter("bias", linear.bias)
-        new._layer = _lowp.QuantLinear.from_recipe(recipe, linear.in_features, linear.out_features,
-                                                   linear.bias is not None)
-        new.recipe = recipe
-        new.seed = int(seed) & _MASK64
-        new.step = 0
-        new._calls = 0
-        new._loaded = None
-        new.stats = bool(stats)
-        new._layer.collect_stats(new.stats)
+        new._setup(recipe, seed, stats)
         new.train(linear.training)
         return new
 
     def __getstate__(self):  # copy.deepcopy / pickle: the C++ layer is rebuilt from the recipe
         state = self.__dict__.copy()
-        state["_layer"], state["_loaded"] = None, None
+        state["_layer"] = None
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._layer = _lowp.QuantLinear.from_recipe(self.recipe, self.in_features, self.out_features,
-                                                    self.bias is not None)
-        self._layer.collect_stats(self.stats)
+        self._new_layer()
 
     @property
     def linear_recipe(self):

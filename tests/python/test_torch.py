@@ -362,3 +362,17 @@ def test_tiny_transformer_trains_under_recipes():
         assert last[r] < first[r] - 1.0, f"{r}: loss {first[r]:.3f} -> {last[r]:.3f}"
     assert abs(last["mxfp8"] - last["fp32"]) / last["fp32"] < 0.03, last
     assert last["nvfp4"] < first["nvfp4"] - 1.0
+
+
+def test_deepcopy_and_pickle_rebuild_the_layer():
+    import copy
+    import pickle
+
+    torch.manual_seed(8)
+    model = lt.convert(nn.Sequential(nn.Linear(64, 32)), "fp8-rowwise", seed=3)
+    x = torch.randn(32, 64)
+    want = model(x)
+    for other in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        assert other[0].weight is not model[0].weight and other[0].step == 1
+        other[0].step = 0
+        assert torch.equal(other(x), want)
