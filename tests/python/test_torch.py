@@ -376,3 +376,16 @@ def test_deepcopy_and_pickle_rebuild_the_layer():
         assert other[0].weight is not model[0].weight and other[0].step == 1
         other[0].step = 0
         assert torch.equal(other(x), want)
+
+
+def test_recipe_names():
+    # Training recipes name the preset their layers run; 'preset:' picks the preset of a shared name.
+    assert lt.Linear(64, 32, recipe="mxfp8").linear_recipe == "mxfp8-te"
+    assert lt.Linear(64, 32, recipe="preset:mxfp8").linear_recipe == "mxfp8"
+    assert lt.Linear(64, 32, recipe="fp8-current").linear_recipe == "fp8-tensorwise"
+    assert lt.Linear(64, 32, recipe="mxfp4").linear_recipe == "mxfp4"  # a preset only
+    assert "nvfp4" in lowp.train_recipes() and "nvfp4-train" in lowp.linear_presets()
+    with pytest.raises(ValueError, match="scalify"):
+        lt.Linear(64, 32, recipe="scalify")
+    with pytest.raises(ValueError, match="CPU"):
+        lt.Linear(64, 32, device="meta")
