@@ -23,7 +23,8 @@ from torch import nn
 
 from . import _lowp
 
-__all__ = ["fake_quant", "quantize", "dequantize", "Quantized", "Linear", "convert", "converted", "report", "step_seed"]
+__all__ = ["fake_quant", "quantize", "dequantize", "Quantized", "Linear", "convert", "converted", "collect_stats", "report",
+           "step_seed"]
 
 _MASK64 = (1 << 64) - 1
 
@@ -312,6 +313,16 @@ def convert(model, recipe, filter=None, keep_first=0, keep_last=0, seed=0, stats
 def converted(model):
     """The names of the lowp Linear modules of `model`, in order."""
     return [name for name, m in model.named_modules() if isinstance(m, Linear)]
+
+
+def collect_stats(model, on=True):
+    """Turns the telemetry of every lowp Linear of `model` on or off (measuring costs a pass over
+    each quantized operand; lowp train measures only the steps it logs). Returns the model."""
+    for m in model.modules():
+        if isinstance(m, Linear):
+            m.stats = bool(on)
+            m._layer.collect_stats(m.stats)
+    return model
 
 
 def report(model):

@@ -290,6 +290,13 @@ def test_report_telemetry():
     assert abs(r["sqnr_db"] - want) < 1e-9
     assert 0.0 <= r["flushed"] < 1.0
     assert lt.report(model) == []  # reading resets
+    lt.collect_stats(model, False)
+    model(x).sum().backward()
+    assert lt.report(model) == []
+    lt.collect_stats(model, True)
+    model(x).sum().backward()
+    rows = lt.report(model)  # W unchanged since: its cached quantized copies are not counted again
+    assert [(r["module"], r["operand"]) for r in rows] == [(m, o) for m in ("0", "2") for o in ("X", "dY", "dY^T", "X^T")]
 
 
 # --- a small transformer on tinyshakespeare -------------------------------------------------
