@@ -396,3 +396,23 @@ def test_recipe_names():
         lt.Linear(64, 32, recipe="scalify")
     with pytest.raises(ValueError, match="CPU"):
         lt.Linear(64, 32, device="meta")
+
+
+def test_linear_bfloat16_runs_the_float32_kernels():
+    # A bfloat16 model: the layer reads the bf16 values as float32 (exact), runs QuantLinear
+    # and rounds Y, dX, dW and db to bfloat16.
+    torch.manual_seed(9)
+    lin = lt.Linear(64, 32, recipe="fp8-rowwise", seed=5).to(torch.bfloat16)
+    x = torch.randn(32, 64).to(torch.bfloat16).requires_grad_()
+    dy = torch.randn(32, 32).to(torch.bfloat16)
+    y = lin(x)
+    y.backward(dy)
+    ref = lowp.QuantLinear("fp8-rowwise", 64, 32)
+    ref.weight, ref.bias = lin.weight.detach().float().numpy(), lin.bias.detach().float().numpy()
+    s = lt.step_seed(5, 0)
+    want_y = torch.from_numpy(ref.forward(x.detach().float().numpy(), s)).to(torch.bfloat16)
+    want_dx = torch.from_numpy(ref.backward(dy.float().numpy(), s)).to(torch.bfloat16)
+    assert y.dtype == x.grad.dtype == lin.weight.grad.dtype == torch.bfloat16
+    assert torch.equal(y, want_y) and torch.equal(x.grad, want_dx)
+    assert torch.equal(lin.weight.grad, torch.from_numpy(ref.weight_grad).to(torch.bfloat16))
+    assert torch.equal(lin.bias.grad, torch.from_numpy(ref.bias_grad).to(torch.bfloat16))
