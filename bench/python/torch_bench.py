@@ -26,7 +26,6 @@ import os
 import statistics
 import time
 
-import numpy as np
 import torch
 from torch import nn
 

@@ -23,8 +23,8 @@ from torch import nn
 
 from . import _lowp
 
-__all__ = ["fake_quant", "quantize", "dequantize", "Quantized", "Linear", "convert", "converted", "collect_stats", "report",
-           "step_seed"]
+__all__ = ["fake_quant", "quantize", "dequantize", "Quantized", "Linear", "convert", "converted", "collect_stats",
+           "report", "step_seed"]
 
 _MASK64 = (1 << 64) - 1
 
@@ -280,7 +280,8 @@ def _name_filter(filter):
         return lambda module, name: pattern.search(name) is not None
     if callable(filter):
         return filter
-    raise TypeError("convert: filter is None, a regular expression on module names, or a callable (module, name) -> bool")
+    raise TypeError("convert: filter is None, a regular expression on module names, "
+                    "or a callable (module, name) -> bool")
 
 
 def convert(model, recipe, filter=None, keep_first=0, keep_last=0, seed=0, stats=True):

@@ -296,7 +296,8 @@ def test_report_telemetry():
     lt.collect_stats(model, True)
     model(x).sum().backward()
     rows = lt.report(model)  # W unchanged since: its cached quantized copies are not counted again
-    assert [(r["module"], r["operand"]) for r in rows] == [(m, o) for m in ("0", "2") for o in ("X", "dY", "dY^T", "X^T")]
+    want = [(m, o) for m in ("0", "2") for o in ("X", "dY", "dY^T", "X^T")]
+    assert [(r["module"], r["operand"]) for r in rows] == want
 
 
 # --- a small transformer on tinyshakespeare -------------------------------------------------
