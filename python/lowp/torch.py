@@ -235,7 +235,7 @@ class Linear(nn.Linear):
         return state
 
     def __setstate__(self, state):
-        self.__dict__.update(state)
+        super().__setstate__(state)
         self._new_layer()
 
     @property
