@@ -190,6 +190,9 @@ def test_fake_quant_gradients():
     clipped = (np.abs(x).reshape(8, 2, 32) > 448 * scale).reshape(8, 64)
     assert clipped.any() and not clipped.all()
     assert np.array_equal(t.grad.numpy(), np.where(clipped, 0, g.numpy()))
+    # The masked forward (quantize, then dequantize) gives fake_quant's values bit for bit.
+    for spec in ("mxfp8", "mxfp4", "nvfp4", "e4m3:row:pow2", "int8_sym:row:int"):
+        assert torch.equal(lt.fake_quant(t, spec, masked=True), lt.fake_quant(t, spec)), spec
 
 
 def test_fake_quant_stochastic_rounding_seeded():
