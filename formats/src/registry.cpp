@@ -9,7 +9,7 @@
 namespace lowp {
 namespace {
 
-std::optional<Format> p3109_format(int k, int p, bool is_signed, bool extended);
+Format p3109_format(int k, int p, bool is_signed, bool extended);
 
 Format with_ties(Format f, Ties t) {
   f.ties = t;
@@ -44,7 +44,7 @@ std::vector<NamedFormat> make_presets() {
     static const char* names[] = {"binary8p1", "binary8p2", "binary8p3", "binary8p4", "binary8p5", "binary8p6", "binary8p7"};
     static const char* p3109_names[] = {"p3109_k8p1se", "p3109_k8p2se", "p3109_k8p3se", "p3109_k8p4se",
                                         "p3109_k8p5se", "p3109_k8p6se", "p3109_k8p7se"};
-    v.push_back({names[p - 1], {p3109_names[p - 1]}, *p3109_format(8, p, true, true),
+    v.push_back({names[p - 1], {p3109_names[p - 1]}, p3109_format(8, p, true, true),
                  "IEEE P3109 binary8pP = p3109_k8pPse (draft 2026): single zero, NaN = 0x80, Inf = 0x7F/0xFF"});
   }
   v.push_back({"int8", {"i8"}, integer_format(8, true, false), "two's complement [-128, 127]"});
@@ -67,7 +67,7 @@ bool parse_int(std::string_view s, int& out) {
 // K - P + 1 exponent bits; both P - 1 mantissa bits, subnormals, bias 2^(exponent bits - 1).
 // NaN: the sign-only code (signed), the all-ones code (unsigned). Extended puts +-Inf at the top
 // magnitude below the NaN; finite formats are fnuz (signed) and unsigned fn with zero.
-std::optional<Format> p3109_format(int k, int p, bool is_signed, bool extended) {
+Format p3109_format(int k, int p, bool is_signed, bool extended) {
   const int e = k - p + (is_signed ? 0 : 1);
   if (k < 3 || p < 1 || e < 1)
     throw Error("P3109 formats need K >= 3 and 1 <= P < K (signed) or P <= K (unsigned)");
