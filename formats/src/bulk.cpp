@@ -115,11 +115,15 @@ EncodeParams encode_params(const Format& f, const BulkOptions& opt) {
   p.round = o.round;
   p.storage = storage_bits(f);
   p.shift = 23 - m;
-  p.shift_sub = f.subnormals ? p.shift + 1 : p.shift;
   p.bias_adj = f.bias - 127;
   p.e_cap = 1 << f.exp_bits;
-  p.sub_below = f.subnormals ? 1 : INT_MIN;
-  p.tiny_below = f.subnormals ? INT_MIN : 0;
+  // Ties::implicit_bit under nearest-even rounds below E = 1 as subnormals would (see codec.cpp),
+  // and a tie of a normal result up.
+  p.implicit_ties = f.ties == Ties::implicit_bit && o.round == Round::nearest_even;
+  const bool sub = f.subnormals || p.implicit_ties;
+  p.shift_sub = sub ? p.shift + 1 : p.shift;
+  p.sub_below = sub ? 1 : INT_MIN;
+  p.tiny_below = sub ? INT_MIN : 0;
   // Above bias 127 a float32 subnormal's exponent (that of b = 1) is a normal one in the
   // target, and a format without zero treats zero apart: renormalise such inputs and give
   // zeros their own codes.
@@ -193,7 +197,7 @@ std::optional<DecodeParams> decode_params(const Format& f) {
     case Specials::ieee: d.nan_mag_from = static_cast<std::int32_t>(*f.inf_code(false) + 1); break;
     case Specials::fn: d.nan_mag_from = static_cast<std::int32_t>(all); break;
     case Specials::fnuz:
-    case Specials::p3109: d.nan_code = f.sign_bit(); break;
+    case Specials::p3109: d.nan_code = *f.nan_code(); break;
     case Specials::finite: break;
   }
   return d;

@@ -26,6 +26,7 @@ struct EncodeParams {
   int e_cap = 0;            // 2^exp_bits: any larger E overflows as well, so E is clamped here
   int sub_below = 1;        // E < sub_below rounds as a subnormal (INT32_MIN: no subnormals)
   int tiny_below = 0;       // E < tiny_below is below the smallest value of a no-zero format
+  bool implicit_ties = false;  // nearest-even ties of normal results round up (Ties::implicit_bit)
   bool renorm = false;      // bias > 127 or no zero: renormalise float32 subnormals, clamp E,
                             // and give zeros their own codes
   std::uint32_t max_code = 0;     // largest finite magnitude code

@@ -75,7 +75,7 @@ struct Kernels {
   struct Enc : Consts {
     I shift, shift_sub, bias_adj, bias_off, e_cap, sub_below, tiny_below, max_code, flush_below, keep_mag,
         neg_or, neg_zero, ovf_pos, ovf_neg, inf_pos, inf_neg, zero_pos, zero_neg, nan_pos, nan_neg;
-    bool tiny, flush, simple_sign;
+    bool tiny, flush, implicit_ties, simple_sign;
     explicit Enc(const EncodeParams& p)
         : shift(p.shift), shift_sub(p.shift_sub), bias_adj(p.bias_adj),
           bias_off(static_cast<std::int32_t>(static_cast<std::uint32_t>(p.bias_adj) << 23)), e_cap(p.e_cap),
@@ -84,7 +84,7 @@ struct Kernels {
           neg_zero(u32(p.neg_zero)), ovf_pos(u32(p.ovf_pos)), ovf_neg(u32(p.ovf_neg)),
           inf_pos(u32(p.inf_pos)), inf_neg(u32(p.inf_neg)), zero_pos(u32(p.zero_pos)),
           zero_neg(u32(p.zero_neg)), nan_pos(u32(p.nan_pos)), nan_neg(u32(p.nan_neg)),
-          tiny(p.tiny_below != INT_MIN), flush(p.flush_below != 0),
+          tiny(p.tiny_below != INT_MIN), flush(p.flush_below != 0), implicit_ties(p.implicit_ties),
           // Negative results are just the magnitude with the sign bit (signed formats with -0).
           simple_sign(p.keep_mag == ~0u && p.neg_zero == p.neg_or) {}
   };
@@ -96,6 +96,7 @@ struct Kernels {
     I bexp = Isa::template srl<23>(a);
     I frac = a & c.frac_mask;
     I V, sh;
+    M sub;
     if constexpr (Renorm) {
       // bias >= 128 or no zero: renormalise float32 subnormals through an exact int -> float
       // conversion, and clamp E so that V stays below 2^32.
@@ -104,7 +105,7 @@ struct Kernels {
       bexp = xsimd::select(s, Isa::template srl<23>(t) - c.k149, bexp);
       frac = xsimd::select(s, t & c.frac_mask, frac);
       const I E = bexp + c.bias_adj;
-      const M sub = E < c.sub_below;
+      sub = E < c.sub_below;
       V = xsimd::select(sub, frac | c.implicit, (xsimd::min(E, c.e_cap) << 23) | frac);
       sh = xsimd::select(sub, c.shift_sub - E, c.shift);
       if (c.tiny) V = xsimd::select(E < c.tiny_below, c.zero, V);
@@ -113,7 +114,7 @@ struct Kernels {
       // when bias = 127). A subnormal result rounds the significand (no implicit bit for a
       // float32 subnormal, whose exponent is that of b = 1) at a larger shift.
       const I E = xsimd::max(bexp, c.one) + c.bias_adj;
-      const M sub = E < c.sub_below;
+      sub = E < c.sub_below;
       V = xsimd::select(sub, xsimd::select(bexp == c.zero, frac, frac | c.implicit), a + c.bias_off);
       sh = xsimd::select(sub, c.shift_sub - E, c.shift);
     }
@@ -123,7 +124,12 @@ struct Kernels {
     const I low = Isa::sllv(c.all_ones, sh) ^ c.all_ones;  // 2^sh - 1
     if constexpr (R == Round::nearest_even) {
       const I hm1 = Isa::template srl<1>(low);  // half - 1
-      return Isa::srlv(V + hm1 + (q & low & c.one), sh);
+      I odd = q & low & c.one;  // the parity of the code (low & 1: nothing to round when sh = 0)
+      if constexpr (Renorm) {
+        // Ties::implicit_bit: a normal result's last kept bit is its implicit 1.
+        if (c.implicit_ties) odd = xsimd::select(sub, odd, low & c.one);
+      }
+      return Isa::srlv(V + hm1 + odd, sh);
     } else if constexpr (R == Round::nearest_away) {
       const I half = low ^ Isa::template srl<1>(low);
       return Isa::srlv(V + half, sh);

@@ -57,15 +57,18 @@ std::uint32_t encode_impl(const Format& f, T x, const CastOptions& opt, std::uin
   const int E = u.exp + f.bias;  // biased exponent of x in the target
   int shift = (Ieee<T>::precision - 1) - m;
   int e_field = E;
+  // Ties::implicit_bit (round to nearest even only): round as if E = 0 held subnormals, with the
+  // parity of the significand r (its implicit 1 for normal results) instead of the code's.
+  const bool implicit = f.ties == Ties::implicit_bit && opt.round == Round::nearest_even;
   if (E < 1) {
-    if (!f.subnormals) {
+    if (!f.subnormals && !implicit) {
       if (E < 0) return finish(f, neg, 0u);  // below the smallest value: documented clamp
     } else {
       shift += 1 - E;  // subnormal: the quantum stays at 2^(1 - bias - m)
       e_field = 1;
     }
   }
-  const bool odd_base = m == 0 && ((e_field - 1) & 1) != 0;  // code = e_field - 1 + r
+  const bool odd_base = m == 0 && !implicit && ((e_field - 1) & 1) != 0;  // code = e_field - 1 + r
   const std::uint64_t r = round_shift(u.sig, shift, opt.round, neg, rand, odd_base);
   // r counts quanta including the implicit bit; adding (e_field - 1) << m places it in the
   // code, and a carry out of the mantissa moves to the next binade by itself.
@@ -99,8 +102,8 @@ bool is_nan_code(const Format& f, std::uint32_t code) noexcept {
       return (mag & exp_all) == exp_all && (mag & ~exp_all) != 0;
     }
     case Specials::fn: return mag == all;
-    case Specials::fnuz:
-    case Specials::p3109: return code == f.sign_bit();
+    case Specials::fnuz: return code == f.sign_bit();
+    case Specials::p3109: return code == f.nan_code();
     case Specials::finite: return false;
   }
   return false;

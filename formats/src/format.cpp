@@ -63,8 +63,10 @@ void validate(const Format& f) {
   if (f.exp_bits < 1 || f.exp_bits > 8) fail("exponent bits " + std::to_string(f.exp_bits) + " not in 1..8");
   if (f.man_bits < 0 || f.man_bits > 23) fail("mantissa bits " + std::to_string(f.man_bits) + " not in 0..23");
   if (f.bias < -200 || f.bias > 400) fail("bias " + std::to_string(f.bias) + " not in -200..400");
-  if (!f.is_signed && (f.specials == Specials::fnuz || f.specials == Specials::p3109))
-    fail("fnuz and p3109 encodings need a sign bit");
+  if (!f.is_signed && f.specials == Specials::fnuz) fail("fnuz encodings need a sign bit");
+  if (f.specials == Specials::p3109 && f.bits() < 3) fail("a p3109 encoding needs at least 3 bits");
+  if (f.ties == Ties::implicit_bit && (f.man_bits != 0 || f.subnormals))
+    fail("implicit-bit ties need a format without mantissa bits and without subnormals");
   if (f.specials == Specials::ieee && f.exp_bits < 2) fail("an IEEE-style format needs at least 2 exponent bits");
   if (!f.subnormals && f.specials != Specials::fn && f.specials != Specials::finite)
     fail("formats without subnormals are supported with fn or finite encodings only");

@@ -348,12 +348,29 @@ TEST(Cli, FormatsTable) {
                                       "0.001953125", "none", "0x7f,0xff"}));
   EXPECT_EQ(fields("float4_e2m1fn"), (std::vector<std::string>{"float4_e2m1fn", "e2m1,fp4,fp4_e2m1", "4", "2", "1", "1",
                                                                "6", "1", "0.5", "none", "none"}));
-  // Aligned: the right-aligned "bits" column ends at the same offset on every line.
+  // Aligned: the right-aligned "bits" column ends at the same offset on every line of the table
+  // (which ends at the blank line before the P3109 family).
   const std::size_t bits_end = header.find("bits") + 4;
-  for (std::string line; std::getline(lines, line);) {
+  std::string line;
+  while (std::getline(lines, line) && !line.empty()) {
     ASSERT_GT(line.size(), bits_end) << line;
     EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(line[bits_end - 1])) && line[bits_end] == ' ') << line;
   }
+  // The P3109 family: two lines of explanation, a header, then one line per K (3..8),
+  // signedness and domain, each naming its precision range and its NaN code.
+  std::vector<std::string> family;
+  while (std::getline(lines, line)) family.push_back(line);
+  ASSERT_EQ(family.size(), 2u + 1u + 24u);
+  EXPECT_EQ(family[2].rfind("names ", 0), 0u) << family[2];
+  EXPECT_EQ(family[3].rfind("p3109_k3p{1..2}se ", 0), 0u) << family[3];
+  EXPECT_EQ(family.back().rfind("p3109_k8p{1..8}uf ", 0), 0u) << family.back();
+  // k8 unsigned finite: 8 exponent bits down to 1, bias 128..1, NaN 0xff and no Inf.
+  std::istringstream last(family.back());
+  std::vector<std::string> f;
+  for (std::string w; last >> w;) f.push_back(w);
+  EXPECT_EQ(f, (std::vector<std::string>{"p3109_k8p{1..8}uf", "8", "8..1", "0..7", "128..1",
+                                         "8.507059173023462e+37..1.984375", "5.877471754111438e-39..0.0078125",
+                                         "none", "0xff"}));
 }
 
 TEST(Cli, Help) {

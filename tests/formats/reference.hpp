@@ -47,9 +47,9 @@ inline CodeMeaning spec_decode(const Format& f, std::uint32_t code) {
       break;
     case Specials::fn: r.nan = mag == all; break;
     case Specials::fnuz: r.nan = code == sign; break;
-    case Specials::p3109:
-      r.nan = code == sign;
-      r.inf = mag == all;
+    case Specials::p3109:  // signed: NaN = sign only, Inf = top magnitude; unsigned: NaN = top, Inf below
+      r.nan = f.is_signed ? code == sign : mag == all;
+      r.inf = mag == (f.is_signed ? all : all - 1);
       break;
     case Specials::finite: break;
   }
@@ -92,8 +92,8 @@ inline Spec make_spec(const Format& f) {
   switch (f.specials) {
     case Specials::ieee: s.nan_code = m > 0 ? (((1u << e) - 1) << m) | (1u << (m - 1)) : 0; break;
     case Specials::fn: s.nan_code = all; break;
-    case Specials::fnuz:
-    case Specials::p3109: s.nan_code = 1u << (e + m); break;
+    case Specials::fnuz: s.nan_code = 1u << (e + m); break;
+    case Specials::p3109: s.nan_code = f.is_signed ? 1u << (e + m) : all; break;
     case Specials::finite: break;
   }
   for (std::uint32_t mag = all;; --mag) {  // the largest finite magnitude code
@@ -106,6 +106,16 @@ inline Spec make_spec(const Format& f) {
   s.min_positive = spec_decode(f, f.subnormals ? 1u : 0u).magnitude;
   s.min_normal = ldexp(Real(1), emin);
   return s;
+}
+
+// Ties::implicit_bit under nearest-even, from its definition in format.hpp (E8M0 as ml_dtypes
+// rounds it): v in [2^k, 2^(k+1)) at or above 2^(1 - bias) gives 2^(k+1) from 1.5 * 2^k on, else
+// 2^k; below 2^(1 - bias), values above 2^-bias give 2^(1 - bias), the rest 2^-bias.
+inline Real implicit_bit_nearest(const Format& f, double v) {
+  const Real x(v), min_normal = ldexp(Real(1), 1 - f.bias);
+  if (x < min_normal) return x > ldexp(Real(1), -f.bias) ? min_normal : ldexp(Real(1), -f.bias);
+  const Real lo = ldexp(Real(1), std::ilogb(v));
+  return x >= lo * 3 / 2 ? lo * 2 : lo;
 }
 
 // What a cast must produce: NaN, or a value whose sign (of zero and infinity too) matters.
@@ -186,7 +196,11 @@ inline Expected expected_cast(const Format& f, const Spec& s, const Prepared& p,
     else if (!o.saturate && s.has_nan) return nan_or_zero(neg);
     else mag = s.max;  // saturating, or a format with neither Inf nor NaN
   } else if (x != 0) {
-    mag = oracle::round_magnitude(p.b, o.round, rand);
+    if (f.ties == Ties::implicit_bit && o.round == Round::nearest_even) {
+      mag = implicit_bit_nearest(f, std::fabs(x));
+    } else {
+      mag = oracle::round_magnitude(p.b, o.round, rand);
+    }
     if (mag > s.max) {
       const bool away = !o.saturate && toward_infinity(o.round, neg);
       if (away && s.has_inf) is_inf = true;

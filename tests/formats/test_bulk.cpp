@@ -121,7 +121,10 @@ std::vector<Format> test_formats() {
   std::vector<Format> v;
   for (const auto& p : presets()) v.push_back(p.format);
   for (const char* g : {"e3m0", "e2m0fin", "e1m2", "ue4m3", "ue5m2", "e5m2_b130", "e4m3fn_b200", "e3m2_b-20",
-                        "e8m3_b300", "e6m9", "e5m23", "e8m7_b100", "e4m3_b126", "ue8m0fnu"})
+                        "e8m3_b300", "e6m9", "e5m23", "e8m7_b100", "e4m3_b126", "ue8m0fnu",
+                        // ml_dtypes' ties in a narrower E8M0, and P3109 layouts (unsigned: NaN all ones)
+                        "e7m0fnu_b40", "e6m0fnu_rne_b10", "p3109_k8p3ue", "p3109_k8p1ue", "p3109_k6p3se",
+                        "p3109_k5p2uf", "p3109_k3p1se", "p3109_k8p7sf", "p3109_k4p4ue"})
     v.push_back(parse_format(g));
   v.push_back(minifloat(4, 3, Specials::fn, true, 7, false));     // signed, no subnormals
   v.push_back(minifloat(8, 3, Specials::fn, true, 390));          // every float32 overflows

@@ -105,7 +105,8 @@ std::vector<Case> cases() {
                         "binary8p1", "binary8p4"})
     v.push_back({f, Round::nearest_even, false, true});
   for (const char* f : {"float8_e3m4", "float8_e5m2fnuz", "float8_e4m3", "binary8p2", "binary8p3", "binary8p5",
-                        "binary8p6", "binary8p7"})
+                        "binary8p6", "binary8p7", "float8_e8m0fnu_rne", "p3109_k8p3ue", "p3109_k8p1ue",
+                        "p3109_k6p3sf"})
     v.push_back({f, Round::nearest_even, false, false});
   for (const char* f : {"float8_e4m3fn", "float8_e5m2"}) {
     v.push_back({f, Round::stochastic, false, f == std::string("float8_e4m3fn")});

@@ -20,6 +20,7 @@ const char* const kSmallFormats[] = {
     "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float8_ue4m3",
     "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "float8_e4m3", "float8_e3m4", "binary8p1",
     "binary8p2", "binary8p3", "binary8p4", "binary8p5", "binary8p6", "binary8p7",
+    "float8_e8m0fnu_rne", "p3109_k8p3ue", "p3109_k6p3sf",
     "int8", "int8_sym", "int4", "int4_sym", "uint8", "uint4"};
 
 // Random inputs per type (float and double), each checked in every mode and option.
@@ -148,8 +149,13 @@ TEST(CodecExamples, Fp8) {
   EXPECT_EQ(enc("float8_e4m3fnuz", -1e4), 0x80u);
 
   EXPECT_EQ(enc("float8_e8m0fnu", 1), 0x7Fu);
-  EXPECT_EQ(enc("float8_e8m0fnu", 1.5), 0x80u);  // tie: the even exponent field 128
-  EXPECT_EQ(enc("float8_e8m0fnu", 3), 0x80u);    // tie between fields 128 and 129
+  // ml_dtypes' ties (the implicit 1 is the last kept bit): a tie rounds up; e8m0-rne to the even field.
+  EXPECT_EQ(enc("float8_e8m0fnu", 1.5), 0x80u);  // tie between fields 127 and 128
+  EXPECT_EQ(enc("float8_e8m0fnu", 3), 0x81u);    // tie between fields 128 and 129: up
+  EXPECT_EQ(enc("e8m0-rne", 1.5), 0x80u);        // the even field 128
+  EXPECT_EQ(enc("e8m0-rne", 3), 0x80u);          // the even field 128
+  EXPECT_EQ(enc("float8_e8m0fnu", 0x1.4p-127), 0x01u);  // above 2^-127: 2^-126, as ml_dtypes
+  EXPECT_EQ(enc("e8m0-rne", 0x1.4p-127), 0x00u);        // correctly rounded: 2^-127
   EXPECT_EQ(enc("float8_e8m0fnu", 0), 0xFFu);    // no zero: NaN, as ml_dtypes
   EXPECT_EQ(enc("float8_e8m0fnu", -0.0), 0xFFu);
   EXPECT_EQ(enc("float8_e8m0fnu", 0, Round::nearest_even, true), 0x00u);  // saturating: the smallest value 2^-127

@@ -44,8 +44,9 @@ const Facts kFloats[] = {
     {"float8_e4m3", 8, 4, 3, 7, true, S::ieee, 240, 0x1p-6, 0x1p-9, 0x7C, 0x78, 0xF8},
     {"float8_e3m4", 8, 3, 4, 3, true, S::ieee, 15.5, 0x1p-2, 0x1p-6, 0x78, 0x70, 0xF0},
     {"float8_e4m3b11fnuz", 8, 4, 3, 11, true, S::fnuz, 30, 0x1p-10, 0x1p-13, 0x80, none, none},
-    // P3109 binary8pP: bias 2^(7-P) (2^6 - 1 for P = 1, which has no subnormals).
-    {"binary8p1", 8, 7, 0, 63, true, S::p3109, 0x1p63, 0x1p-62, 0x1p-62, 0x80, 0x7F, 0xFF},
+    // P3109 binary8pP = p3109_k8pPse: bias 2^(7-P). binary8p1 had bias 63 (the 2023 interim
+    // report); the current draft (gfloat) has 64 for P = 1 too, so code 1 is 2^-63.
+    {"binary8p1", 8, 7, 0, 64, true, S::p3109, 0x1p62, 0x1p-63, 0x1p-63, 0x80, 0x7F, 0xFF},
     {"binary8p2", 8, 6, 1, 32, true, S::p3109, 0x1p31, 0x1p-31, 0x1p-32, 0x80, 0x7F, 0xFF},
     {"binary8p3", 8, 5, 2, 16, true, S::p3109, 0x1.8p15, 0x1p-15, 0x1p-17, 0x80, 0x7F, 0xFF},
     {"binary8p4", 8, 4, 3, 8, true, S::p3109, 0x1.cp7, 0x1p-7, 0x1p-10, 0x80, 0x7F, 0xFF},
@@ -144,6 +145,21 @@ TEST(Registry, GenericSpellings) {
   EXPECT_EQ(parse_format("e4m3_b10").bias, 10);
   EXPECT_EQ(parse_format("e4m3fn_b-2"), minifloat(4, 3, Specials::fn, true, -2));
   EXPECT_EQ(parse_format("e8m0fnu"), parse_format("float8_e8m0fnu"));
+  EXPECT_EQ(parse_format("e8m0fnu").ties, Ties::implicit_bit);
+  EXPECT_EQ(parse_format("e8m0fnu_rne"), parse_format("e8m0-rne"));
+  EXPECT_EQ(parse_format("e8m0fnu_rne").ties, Ties::even_code);
+  EXPECT_EQ(format_name(parse_format("e7m0fnu_rne_b40")), "e7m0fnu_rne_b40");
+  EXPECT_EQ(parse_format("e7m0fnu_b40").ties, Ties::implicit_bit);
+  // P3109 by gfloat's names: unsigned extended has NaN at all ones and +Inf just below.
+  EXPECT_EQ(parse_format("p3109_k8p4se"), parse_format("binary8p4"));
+  EXPECT_EQ(parse_format("p3109_k8p3sf"), minifloat(5, 2, Specials::fnuz, true, 16));
+  EXPECT_EQ(parse_format("p3109_k8p3ue"), minifloat(6, 2, Specials::p3109, false, 32));
+  EXPECT_EQ(parse_format("p3109_k8p3uf"), minifloat(6, 2, Specials::fn, false, 32));
+  EXPECT_EQ(parse_format("p3109_k8p3ue").nan_code(), 0xFFu);
+  EXPECT_EQ(parse_format("p3109_k8p3ue").inf_code(false), 0xFEu);
+  EXPECT_EQ(format_name(parse_format("p3109_k5p2ue")), "p3109_k5p2ue");
+  EXPECT_EQ(format_name(parse_format("p3109_k6p3sf")), "p3109_k6p3sf");
+  EXPECT_EQ(parse_format("ue4m3p3109"), minifloat(4, 3, Specials::p3109, false));
   EXPECT_EQ(parse_format("e2m1fin"), parse_format("float4_e2m1fn"));
   EXPECT_EQ(parse_format("e4m3p3109_b8"), parse_format("binary8p4"));
   EXPECT_EQ(parse_format("e4m3fn_nz"), minifloat(4, 3, Specials::fn, true, std::nullopt, false));
@@ -156,7 +172,8 @@ TEST(Registry, GenericSpellings) {
 
 TEST(Registry, BadNamesThrowOneLineErrors) {
   for (const char* bad : {"", "e0m3", "e9m1", "e4m24", "e4", "e4m", "em3", "e4m3x", "e4m3_b", "e4m3_bx",
-                          "e4m3_b500", "ue4m3fnuz", "ue4m3p3109", "e1m3ieee", "e8m0fnu_nz", "int1", "int17", "int40",
+                          "e4m3_b500", "ue4m3fnuz", "e1m3ieee", "e8m0fnu_nz", "e4m3fn_rne",
+                          "p3109_k8p8se", "p3109_k2p1se", "p3109_k16p1se", "p3109_k8p0ue", "p3109_k8p3xe", "p3109_k8p3s", "int1", "int17", "int40",
                           "int-3", "uint99999", "e4m3_b99999999999",
                           "uint8_sym", "float8", "nope", "int", "e4m3 ", " e4m3"}) {
     SCOPED_TRACE(std::string("'") + bad + "'");

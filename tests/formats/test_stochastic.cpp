@@ -60,6 +60,8 @@ const Case kCases[] = {
     {"float4_e2m1fn", 2.6},       {"float4_e2m1fn", -0.2},     {"float4_e2m1fn", 5.99},
     {"float6_e3m2fn", 0.03},      {"float8_e8m0fnu", 3.0},     {"float8_e8m0fnu", 1e-30},
     {"binary8p3", 1e-5},          {"bfloat16", 3.14159},       {"float16", 1e-6},
+    {"p3109_k8p1se", 3.3},        {"p3109_k8p3ue", 0.3},       {"p3109_k8p3ue", 1e-10},
+    {"p3109_k5p2sf", -0.3},       {"p3109_k3p2ue", 1.4},       {"float8_e8m0fnu_rne", 3.0},
     {"int8", 2.3},                {"int8", -126.75},           {"uint4", 0.001},
 };
 

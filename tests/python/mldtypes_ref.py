@@ -1,14 +1,15 @@
 """An independent numpy model of ml_dtypes' float32 <-> narrow-float conversions.
 
 Written from ml_dtypes' documented semantics (its float8.h / mxfloat.h conversion routine,
-versions 0.4-0.5, and Eigen's float -> bfloat16), not from lowp: round to nearest even, not
+versions 0.5-0.6, and Eigen's float -> bfloat16), not from lowp, and checked against ml_dtypes'
+own output in ../shared/formats/ml_dtypes (test_ml_dtypes_bits.py): round to nearest even, not
 saturating, computed here on exact integer significands. The rules per family:
   ieee   (e5m2, e4m3, e3m4, bfloat16): overflow -> +-Inf; NaN -> the quiet NaN with the input's sign
   fn     (e4m3fn): no Inf; overflow, +-Inf and NaN -> 0x7F with the value's sign bit (so 0xFF)
   fnuz   (e4m3fnuz, e5m2fnuz, e4m3b11fnuz): one NaN 0x80 for NaN, Inf and overflow; no -0
   e8m0   (float8_e8m0fnu): unsigned, no zero: NaN, Inf, zero and negative inputs -> 0xFF;
-         float32 subnormal inputs above 2^-127 go to 2^-126 (ml_dtypes rounds them as if
-         code 0 were zero) -- lowp rounds those correctly, see docs/formats.md
+         the implicit leading 1 is the last kept bit, so a tie 1.5 * 2^k rounds up to 2^(k+1);
+         float32 subnormal inputs above 2^-127 go to 2^-126 (rounded as if code 0 were zero)
   finite (float6_e2m3fn, float6_e3m2fn, float4_e2m1fn): overflow and +-Inf saturate to +-max;
          ml_dtypes' stand-in NaN is the sign-only code (-0), negated for a negative NaN (+0)
 Decoding: NaN codes become a float32 quiet NaN with the code's sign bit (0xFF of e4m3fn and
@@ -139,18 +140,13 @@ class Format:
 
     @staticmethod
     def _encode_e8m0(s, a, b, f):
-        up = (f > (1 << 22)) | ((f == (1 << 22)) & ((b & 1) == 1))
+        up = f >= (1 << 22)  # the significand 1.f rounds at its implicit bit: ties (f = 2^22) go up
         code = b + up
         sub = np.where(f > (1 << 22), 1, 0)  # float32 subnormals, as ml_dtypes rounds them
         code = np.where(b == 0, sub, code)
         code = np.where(code > 0xFE, 0xFF, code)
         bad = (s == 1) | (a == 0) | (a >= 0x7F800000)  # negative, zero, Inf, NaN
         return np.where(bad, 0xFF, code)
-
-    def e8m0_quirk(self, x):
-        """Inputs where ml_dtypes' e8m0 rounding is not the correct one (documented difference)."""
-        u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.int64)
-        return (u > (1 << 22)) & (u <= 3 << 21)
 
     def finite_values(self):
         """Every finite value of the format, as float64, ascending (one zero)."""

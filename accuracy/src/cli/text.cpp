@@ -38,9 +38,12 @@ std::string format_help() {
          "\n"
          "  eXmY: X exponent and Y mantissa bits, IEEE-like Inf/NaN for X >= 2, all finite for X = 1;\n"
          "  fn: only all-ones magnitudes are NaN, no Inf; fnuz: the sign-only code is the one NaN, +0\n"
-         "  only; fin: all finite; p3109: IEEE P3109 (sign-only NaN, all-ones +-Inf); fnu: unsigned fn\n"
-         "  without zero (E8M0); _nz (after fn or fin): no subnormals and no zero; _bBIAS: bias BIAS\n"
-         "  instead of 2^(X-1)-1; u: unsigned. intN: two's complement; intN_sym: without -2^(N-1).\n";
+         "  only; fin: all finite; p3109: IEEE P3109 extended (signed: sign-only NaN, all-ones +-Inf;\n"
+         "  unsigned: all-ones NaN, +Inf below); fnu: unsigned fn without zero (E8M0);\n"
+         "  _nz (after fn or fin): no subnormals and no zero; _rne (no mantissa bits, no zero): ties to\n"
+         "  the even code, not ml_dtypes' ties up; _bBIAS: bias BIAS instead of 2^(X-1)-1; u: unsigned.\n"
+         "  p3109_kKpP{s|u}{e|f}: the P3109 draft's K-bit formats of precision P, signed or unsigned,\n"
+         "  extended (+-Inf) or finite. intN: two's complement; intN_sym: without -2^(N-1).\n";
 }
 
 void for_each_line(Io& io, const std::function<std::string(std::string_view, std::size_t)>& convert) {

@@ -15,11 +15,21 @@ enum class Specials : std::uint8_t {
   ieee,    // exponent field all ones: M == 0 is +-Inf, M != 0 is NaN
   fn,      // no Inf; only the all-ones magnitude (S.1111.111) is NaN   (OCP E4M3, E8M0, UE4M3)
   fnuz,    // no Inf, no -0; the code with only the sign bit set is the single NaN (AMD FNUZ)
-  p3109,   // IEEE P3109: single zero, NaN at the sign-only code, +-Inf at the all-ones magnitudes
+  p3109,   // IEEE P3109 extended: single zero, +-Inf at the top magnitude below the NaN; the NaN
+           // is the sign-only code (signed) or the all-ones code (unsigned, Inf one below)
   finite,  // every code is a finite number (OCP FP6, FP4)
 };
 
 enum class Kind : std::uint8_t { floating, integer };
+
+// How round-to-nearest-even treats a format without mantissa bits and without zero (E8M0),
+// where the last code bit is the exponent's.
+enum class Ties : std::uint8_t {
+  even_code,     // correctly rounded: a tie goes to the even code (the even exponent)
+  implicit_bit,  // ml_dtypes and PyTorch: the implicit leading 1 is the last kept bit, so a tie
+                 // 1.5 * 2^k rounds up; below 2^(1 - bias) x rounds at the quantum 2^(1 - bias)
+                 // as a subnormal would, code 0 (2^-bias) taking what would round to 0
+};
 
 struct Format {
   Kind kind = Kind::floating;
@@ -29,6 +39,7 @@ struct Format {
   int bias = 0;
   Specials specials = Specials::ieee;
   bool subnormals = true;  // false: E = 0 is an ordinary binade and there is no zero (E8M0)
+  Ties ties = Ties::even_code;  // implicit_bit only with man_bits == 0 and no subnormals
   std::int32_t int_min = 0, int_max = 0;  // integer formats only
 
   int bits() const noexcept;            // width of a code
@@ -67,8 +78,8 @@ inline std::uint32_t Format::max_finite_code() const noexcept {
   const std::uint32_t all = (1u << (exp_bits + man_bits)) - 1;  // every magnitude bit set
   switch (specials) {
     case Specials::ieee: return (((1u << exp_bits) - 1) << man_bits) - 1;
-    case Specials::fn:
-    case Specials::p3109: return all - 1;
+    case Specials::fn: return all - 1;
+    case Specials::p3109: return is_signed ? all - 1 : all - 2;
     case Specials::fnuz:
     case Specials::finite: return all;
   }
@@ -82,8 +93,8 @@ inline std::optional<std::uint32_t> Format::nan_code() const noexcept {
       if (man_bits == 0) return std::nullopt;  // the all-ones exponent holds only Inf
       return (((1u << exp_bits) - 1) << man_bits) | (1u << (man_bits - 1));
     case Specials::fn: return (1u << (exp_bits + man_bits)) - 1;
-    case Specials::fnuz:
-    case Specials::p3109: return 1u << (bits() - 1);
+    case Specials::fnuz: return 1u << (bits() - 1);
+    case Specials::p3109: return is_signed ? 1u << (bits() - 1) : (1u << bits()) - 1;
     case Specials::finite: return std::nullopt;
   }
   return std::nullopt;
@@ -93,7 +104,7 @@ inline std::optional<std::uint32_t> Format::inf_code(bool negative) const noexce
   const std::uint32_t s = negative ? sign_bit() : 0u;
   if (kind == Kind::integer) return std::nullopt;
   if (specials == Specials::ieee) return s | (((1u << exp_bits) - 1) << man_bits);
-  if (specials == Specials::p3109) return s | ((1u << (exp_bits + man_bits)) - 1);
+  if (specials == Specials::p3109) return s | (max_finite_code() + 1);
   return std::nullopt;
 }
 
