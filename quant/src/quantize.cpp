@@ -17,6 +17,7 @@
 #include <string>
 
 #include "lowp/formats/bulk.hpp"
+#include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/quantize.hpp"
 #include "lowp/quant/scale_rules.hpp"
@@ -35,6 +36,10 @@ bool multiplier_rule(ScaleRule r) {
   return r == ScaleRule::amax || r == ScaleRule::amax_pow2 || r == ScaleRule::absmax_int || r == ScaleRule::mse;
 }
 
+bool mx_rule(ScaleRule r) {
+  return r == ScaleRule::mx || r == ScaleRule::mx_ceil || r == ScaleRule::mx_even || r == ScaleRule::mx_rceil;
+}
+
 // Every scaled rule saturates: the scale maps amax onto fmt_max, so what lies beyond is a
 // rounding overshoot or a clip (MX, NVFP4 and MSE clip on purpose; torchao clamps too).
 BulkOptions cast_options(const QuantSpec& spec) {
@@ -50,6 +55,8 @@ void check_args(const QuantSpec& spec, const void* x, std::size_t rows, std::siz
   if (cols != 0 && rows > SIZE_MAX / 8 / cols)
     throw Error(std::string(fn) + ": tensor " + std::to_string(rows) + "x" + std::to_string(cols) + " is too large");
   check_shape(spec, rows, cols);
+  if (spec.rule == ScaleRule::mx_even && spec.format.kind != Kind::floating)
+    throw Error(std::string(fn) + ": rule even needs a floating-point element format, not " + format_name(spec.format));
   if (x == nullptr && rows * cols != 0) throw Error(std::string(fn) + ": null data for a non-empty tensor");
 }
 
@@ -68,8 +75,7 @@ std::vector<float> gather(const Grid& g, const float* x, std::size_t gi) {
 void prepare_scales(QuantizedTensor& t, std::size_t n) {
   t.scales.assign(n, 1.0f);
   if (multiplier_rule(t.spec.rule)) t.multipliers.assign(n, 1.0f);
-  if (t.spec.rule == ScaleRule::mx || t.spec.rule == ScaleRule::mx_rceil || t.spec.rule == ScaleRule::nvfp4)
-    t.scale_codes.resize(n);
+  if (mx_rule(t.spec.rule) || t.spec.rule == ScaleRule::nvfp4) t.scale_codes.resize(n);
 }
 
 // Fills groups [g0, g1) of t's scales from their amaxes amax[0 .. g1 - g0) (NVFP4:
@@ -94,11 +100,16 @@ void fill_scales(QuantizedTensor& t, const float* amax, std::size_t g0, std::siz
       }
       return;
     case ScaleRule::mx:
+    case ScaleRule::mx_ceil:
+    case ScaleRule::mx_even:
     case ScaleRule::mx_rceil: {
       const int emax = mx_emax_elem(f);
       for (std::size_t i = g0; i < g1; ++i) {
         const float a = amax[i - g0];
-        const int e = spec.rule == ScaleRule::mx ? mx_scale_exponent(a, emax) : mx_rceil_scale_exponent(a, fmax);
+        const int e = spec.rule == ScaleRule::mx        ? mx_scale_exponent(a, emax)
+                      : spec.rule == ScaleRule::mx_ceil ? mx_ceil_scale_exponent(a, emax)
+                      : spec.rule == ScaleRule::mx_even ? mx_even_scale_exponent(a, emax, f.man_bits)
+                                                        : mx_rceil_scale_exponent(a, fmax);
         t.scale_codes[i] = e8m0_code(e);
         t.scales[i] = exp2i(e);
       }
@@ -224,8 +235,7 @@ CastReport cast_pass(const QuantSpec& spec, const Grid& g, const Target& t, cons
 bool fusable(const QuantSpec& spec, const Grid& g) {
   const ScaleRule r = spec.rule;
   return g.rh == 1 && g.cols % 4 == 0 && g.cols > 0 &&
-         (r == ScaleRule::amax || r == ScaleRule::amax_pow2 || r == ScaleRule::absmax_int || r == ScaleRule::mx ||
-          r == ScaleRule::mx_rceil);
+         (r == ScaleRule::amax || r == ScaleRule::amax_pow2 || r == ScaleRule::absmax_int || mx_rule(r));
 }
 
 void fused_pass(QuantizedTensor& q, const Grid& g, const Target& t, Ops& ops, std::size_t& nan, std::size_t& inf) {
@@ -340,7 +350,7 @@ double bits_per_element(const QuantSpec& spec, std::size_t rows, std::size_t col
   if (n == 0 || spec.rule == ScaleRule::none) return elem;
   const Grid g = detail::make_grid(spec, rows, cols);
   double scale_bits = 32.0 * static_cast<double>(g.count());  // float32 multipliers
-  if (spec.rule == ScaleRule::mx || spec.rule == ScaleRule::mx_rceil) scale_bits = 8.0 * static_cast<double>(g.count());
+  if (mx_rule(spec.rule)) scale_bits = 8.0 * static_cast<double>(g.count());
   if (spec.rule == ScaleRule::nvfp4) scale_bits = 8.0 * static_cast<double>(g.count()) + 32.0;
   return elem + scale_bits / static_cast<double>(n);
 }

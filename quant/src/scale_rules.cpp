@@ -79,27 +79,53 @@ int mx_emax_elem(const Format& element) noexcept {
   return e - 1;
 }
 
+namespace {
+
+// floor(log2 amax) for a finite amax > 0, subnormals included.
+int floor_log2(float amax) noexcept {
+  int e = 0;
+  std::frexp(amax, &e);  // amax = m * 2^e, m in [0.5, 1)
+  return e - 1;
+}
+
+int clamp_e8m0(int e) noexcept { return e < -127 ? -127 : e > 127 ? 127 : e; }
+
+}  // namespace
+
 int mx_scale_exponent(float amax, int emax_elem) noexcept {
   if (!(amax > 0) || !std::isfinite(amax)) return -127;
-  std::uint32_t b;
-  std::memcpy(&b, &amax, 4);
-  int e = static_cast<int>(b >> 23) - 127;  // floor(log2 amax) for a normal amax
-  if (e == -127) {
-    std::frexp(amax, &e);  // subnormal: floor(log2 amax) = e - 1
-    --e;
-  }
-  const int shared = e - emax_elem;
-  return shared < -127 ? -127 : shared > 127 ? 127 : shared;
+  return clamp_e8m0(floor_log2(amax) - emax_elem);
+}
+
+int mx_ceil_scale_exponent(float amax, int emax_elem) noexcept {
+  if (!(amax > 0) || !std::isfinite(amax)) return -127;
+  int e = 0;
+  const float m = std::frexp(amax, &e);
+  return clamp_e8m0((m == 0.5f ? e - 1 : e) - emax_elem);  // ceil(log2 amax)
+}
+
+int mx_even_scale_exponent(float amax, int emax_elem, int man_bits) noexcept {
+  if (!(amax > 0) || !std::isfinite(amax)) return -127;
+  int e = 0;
+  const double m = 2.0 * std::frexp(static_cast<double>(amax), &e);  // amax = m * 2^(e-1), m in [1, 2)
+  // m rounded to man_bits fraction bits (ties away, torchao adds half an ulp) reaches 2 iff
+  // m >= 2 - 2^-(man_bits + 1); then the binade is the next one.
+  const bool up = m >= 2.0 - std::ldexp(1.0, -(man_bits + 1));
+  return clamp_e8m0(e - 1 + (up ? 1 : 0) - emax_elem);
 }
 
 int mx_rceil_scale_exponent(float amax, float fmt_max) noexcept {
   if (!(amax > 0) || !std::isfinite(amax)) return -127;
-  // amax / fmt_max in double is exact enough: a float32 over a float32 with few mantissa bits
-  // is never within double rounding of a power of two unless it is one.
+  // torchao / TransformerEngine arithmetic: the float32 product amax * float32(1 / fmt_max),
+  // then rounded up to a power of two (cvt.rp.ue8m0); a subnormal product at most 2^-127
+  // gives 2^-127.
+  const float rcp = static_cast<float>(1.0 / static_cast<double>(fmt_max));
+  const float d = amax * rcp;
+  if (!(d > 0)) return -127;
+  if (!std::isfinite(d)) return 127;
   int e = 0;
-  const double m = std::frexp(static_cast<double>(amax) / fmt_max, &e);  // q = m * 2^e
-  const int up = m == 0.5 ? e - 1 : e;                                   // ceil(log2 q)
-  return up < -127 ? -127 : up > 127 ? 127 : up;
+  const float m = std::frexp(d, &e);  // d = m * 2^e, m in [0.5, 1)
+  return clamp_e8m0(m == 0.5f ? e - 1 : e);
 }
 
 float nvfp4_tensor_scale(float tensor_amax, float fmt_max) noexcept {

@@ -40,7 +40,8 @@ struct NamedRule {
 };
 constexpr NamedRule kRules[] = {
     {"none", ScaleRule::none}, {"amax", ScaleRule::amax},   {"pow2", ScaleRule::amax_pow2},
-    {"int", ScaleRule::absmax_int}, {"mx", ScaleRule::mx},  {"rceil", ScaleRule::mx_rceil},
+    {"int", ScaleRule::absmax_int}, {"mx", ScaleRule::mx},  {"floor", ScaleRule::mx},
+    {"ceil", ScaleRule::mx_ceil},   {"even", ScaleRule::mx_even}, {"rceil", ScaleRule::mx_rceil},
     {"nvfp4", ScaleRule::nvfp4}, {"mse", ScaleRule::mse},
 };
 
@@ -79,7 +80,7 @@ QuantSpec parse_quant_spec(std::string_view text) {
   const auto parts = split(t, ':');
   const auto fail = [&](const std::string& why) -> Error {
     return Error("quantization spec '" + std::string(text) + "': " + why +
-                 " (expected <format>[:tensor|row|col|b<N>|t<N>][:none|amax|pow2|int|mx|rceil|nvfp4|mse]"
+                 " (expected <format>[:tensor|row|col|b<N>|t<N>][:none|amax|pow2|int|mx|floor|ceil|even|rceil|nvfp4|mse]"
                  "[:<rounding>][:sat])");
   };
   if (parts.empty() || parts[0].empty()) throw fail("empty format");
@@ -128,6 +129,9 @@ QuantSpec parse_quant_spec(std::string_view text) {
       if (!rule_found) throw fail("unknown part '" + std::string(p) + "'");
     }
   }
+  // EVEN rounds amax to the element's mantissa width, which only a float format has.
+  if (s.rule == ScaleRule::mx_even && s.format.kind != Kind::floating)
+    throw fail("rule even needs a floating-point element format");
   return s;
 }
 
@@ -141,7 +145,10 @@ std::string describe(const QuantSpec& s) {
     case Granularity::tile: r += ":t" + std::to_string(s.block); break;
   }
   for (const auto& n : kRules)
-    if (n.rule == s.rule) r.append(":").append(n.name);
+    if (n.rule == s.rule) {
+      r.append(":").append(n.name);  // the first spelling: mx, not floor
+      break;
+    }
   r.append(":").append(round_name(s.cast.round));
   r.append(s.cast.saturate ? ":sat" : ":nosat");
   if (s.pad) r += ":pad";

@@ -119,16 +119,26 @@ inline Expected expected(const QuantSpec& s, const float* x, const Amaxes& am, s
       return e;
     }
     case ScaleRule::mx:
+    case ScaleRule::mx_ceil:
+    case ScaleRule::mx_even:
     case ScaleRule::mx_rceil: {
+      // torchao's ScaleCalculationMode definitions, in double.
       int k = -127;
       if (amax > 0) {
+        int ex = 0;
+        const double m = 2 * std::frexp(static_cast<double>(amax), &ex);  // amax = m * 2^(ex-1)
         if (s.rule == ScaleRule::mx) {
-          int ex = 0;
-          std::frexp(static_cast<double>(amax), &ex);
-          k = std::clamp(ex - 1 - emax_elem(f), -127, 127);
+          k = ex - 1 - emax_elem(f);
+        } else if (s.rule == ScaleRule::mx_ceil) {
+          k = (m == 1 ? ex - 1 : ex) - emax_elem(f);
+        } else if (s.rule == ScaleRule::mx_even) {
+          k = (m >= 2 - std::ldexp(1.0, -(f.man_bits + 1)) ? ex : ex - 1) - emax_elem(f);
         } else {
-          while (k < 127 && std::ldexp(static_cast<double>(fmax), k) < amax) ++k;
+          const double d = static_cast<float>(static_cast<double>(amax) * static_cast<float>(1.0 / fmax));
+          k = -127;
+          while (k < 127 && std::ldexp(1.0, k) < d) ++k;
         }
+        k = std::clamp(k, -127, 127);
       }
       const double X = std::ldexp(1.0, k);
       e.code = encode(f, static_cast<double>(x[i]) / X, o, rand);

@@ -103,7 +103,9 @@ TEST(ScaleRules, MxFloorRuleMatchesTheSpecFormula) {
   EXPECT_EQ(e8m0_code(127), 254);
 }
 
-// RCEIL: the smallest 2^e with 2^e * fmt_max >= amax (exact products in double).
+// RCEIL: the smallest 2^e >= d, d = amax * (1 / fmt_max) in float32 (torchao, TransformerEngine);
+// in the normal range that is the smallest 2^e with 2^e * fmt_max >= amax. Thresholds and every
+// rule: test_scale_rules_mx.cpp.
 TEST(ScaleRules, MxRceilIsTheSmallestPowerOfTwoCoveringAmax) {
   for (const float fmax : {448.0f, 57344.0f, 6.0f, 7.5f, 28.0f}) {
     test::SplitMix rng{3};
@@ -112,9 +114,16 @@ TEST(ScaleRules, MxRceilIsTheSmallestPowerOfTwoCoveringAmax) {
       float amax;
       std::memcpy(&amax, &b, 4);
       if (amax == 0) continue;
+      const float rcp = static_cast<float>(1.0 / static_cast<double>(fmax));
+      const double d = static_cast<float>(static_cast<double>(amax) * static_cast<double>(rcp));
       int e = -127;
-      while (e < 127 && std::ldexp(static_cast<double>(fmax), e) < static_cast<double>(amax)) ++e;
+      while (e < 127 && std::ldexp(1.0, e) < d) ++e;
       ASSERT_EQ(mx_rceil_scale_exponent(amax, fmax), e) << fmax << " " << amax;
+      if (d >= FLT_MIN) {  // the exact reading, away from float32's subnormals
+        int x = -127;
+        while (x < 127 && std::ldexp(static_cast<double>(fmax), x) < static_cast<double>(amax)) ++x;
+        EXPECT_EQ(e, x) << fmax << " " << amax;
+      }
     }
     EXPECT_EQ(mx_rceil_scale_exponent(fmax, fmax), 0);
     EXPECT_EQ(mx_rceil_scale_exponent(std::nextafter(fmax, 1e30f), fmax), 1);

@@ -40,6 +40,8 @@ std::string scale_text(quant::ScaleRule r) {
     case quant::ScaleRule::amax_pow2: return "pow2";
     case quant::ScaleRule::absmax_int: return "int";
     case quant::ScaleRule::mx: return "mx";
+    case quant::ScaleRule::mx_ceil: return "ceil";
+    case quant::ScaleRule::mx_even: return "even";
     case quant::ScaleRule::mx_rceil: return "rceil";
     case quant::ScaleRule::nvfp4: return "nvfp4";
     case quant::ScaleRule::mse: return "mse";

@@ -34,8 +34,10 @@ enum class ScaleRule : std::uint8_t {
   amax,       // current scaling: quant multiplier s = fmt_max / amax in float32, scale = 1 / s
   amax_pow2,  // the same with s rounded down to a power of two
   absmax_int, // integers: s = int_max / amax (127 / absmax for int8), as SwitchBack/LLM.int8()
-  mx,         // OCP MX: E8M0 scale 2^(floor(log2 amax) - emax_elem); elements saturate
-  mx_rceil,   // MX, RCEIL variant: E8M0 = amax / fmt_max rounded up to a power of two
+  mx,         // MX FLOOR (OCP): E8M0 scale 2^(floor(log2 amax) - emax_elem); elements saturate
+  mx_ceil,    // MX CEIL: 2^(ceil(log2 amax) - emax_elem)
+  mx_even,    // MX EVEN: FLOOR of amax rounded to the element's mantissa width
+  mx_rceil,   // MX RCEIL: amax * (1 / fmt_max) rounded up to a power of two
   nvfp4,      // two levels: float32 tensor scale amax / (448 * 6), UE4M3 scale per 16-block
   mse,        // weights: per group, the clip ratio that minimises the squared error
 };
@@ -53,8 +55,8 @@ struct QuantSpec {
 // Text spelling of a spec, used by recipes and the CLI:
 //   <format>[:<granularity>][:<rule>][:<round>][:sat]
 //   granularity: tensor | row | col | b<N> (1-D block) | t<N> (tile); rule: none, amax, pow2,
-//   int, mx, rceil, nvfp4, mse; round: nearest, away, zero, up, down, stochastic, odd.
-// Presets: "mxfp8" = e4m3:b32:mx, "mxfp6" = e2m3:b32:mx, "mxfp4" = e2m1:b32:mx,
+//   int, mx (= floor), floor, ceil, even, rceil, nvfp4, mse (the MX rules: scale_rules.hpp); round: nearest, away, zero, up, down, stochastic, odd.
+// Presets: "mxfp8" = e4m3:b32:floor, "mxfp6" = e2m3:b32:mx, "mxfp4" = e2m1:b32:mx,
 // "nvfp4" = e2m1:b16:nvfp4, and every format name alone (per-tensor amax, or none for
 // 16-bit and wider floats: bf16, fp16, tf32 are plain casts).
 // Throws lowp::Error naming the text on anything unknown.

@@ -8,7 +8,7 @@
 // Two kinds of scale:
 // - multipliers s (amax, amax_pow2, absmax_int, mse): codes = cast(x * s) and the value is
 //   code / s, torchao's arithmetic (s = fmt_max / amax in float32);
-// - dequantization scales d (mx, mx_rceil, nvfp4): codes = cast(x / d), value = code * d.
+// - dequantization scales d (mx, mx_ceil, mx_even, mx_rceil, nvfp4): codes = cast(x / d), value = code * d.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -33,13 +33,19 @@ float amax_pow2_multiplier(float amax, float fmt_max) noexcept;
 // Integers (SwitchBack, LLM.int8()): s = int_max / absmax, i.e. 127 / absmax for int8.
 float absmax_int_multiplier(float amax, const Format& int_format) noexcept;
 
-// OCP MX (v1.0, section 6.3): shared exponent floor(log2 amax) - emax_elem, where emax_elem =
-// floor(log2 max_finite) of the element format (8 for E4M3, 15 for E5M2, 2 for E2M1/E2M3,
-// 4 for E3M2), clamped to E8M0's range [-127, 127]; amax 0 gives -127. Elements saturate.
+// The MX block scale: an E8M0 power of two 2^e, e clamped to [-127, 127], amax 0 giving -127,
+// under one of torchao's four ScaleCalculationMode rules. emax_elem = floor(log2 max_finite) of
+// the element format (8 for E4M3, 15 for E5M2, 2 for E2M1/E2M3, 4 for E3M2). Elements saturate.
 int mx_emax_elem(const Format& element) noexcept;
+// FLOOR (OCP MX v1.0, section 6.3): e = floor(log2 amax) - emax_elem.
 int mx_scale_exponent(float amax, int emax_elem) noexcept;
-// RCEIL: the exponent of amax / fmt_max rounded up to a power of two (exact, not a float32
-// quotient), clamped to [-127, 127]; amax 0 gives -127.
+// CEIL: e = ceil(log2 amax) - emax_elem (never clips; small elements may flush to 0).
+int mx_ceil_scale_exponent(float amax, int emax_elem) noexcept;
+// EVEN: amax rounded to the element's man_bits fraction bits (half an ulp added, ties away),
+// then as FLOOR: e = floor(log2 round(amax)) - emax_elem.
+int mx_even_scale_exponent(float amax, int emax_elem, int man_bits) noexcept;
+// RCEIL (cuBLAS / TransformerEngine): d = amax * (1 / fmt_max), both float32 operations, then
+// e = ceil(log2 d) exactly (cvt.rp to E8M0; d <= 2^-127 gives -127).
 int mx_rceil_scale_exponent(float amax, float fmt_max) noexcept;
 // E8M0 code of 2^e for e in [-127, 127] (bias 127).
 constexpr std::uint8_t e8m0_code(int exponent) noexcept { return static_cast<std::uint8_t>(exponent + 127); }
