@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "linear_operand.hpp"
 #include "lowp/numerics/error.hpp"
@@ -130,6 +131,8 @@ struct QuantLinear::State {
 
   bool collect = false;
   std::array<OperandStats, 6> stats{};
+  bool capture = false;
+  std::array<std::vector<float>, 6> captured;
 
   Operand opA, opB;  // scratch
   std::vector<float> scratch;
@@ -166,7 +169,7 @@ struct QuantLinear::State {
   void run_gemm(int g, const Operand& A, const Operand& B, float* C, std::size_t M, std::size_t N, std::size_t K,
                 bool accumulate, std::uint64_t seed) {
     const auto& acc = gemm_of(r, g).accumulation;
-    if (!acc) return detail::gemm_operands(A, B, C, M, N, K, accumulate);
+    if (!acc && !capture) return detail::gemm_operands(A, B, C, M, N, K, accumulate);
     const auto natural = [K](const Operand& op, std::size_t rows, std::vector<float>& buf) {
       if (!op.transposed) return op.data;
       buf.resize(rows * K);
@@ -175,6 +178,11 @@ struct QuantLinear::State {
     };
     const float* a = natural(A, M, mat_a);
     const float* b = natural(B, N, mat_b);
+    if (capture) {
+      captured[2 * g].assign(a, a + M * K);
+      captured[2 * g + 1].assign(b, b + N * K);
+      if (!acc) return detail::gemm_operands(A, B, C, M, N, K, accumulate);
+    }
     Accumulation ac = *acc;
     ac.seed = detail::mix_seed(seed, 0x200 + g);
     if (!accumulate) return gemm_emulated(a, b, C, M, N, K, ac);
@@ -278,6 +286,8 @@ double OperandStats::sqnr_db() const {
 }
 
 void QuantLinear::collect_stats(bool on) { s_->collect = on; }
+void QuantLinear::capture_operands(bool on) { s_->capture = on; }
+std::array<std::vector<float>, 6> QuantLinear::take_operands() { return std::exchange(s_->captured, {}); }
 
 std::array<OperandStats, 6> QuantLinear::take_stats() {
   const auto out = s_->stats;

@@ -49,6 +49,7 @@ struct Command {
 Command add_formats_command(CLI::App& parent);
 Command add_cast_command(CLI::App& parent);
 Command add_decode_command(CLI::App& parent);
+Command add_golden_command(CLI::App& parent);
 Command add_eval_command(CLI::App& parent);
 Command add_recipes_command(CLI::App& parent);
 Command add_sweep_command(CLI::App& parent);

@@ -34,6 +34,7 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
       add_formats_command(app),
       add_cast_command(app),
       add_decode_command(app),
+      add_golden_command(app),
       add_eval_command(app),
       add_recipes_command(app),
       add_sweep_command(app),

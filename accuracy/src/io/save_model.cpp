@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/atomic_file.hpp"
+#include "io/safetensors_file.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::detail {
@@ -211,24 +212,10 @@ void save_safetensors(const LlamaModel& m, const std::string& path) {
   ts.push_back({"model.norm.weight", m.final_norm, {dim}});
   if (!m.classifier.empty()) ts.push_back({"lm_head.weight", m.classifier, {vocab, dim}});
 
-  std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
-  std::uint64_t offset = 0;
-  for (const T& t : ts) {
-    header += ",\"" + t.name + "\":{\"dtype\":\"F32\",\"shape\":[";
-    for (std::size_t i = 0; i < t.shape.size(); ++i) {
-      if (i) header += ',';
-      header += std::to_string(t.shape[i]);
-    }
-    const std::uint64_t end = offset + t.data.size() * 4;
-    header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";
-    offset = end;
-  }
-  header += "}";
-  while (header.size() % 8) header += ' ';
-  Buffer b;
-  b.put<std::uint64_t>(header.size());
-  b.bytes(header);
-  for (const T& t : ts) b.floats(t.data);
+  std::vector<SafetensorsTensor> st;
+  st.reserve(ts.size());
+  for (T& t : ts) st.push_back({t.name, "F32", t.shape, f32_bytes(t.data)});
+  const std::vector<std::uint8_t> file = safetensors_file(st, {{"format", "pt"}});
 
   const std::string tied = m.classifier.empty() ? "true" : "false";
   std::string cfg = "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n";
@@ -246,7 +233,7 @@ void save_safetensors(const LlamaModel& m, const std::string& path) {
   if (byte_vocab(c.vocab_size) && c.vocab_size > 257) cfg += "  \"bos_token_id\": 256,\n  \"eos_token_id\": 257,\n";
   cfg += "  \"tie_word_embeddings\": " + tied + ",\n  \"torch_dtype\": \"float32\"\n}\n";
   const std::filesystem::path config = std::filesystem::path(path).parent_path() / "config.json";
-  write_file_atomic(path, b.data());
+  write_file_atomic(path, file);
   write_file_atomic(config.string(), cfg);
 }
 

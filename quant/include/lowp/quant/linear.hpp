@@ -161,6 +161,11 @@ class QuantLinear {
   // and the int8 GEMM's operands are not counted. take_stats() returns them and resets.
   void collect_stats(bool on);
   std::array<OperandStats, 6> take_stats();
+  // With capture on, each emulated GEMM keeps its two operands as it reads them (rotated and
+  // fake-quantized, row-major with the reduction dimension as columns; indexed as the stats),
+  // replacing those of the previous pass (`lowp golden`). take_operands() returns and clears them.
+  void capture_operands(bool on);
+  std::array<std::vector<float>, 6> take_operands();
 
   const LinearRecipe& recipe() const;
 
