@@ -154,6 +154,17 @@ TEST(CliGolden, RecipeStepHasEveryTensor) {
   for (const char* n : {"X", "W", "dY", "Y", "dX", "dW", "fwd.X", "fwd.W", "dgrad.dY", "dgrad.Wt", "wgrad.dYt", "wgrad.Xt"})
     EXPECT_EQ(f.t.count(n), 1u) << n;
   EXPECT_EQ(f.t.at("wgrad.Xt").shape, (std::vector<std::size_t>{64, 16}));
+  // nvfp4: the forward's operands are the float data quantized by the spec (codes stored);
+  // dgrad's dY rounds stochastically and the wgrad rotates first (no codes).
+  EXPECT_EQ(f.meta.at("fwd.X.codes"), "stored");
+  EXPECT_EQ(f.t.at("fwd.X.scale_codes").shape, (std::vector<std::size_t>{16, 4}));
+  EXPECT_EQ(f.t.at("fwd.X.tensor_scale").shape, std::vector<std::size_t>{});
+  EXPECT_EQ(f.meta.at("dgrad.dY.codes"), "absent: stochastic rounding");
+  EXPECT_EQ(f.meta.at("wgrad.Xt.codes"), "absent: rotated first");
+  EXPECT_EQ(f.t.count("wgrad.Xt.codes"), 0u);
+  const Result sc = lowp_run({"golden", "--recipe", "scalify", "--rows", "2", "--cols", "32", "--out", path + ".s"});
+  EXPECT_EQ(sc.code, 2);
+  EXPECT_EQ(std::count(sc.err.begin(), sc.err.end(), '\n'), 1) << sc.err;
   // Y = fwd.X fwd.W^T, accumulated in float32: within K * 2^-24 * sum |a b| of the exact product.
   const auto A = f.t.at("fwd.X").as<float>(), B = f.t.at("fwd.W").as<float>(), Y = f.t.at("Y").as<float>();
   for (std::size_t i = 0; i < 16; ++i)

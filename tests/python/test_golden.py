@@ -210,6 +210,14 @@ def test_recipe_step(cli, tmp_path):
     np.testing.assert_array_equal(t["dgrad.Wt"].astype(np.float64), mxfp8_rceil(np.ascontiguousarray(t["W"].T)))
     np.testing.assert_array_equal(t["wgrad.dYt"].astype(np.float64), mxfp8_rceil(np.ascontiguousarray(t["dY"].T)))
     np.testing.assert_array_equal(t["wgrad.Xt"].astype(np.float64), mxfp8_rceil(np.ascontiguousarray(t["X"].T)))
+    # Their codes and E8M0 scales, stored beside them: value = decode(code) * 2^(scale_code - 127).
+    for op in ("fwd.X", "fwd.W", "dgrad.dY", "dgrad.Wt", "wgrad.dYt", "wgrad.Xt"):
+        assert meta[op + ".codes"] == "stored", op
+        rows, cols = t[op].shape
+        scale = np.ldexp(1.0, t[op + ".scale_codes"].astype(int) - 127)
+        assert t[op + ".scale_codes"].shape == (rows, cols // 32)
+        v = decode(t[op + ".codes"].astype(np.uint32), E4M3, 0x80).reshape(rows, cols // 32, 32) * scale[:, :, None]
+        np.testing.assert_array_equal(v.reshape(rows, cols), t[op].astype(np.float64))
 
 
 def test_errors(cli, tmp_path):

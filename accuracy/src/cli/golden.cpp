@@ -4,6 +4,7 @@
 // recipe (X, W, dY -> Y, dX, dW and every GEMM's operands as it read them).
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <numbers>
@@ -107,51 +108,80 @@ std::vector<std::pair<std::string, std::string>> common_metadata(const Args& a, 
           {"cols", std::to_string(a.cols)}};
 }
 
-std::vector<SafetensorsTensor> spec_tensors(const Args& a, const quant::QuantSpec& spec,
-                                            std::vector<std::pair<std::string, std::string>>& meta) {
-  const std::size_t R = a.rows, C = a.cols, n = R * C;
-  const std::vector<float> x = golden_input(a.seed, 0, R, C);
-  const quant::QuantizedTensor q = quant::quantize(spec, x.data(), R, C);
-  std::vector<float> deq(n);
-  quant::dequantize(q, deq.data());
-
+// The codes and scales of q (a rows x cols tensor), names prefixed with `prefix`.
+void add_quantized(std::vector<SafetensorsTensor>& t, const std::string& prefix, const quant::QuantizedTensor& q) {
+  const quant::QuantSpec& spec = q.spec;
+  const std::size_t R = q.rows, C = q.cols, n = R * C;
   const int bits = spec.format.bits();
-  std::vector<SafetensorsTensor> t;
-  t.push_back(f32_tensor("input", {R, C}, x));
   if (bits <= 8) {
     std::vector<std::uint8_t> c(n);
     for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<std::uint8_t>(packed_code(q.codes, bits, i));
-    t.push_back({"codes", "U8", {R, C}, std::move(c)});
+    t.push_back({prefix + "codes", "U8", {R, C}, std::move(c)});
   } else if (bits <= 16) {
     std::vector<std::uint16_t> c(n);
     for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<std::uint16_t>(packed_code(q.codes, bits, i));
-    t.push_back({"codes", "U16", {R, C}, u16_bytes(c)});
+    t.push_back({prefix + "codes", "U16", {R, C}, u16_bytes(c)});
   } else {
     std::vector<std::uint32_t> c(n);
     for (std::size_t i = 0; i < n; ++i) c[i] = packed_code(q.codes, bits, i);
-    t.push_back({"codes", "U32", {R, C}, u32_bytes(c)});
+    t.push_back({prefix + "codes", "U32", {R, C}, u32_bytes(c)});
   }
-  t.push_back({"codes_packed", "U8", {q.codes.size()}, q.codes});
+  t.push_back({prefix + "codes_packed", "U8", {q.codes.size()}, q.codes});
   const std::vector<std::uint64_t> gs = group_shape(spec, R, C);
   const bool scaled = spec.rule != quant::ScaleRule::none;
   if (scaled && q.scales.size() != gs[0] * gs[1])
     throw Error("golden: " + std::to_string(q.scales.size()) + " scales for a group grid of " + std::to_string(gs[0]) +
                 "x" + std::to_string(gs[1]));
-  if (!q.scale_codes.empty()) t.push_back({"scale_codes", "U8", gs, q.scale_codes});
-  if (scaled) t.push_back(f32_tensor("scales", gs, q.scales));
-  if (!q.multipliers.empty()) t.push_back(f32_tensor("multipliers", gs, q.multipliers));
-  if (spec.rule == quant::ScaleRule::nvfp4) t.push_back(f32_tensor("tensor_scale", {}, {q.tensor_scale}));
+  if (!q.scale_codes.empty()) t.push_back({prefix + "scale_codes", "U8", gs, q.scale_codes});
+  if (scaled) t.push_back(f32_tensor(prefix + "scales", gs, q.scales));
+  if (!q.multipliers.empty()) t.push_back(f32_tensor(prefix + "multipliers", gs, q.multipliers));
+  if (spec.rule == quant::ScaleRule::nvfp4) t.push_back(f32_tensor(prefix + "tensor_scale", {}, {q.tensor_scale}));
+}
+
+std::vector<SafetensorsTensor> spec_tensors(const Args& a, const quant::QuantSpec& spec,
+                                            std::vector<std::pair<std::string, std::string>>& meta) {
+  const std::size_t R = a.rows, C = a.cols;
+  const std::vector<float> x = golden_input(a.seed, 0, R, C);
+  const quant::QuantizedTensor q = quant::quantize(spec, x.data(), R, C);
+  std::vector<float> deq(R * C);
+  quant::dequantize(q, deq.data());
+
+  std::vector<SafetensorsTensor> t;
+  t.push_back(f32_tensor("input", {R, C}, x));
+  add_quantized(t, "", q);
   t.push_back(f32_tensor("dequantized", {R, C}, deq));
 
+  const std::vector<std::uint64_t> gs = group_shape(spec, R, C);
   meta.emplace_back("spec", a.spec);
   meta.emplace_back("spec_canonical", quant::describe(spec));
   meta.emplace_back("element_format", format_name(spec.format));
-  meta.emplace_back("element_bits", std::to_string(bits));
+  meta.emplace_back("element_bits", std::to_string(spec.format.bits()));
   meta.emplace_back("scale_rule", rule_text(spec));
   meta.emplace_back("group_rows", std::to_string(gs[0]));
   meta.emplace_back("group_cols", std::to_string(gs[1]));
   meta.emplace_back("block", std::to_string(spec.block));
   return t;
+}
+
+std::vector<float> transposed(const std::vector<float>& m, std::size_t rows, std::size_t cols) {
+  std::vector<float> t(m.size());
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) t[c * rows + r] = m[r * cols + c];
+  return t;
+}
+
+// Why an operand's codes cannot be had by quantizing its float source with its spec ("" if
+// they can): the GEMM transforms the source first, or draws random bits of its own.
+std::string codes_unavailable(const quant::LinearRecipe& r, const quant::GemmRecipe& g, int side, int gemm) {
+  const std::optional<quant::QuantSpec>& spec = side == 0 ? g.a : g.b;
+  if (!spec) return "float32 operand";
+  if (r.engine == quant::LinearEngine::switchback_int8 && gemm < 2) return "int8 GEMM";
+  if (g.rotation != hadamard::RotationKind::none || g.random_signs) return "rotated first";
+  if ((side == 0 ? g.a_special : g.b_special) != quant::SpecialQuant::none) return "special quantizer";
+  if (g.delayed) return "delayed scaling";
+  if (spec->cast.round == Round::stochastic) return "stochastic rounding";
+  if (gemm == 2 && side == 1 && r.wgrad_uses_quantized_x) return "quantized from the forward's X";
+  return "";
 }
 
 std::vector<SafetensorsTensor> recipe_tensors(const Args& a, std::vector<std::pair<std::string, std::string>>& meta) {
@@ -191,9 +221,29 @@ std::vector<SafetensorsTensor> recipe_tensors(const Args& a, std::vector<std::pa
   const char* names[6] = {"fwd.X", "fwd.W", "dgrad.dY", "dgrad.Wt", "wgrad.dYt", "wgrad.Xt"};
   const std::uint64_t shapes[6][2] = {{M, K}, {N, K}, {M, N}, {K, N}, {N, M}, {K, M}};
   const quant::GemmDescription gd = quant::describe_gemms(tr.linear);
+  // Each operand's float source, in its GEMM's orientation.
+  const std::vector<float> sources[6] = {X, W, dY, transposed(W, N, K), transposed(dY, M, N), transposed(X, M, K)};
+  const quant::GemmRecipe* gemms[3] = {&tr.linear.fwd, &tr.linear.dgrad, &tr.linear.wgrad};
   for (std::size_t i = 0; i < 6; ++i) {
-    if (ops[i].empty()) continue;  // the int8 engine's GEMMs are not captured
-    t.push_back(f32_tensor(names[i], {shapes[i][0], shapes[i][1]}, ops[i]));
+    if (ops[i].empty()) {  // the int8 engine's GEMMs are not captured
+      meta.emplace_back(std::string(names[i]) + ".codes", "absent: int8 GEMM, not captured");
+      continue;
+    }
+    const std::size_t rows = shapes[i][0], cols = shapes[i][1];
+    t.push_back(f32_tensor(names[i], {rows, cols}, ops[i]));
+    const quant::GemmRecipe& g = *gemms[i / 2];
+    std::string why = codes_unavailable(tr.linear, g, static_cast<int>(i % 2), static_cast<int>(i / 2));
+    if (why.empty()) {
+      // Stored only when they reproduce the operand the GEMM read, bit for bit.
+      const quant::QuantizedTensor q = quant::quantize(*(i % 2 ? g.b : g.a), sources[i].data(), rows, cols);
+      std::vector<float> deq(rows * cols);
+      quant::dequantize(q, deq.data());
+      if (std::memcmp(deq.data(), ops[i].data(), deq.size() * sizeof(float)) == 0)
+        add_quantized(t, std::string(names[i]) + ".", q);
+      else
+        why = "the spec on the float source does not give the GEMM's operand";
+    }
+    meta.emplace_back(std::string(names[i]) + ".codes", why.empty() ? "stored" : "absent: " + why);
   }
   meta.emplace_back("recipe", tr.name);
   meta.emplace_back("linear", quant::describe(tr.linear));
