@@ -119,7 +119,8 @@ int mx_rceil_scale_exponent(float amax, float fmt_max) noexcept {
   // torchao / TransformerEngine arithmetic: the float32 product amax * float32(1 / fmt_max),
   // then rounded up to a power of two (cvt.rp.ue8m0); a subnormal product at most 2^-127
   // gives 2^-127.
-  const float rcp = static_cast<float>(1.0 / static_cast<double>(fmt_max));
+  const double r = 1.0 / static_cast<double>(fmt_max);
+  const float rcp = r < 0x1p128 ? static_cast<float>(r) : HUGE_VALF;  // a tiny fmt_max (custom bias)
   const float d = amax * rcp;
   if (!(d > 0)) return -127;
   if (!std::isfinite(d)) return 127;

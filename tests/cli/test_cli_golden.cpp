@@ -195,6 +195,8 @@ TEST(CliGolden, ErrorsAreOneLine) {
   expect_one_line(lowp_run({"golden", "--spec", "mxfp8", "--rows", "2", "--cols", "32"}), 2, "lowp golden: --out is required");
   expect_one_line(lowp_run({"golden", "--rows", "2", "--cols", "32", "--out", out}), 2,
                   "lowp golden: give exactly one of --spec and --recipe");
+  expect_one_line(lowp_run({"golden", "--recipe", "mxfp8", "--rows", "20", "--cols", "64", "--out", out}), 2,
+                  "lowp golden: linear 'mxfp8-te' wgrad dY^T (64x20): tensor 64x20: 20 columns are not a multiple");
   expect_one_line(lowp_run({"golden", "--recipe", "nosuch", "--rows", "2", "--cols", "32", "--out", out}), 2, "lowp golden: ");
   expect_one_line(lowp_run({"golden", "--spec", "mxfp8", "--rows", "2", "--cols", "32", "--out", "/nonexistent/dir/x.safetensors"}),
                   1, "lowp golden: ");

@@ -203,10 +203,15 @@ std::vector<SafetensorsTensor> recipe_tensors(const Args& a, std::vector<std::pa
   lin.weight() = W;
   lin.capture_operands(true);
   std::vector<float> Y(M * N), dX(M * K);
-  lin.forward(X.data(), M, Y.data(), a.seed);
-  std::array<std::vector<float>, 6> ops = lin.take_operands();
-  lin.backward(dY.data(), dX.data(), a.seed);
-  const std::array<std::vector<float>, 6> back = lin.take_operands();
+  std::array<std::vector<float>, 6> ops, back;
+  try {  // what fails here is a shape one of the GEMMs' blocks does not divide
+    lin.forward(X.data(), M, Y.data(), a.seed);
+    ops = lin.take_operands();
+    lin.backward(dY.data(), dX.data(), a.seed);
+    back = lin.take_operands();
+  } catch (const Error& e) {
+    throw Failure{exit_usage, e.what()};
+  }
   for (int i = 2; i < 6; ++i) ops[static_cast<std::size_t>(i)] = back[static_cast<std::size_t>(i)];
 
   std::vector<SafetensorsTensor> t;
