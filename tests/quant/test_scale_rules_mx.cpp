@@ -146,6 +146,16 @@ TEST(MxScaleRules, SpecFormulasHoldOnTheirThresholds) {
   EXPECT_EQ(lowp_exponent(Rule::ceil, 256.0f, e4m3), 0);
   EXPECT_EQ(lowp_exponent(Rule::ceil, next_up(256.0f), e4m3), 1);
   for (const Rule r : kRules) EXPECT_EQ(lowp_exponent(r, 0.0f, e4m3), -127) << rule_name(r);
+  // quantize never passes a non-finite amax (NaN and Inf are left out of it); the functions
+  // still answer 2^-127 rather than reading the bits of one.
+  for (const Rule r : kRules)
+    for (const float bad : {kNaN, kInf, -kInf, -1.0f}) EXPECT_EQ(lowp_exponent(r, bad, e4m3), -127) << rule_name(r);
+  // Huge maxima: FLT_MAX = (2 - 2^-23) 2^127. FLOOR 127 - 8; CEIL and EVEN (3 bits) one more;
+  // RCEIL: FLT_MAX / 448 = 2^119 * 1.1428..., rounded up to 2^120.
+  EXPECT_EQ(lowp_exponent(Rule::floor, FLT_MAX, e4m3), 119);
+  EXPECT_EQ(lowp_exponent(Rule::ceil, FLT_MAX, e4m3), 120);
+  EXPECT_EQ(lowp_exponent(Rule::even, FLT_MAX, e4m3), 120);
+  EXPECT_EQ(lowp_exponent(Rule::rceil, FLT_MAX, e4m3), 120);
 
   std::size_t checked = 0;
   for (const Elem& el : kElems) {
