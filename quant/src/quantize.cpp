@@ -36,10 +36,6 @@ bool multiplier_rule(ScaleRule r) {
   return r == ScaleRule::amax || r == ScaleRule::amax_pow2 || r == ScaleRule::absmax_int || r == ScaleRule::mse;
 }
 
-bool mx_rule(ScaleRule r) {
-  return r == ScaleRule::mx || r == ScaleRule::mx_ceil || r == ScaleRule::mx_even || r == ScaleRule::mx_rceil;
-}
-
 // Every scaled rule saturates: the scale maps amax onto fmt_max, so what lies beyond is a
 // rounding overshoot or a clip (MX, NVFP4 and MSE clip on purpose; torchao clamps too).
 BulkOptions cast_options(const QuantSpec& spec) {
@@ -102,19 +98,13 @@ void fill_scales(QuantizedTensor& t, const float* amax, std::size_t g0, std::siz
     case ScaleRule::mx:
     case ScaleRule::mx_ceil:
     case ScaleRule::mx_even:
-    case ScaleRule::mx_rceil: {
-      const int emax = mx_emax_elem(f);
+    case ScaleRule::mx_rceil:
       for (std::size_t i = g0; i < g1; ++i) {
-        const float a = amax[i - g0];
-        const int e = spec.rule == ScaleRule::mx        ? mx_scale_exponent(a, emax)
-                      : spec.rule == ScaleRule::mx_ceil ? mx_ceil_scale_exponent(a, emax)
-                      : spec.rule == ScaleRule::mx_even ? mx_even_scale_exponent(a, emax, f.man_bits)
-                                                        : mx_rceil_scale_exponent(a, fmax);
+        const int e = mx_rule_exponent(spec.rule, amax[i - g0], f);
         t.scale_codes[i] = e8m0_code(e);
         t.scales[i] = exp2i(e);
       }
       return;
-    }
     case ScaleRule::nvfp4:
       nvfp4_block_scales(amax, g1 - g0, t.tensor_scale, fmax, t.scale_codes.data() + g0, t.scales.data() + g0);
       return;

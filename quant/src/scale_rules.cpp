@@ -129,6 +129,16 @@ int mx_rceil_scale_exponent(float amax, float fmt_max) noexcept {
   return clamp_e8m0(m == 0.5f ? e - 1 : e);
 }
 
+int mx_rule_exponent(ScaleRule rule, float amax, const Format& element) noexcept {
+  const int emax = mx_emax_elem(element);
+  switch (rule) {
+    case ScaleRule::mx_ceil: return mx_ceil_scale_exponent(amax, emax);
+    case ScaleRule::mx_even: return mx_even_scale_exponent(amax, emax, element.man_bits);
+    case ScaleRule::mx_rceil: return mx_rceil_scale_exponent(amax, format_max(element));
+    default: return mx_scale_exponent(amax, emax);
+  }
+}
+
 float nvfp4_tensor_scale(float tensor_amax, float fmt_max) noexcept {
   if (!(tensor_amax > 0) || !std::isfinite(tensor_amax)) return 1.0f;
   const float s = tensor_amax / (kUe4m3Max * fmt_max);

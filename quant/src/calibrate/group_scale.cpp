@@ -102,8 +102,10 @@ ScaleChoice rule_choice(const QuantSpec& spec, float tensor_scale, const float* 
     case ScaleRule::amax:
     case ScaleRule::amax_pow2:
     case ScaleRule::absmax_int: return from_multiplier(rule_multiplier(spec, amax));
-    case ScaleRule::mx: return from_exponent(mx_scale_exponent(amax, mx_emax_elem(spec.format)));
-    case ScaleRule::mx_rceil: return from_exponent(mx_rceil_scale_exponent(amax, fmax));
+    case ScaleRule::mx:
+    case ScaleRule::mx_ceil:
+    case ScaleRule::mx_even:
+    case ScaleRule::mx_rceil: return from_exponent(mx_rule_exponent(spec.rule, amax, spec.format));
     case ScaleRule::nvfp4: return from_ue4m3(nvfp4_block_scale(amax, tensor_scale, fmax).code, tensor_scale);
   }
   return {};
@@ -129,6 +131,8 @@ std::vector<ScaleChoice> candidates(const QuantSpec& spec, float tensor_scale, c
       }
       break;
     case ScaleRule::mx:
+    case ScaleRule::mx_ceil:
+    case ScaleRule::mx_even:
     case ScaleRule::mx_rceil: {
       const int e0 = static_cast<int>(c[0].code) - 127;
       for (int e = std::max(-127, e0 - 2); e <= std::min(127, e0 + 2); ++e)
@@ -177,7 +181,7 @@ QuantizedTensor assemble(const QuantSpec& spec, std::size_t rows, std::size_t co
     t.multipliers.resize(choice.size());
     for (std::size_t i = 0; i < choice.size(); ++i) t.multipliers[i] = choice[i].multiplier;
   }
-  if (spec.rule == ScaleRule::mx || spec.rule == ScaleRule::mx_rceil || spec.rule == ScaleRule::nvfp4) {
+  if (mx_rule(spec.rule) || spec.rule == ScaleRule::nvfp4) {
     t.scale_codes.resize(choice.size());
     for (std::size_t i = 0; i < choice.size(); ++i) t.scale_codes[i] = choice[i].code;
   }

@@ -26,7 +26,7 @@ std::vector<float> importance(const float* x, std::size_t n, std::size_t k);
 //   amax / int / mse (float32 multipliers): the rule's scale for clip ratios r * amax,
 //     r = 0.50, 0.52, ..., 1.10 (and the mse rule's own choice);
 //   pow2: the rule's power of two times 2^-2 .. 2^2;
-//   mx / rceil (E8M0): the rule's exponent -2 .. +2, within [-127, 127];
+//   mx, ceil, even, rceil (E8M0): the rule's exponent -2 .. +2, within [-127, 127];
 //   nvfp4 (UE4M3): the rule's block scale code -8 .. +8 codes (about one binade), within the
 //     rule's range [2^-6, 448]; the float32 tensor scale stays the rule's;
 //   none: no scale (RTN).

@@ -16,6 +16,7 @@
 
 #include "lowp/formats/codec.hpp"
 #include "lowp/formats/format.hpp"
+#include "lowp/quant/quantize.hpp"
 
 namespace lowp::quant {
 
@@ -47,6 +48,13 @@ int mx_even_scale_exponent(float amax, int emax_elem, int man_bits) noexcept;
 // RCEIL (cuBLAS / TransformerEngine): d = amax * (1 / fmt_max), both float32 operations, then
 // e = ceil(log2 d) exactly (cvt.rp to E8M0; d <= 2^-127 gives -127).
 int mx_rceil_scale_exponent(float amax, float fmt_max) noexcept;
+// mx, mx_ceil, mx_even or mx_rceil: the rules with an E8M0 scale.
+constexpr bool mx_rule(ScaleRule r) noexcept {
+  return r == ScaleRule::mx || r == ScaleRule::mx_ceil || r == ScaleRule::mx_even || r == ScaleRule::mx_rceil;
+}
+// The one of the four above that `rule` names (mx, mx_ceil, mx_even, mx_rceil; FLOOR for any
+// other rule), for element format `element`.
+int mx_rule_exponent(ScaleRule rule, float amax, const Format& element) noexcept;
 // E8M0 code of 2^e for e in [-127, 127] (bias 127).
 constexpr std::uint8_t e8m0_code(int exponent) noexcept { return static_cast<std::uint8_t>(exponent + 127); }
 
