@@ -235,3 +235,14 @@ def test_errors(cli, tmp_path):
     r = run("--spec", "mxfp4", "--rows", "2", "--cols", "32", "--out", str(tmp_path / "no" / "dir" / "x.safetensors"))
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
     assert not list(tmp_path.glob("**/*.safetensors"))
+
+
+def test_fp6_packing(cli, tmp_path):
+    # 6-bit codes: four per three bytes, a little-endian 24-bit word with element 4k in bits 0-5.
+    t, meta, x = golden(cli, tmp_path, "mxfp6", 4, 64, 2)
+    codes = t["codes"].reshape(-1).astype(np.uint32)
+    b = t["codes_packed"].astype(np.uint32).reshape(-1, 3)
+    words = b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16)
+    unpacked = np.stack([(words >> (6 * k)) & 0x3F for k in range(4)], axis=1).reshape(-1)
+    np.testing.assert_array_equal(unpacked, codes)
+    assert codes.max() < 64
