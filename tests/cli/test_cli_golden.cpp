@@ -71,7 +71,10 @@ File read_golden(const std::string& path) {
   return out;
 }
 
-std::string tmp(const std::string& name) { return lowp::test::temp_dir("cli_golden") + "/" + name; }
+std::string tmp(const std::string& name) {
+  static const std::string dir = lowp::test::temp_dir("cli_golden");  // made (emptied) once per process
+  return dir + "/" + name;
+}
 
 TEST(CliGolden, Mxfp8ValuesAreCodeTimesScale) {
   const std::string path = tmp("mxfp8.safetensors");
