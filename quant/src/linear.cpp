@@ -38,8 +38,10 @@ std::string where(const LinearRecipe& r, int g, int side) {
 // Whether an operand's quantization is the same at every step (so a weight may be cached).
 bool step_independent(const GemmRecipe& g, int side) {
   const auto& s = spec_of(g, side);
-  return !g.delayed && g.rotation != hadamard::RotationKind::randomized && !g.random_signs &&
-         special_of(g, side) != SpecialQuant::ms_eden && !(s && s->cast.round == Round::stochastic);
+  const SpecialQuant sp = special_of(g, side);
+  return !g.delayed && g.rotation != hadamard::RotationKind::randomized && g.signs != BlockSigns::per_index &&
+         g.signs != BlockSigns::per_step && sp != SpecialQuant::ms_eden && sp != SpecialQuant::quartet_sr &&
+         !(s && s->cast.round == Round::stochastic);
 }
 
 bool same_spec(const QuantSpec& a, const QuantSpec& b) {
@@ -56,7 +58,8 @@ bool dgrad_reuses_forward_weight(const LinearRecipe& r) {
          (f->granularity == Granularity::tensor || f->granularity == Granularity::tile) &&
          r.fwd.rotation == hadamard::RotationKind::none && r.dgrad.rotation == hadamard::RotationKind::none &&
          r.fwd.b_special == SpecialQuant::none && r.dgrad.b_special == SpecialQuant::none &&
-         !r.fwd.random_signs && !r.dgrad.random_signs && !r.dgrad.accumulation &&
+         r.fwd.signs == BlockSigns::none && r.dgrad.signs == BlockSigns::none && !r.dgrad.accumulation &&
+         !r.backward_from_forward_operands &&
          step_independent(r.fwd, 1) && step_independent(r.dgrad, 1);
 }
 
@@ -68,8 +71,11 @@ void validate(const LinearRecipe& r, std::size_t K, std::size_t N) {
     const GemmRecipe& gr = gemm_of(r, g);
     if (gr.rotation == hadamard::RotationKind::block_diagonal && gr.rotation_block == 0)
       throw Error("linear '" + r.name + "' " + kGemmName[g] + ": block_diagonal rotation with block 0");
-    if (gr.random_signs && gr.rotation != hadamard::RotationKind::block_diagonal)
+    if (gr.signs != BlockSigns::none && gr.rotation != hadamard::RotationKind::block_diagonal)
       throw Error("linear '" + r.name + "' " + kGemmName[g] + ": random signs need a block_diagonal rotation");
+    if (gr.signs == BlockSigns::fixed && gr.rotation_block != 16)
+      throw Error("linear '" + r.name + "' " + kGemmName[g] + ": TransformerEngine's fixed signs need 16-blocks, not " +
+                  std::to_string(gr.rotation_block));
     if (gr.accumulation && (gr.accumulation->man_bits < 1 || gr.accumulation->man_bits > 23 ||
                             gr.accumulation->exp_bits < 2 || gr.accumulation->exp_bits > 8))
       throw Error("linear '" + r.name + "' " + kGemmName[g] + ": accumulator needs man_bits in [1, 23] and exp_bits in [2, 8]");
@@ -77,7 +83,7 @@ void validate(const LinearRecipe& r, std::size_t K, std::size_t N) {
       const auto& s = spec_of(gr, side);
       if (special_of(gr, side) != SpecialQuant::none && (!s || gr.delayed))
         throw Error(where(r, g, side) + ": a special quantizer needs a spec and no delayed scaling");
-      if (special_of(gr, side) == SpecialQuant::quest && (g != kFwd || gr.random_signs))
+      if (special_of(gr, side) == SpecialQuant::quest && (g != kFwd || gr.signs != BlockSigns::none))
         throw Error(where(r, g, side) + ": the quest quantizer (and its clip mask) is for the forward GEMM only");
       if (gr.delayed && s && s->granularity != Granularity::tensor)
         throw Error(where(r, g, side) + ": delayed scaling needs per-tensor granularity, not " + describe(*s));
@@ -86,6 +92,11 @@ void validate(const LinearRecipe& r, std::size_t K, std::size_t N) {
         throw Error(where(r, g, side) + ": delayed scaling needs the amax, pow2 or int rule, not " + describe(*s));
     }
   }
+  if (r.backward_from_forward_operands &&
+      (!r.fwd.a || !r.fwd.b || r.fwd.signs != BlockSigns::none || r.wgrad_uses_quantized_x ||
+       r.engine != LinearEngine::emulated || !step_independent(r.fwd, 1)))
+    throw Error("linear '" + r.name + "': backward_from_forward_operands needs quantized forward operands, no forward "
+                "signs, a step-independent forward W, no wgrad_uses_quantized_x and the emulated engine");
   if (r.engine != LinearEngine::switchback_int8) return;
   for (int g : {kFwd, kDgrad}) {
     const GemmRecipe& gr = gemm_of(r, g);
@@ -148,7 +159,9 @@ struct QuantLinear::State {
     p.rotation.seed = detail::mix_seed(seed, 0x100 + g);  // the same for both sides: R cancels
     p.seed = detail::mix_seed(detail::mix_seed(seed, *p.spec ? (*p.spec)->seed : 0), 2 * g + side + 1);
     p.what = where(r, g, side);
-    p.random_signs = gr.random_signs;
+    p.signs = gr.signs;
+    // Quartet draws one sign vector per backward pass for both backward GEMMs.
+    p.signs_seed = gr.signs == BlockSigns::per_step ? detail::mix_seed(seed, 0x1ff) : p.rotation.seed;
     p.special = special_of(gr, side);
     if (g == kFwd && p.special == SpecialQuant::quest) p.clip_mask = side == 0 ? &mask_x : &mask_w;
     if (collect) p.stats = &stats[2 * g + side];
@@ -191,15 +204,20 @@ struct QuantLinear::State {
     for (std::size_t i = 0; i < M * N; ++i) C[i] += acc_tmp[i];
   }
 
-  // The straight-through gradient of a quest operand: zero where the forward clipped, in the
-  // forward's rotated basis (g <- ((g R) . mask) R^T).
-  void gate(float* grad, std::size_t rows, const std::vector<std::uint8_t>& mask) const {
+  // A gradient with respect to X or W (rows x K): the straight-through gradient of a quest
+  // operand is zero where the forward clipped, in the forward's rotated basis. `rotated`: the
+  // gradient is in that basis already (backward_from_forward_operands): g <- (g . mask) R^T;
+  // otherwise g <- ((g R) . mask) R^T, and nothing without a mask.
+  void finish_grad(float* grad, std::size_t rows, const std::vector<std::uint8_t>* mask, bool rotated) const {
     const std::size_t n = rows * K;
-    if (mask.size() != n) throw Error("linear '" + r.name + "': clip mask of " + std::to_string(mask.size()) +
-                                      " elements for a gradient of " + std::to_string(n));
+    if (mask && mask->size() != n)
+      throw Error("linear '" + r.name + "': clip mask of " + std::to_string(mask->size()) +
+                  " elements for a gradient of " + std::to_string(n));
+    if (!mask && !rotated) return;
     const bool rotate = fwd_rot.kind != hadamard::RotationKind::none;
-    if (rotate) fwd_rot.apply(grad, rows, K);
-    for (std::size_t i = 0; i < n; ++i) grad[i] = mask[i] ? grad[i] : 0.0f;
+    if (rotate && !rotated) fwd_rot.apply(grad, rows, K);
+    if (mask)
+      for (std::size_t i = 0; i < n; ++i) grad[i] = (*mask)[i] ? grad[i] : 0.0f;
     if (rotate) fwd_rot.apply_inverse(grad, rows, K);
   }
 
@@ -222,7 +240,9 @@ struct QuantLinear::State {
       w_valid[1] = true;
       return w_float[1];
     }
-    prepare(W.data(), N, K, g == kDgrad, g, 1, seed, w_float[slot]);
+    // Quartet: the dgrad re-quantizes the forward's quantized W (in its rotated basis).
+    const float* src = g == kDgrad && r.backward_from_forward_operands ? weight_float(kFwd, seed).data : W.data();
+    prepare(src, N, K, g == kDgrad, g, 1, seed, w_float[slot]);
     w_valid[slot] = step_independent(gemm_of(r, g), 1);
     return w_float[slot];
   }
@@ -396,7 +416,9 @@ void QuantLinear::forward(const float* X, std::size_t M, float* Y, std::uint64_t
       for (std::size_t i = 0; i < M; ++i)
         for (std::size_t j = 0; j < N; ++j) Y[i * N + j] += s.b[j];
     }
-    if (s.r.wgrad_uses_quantized_x && !s.opA.own.empty()) {
+    if (s.r.backward_from_forward_operands) {
+      s.X = std::move(s.opA.own);  // the quantized X in the forward's rotated basis
+    } else if (s.r.wgrad_uses_quantized_x && !s.opA.own.empty()) {
       s.X = std::move(s.opA.own);  // natural layout: X is never transposed here
       if (s.r.fwd.rotation != hadamard::RotationKind::none) {
         hadamard::Rotation rot = s.plan(kFwd, 0, seed).rotation;
@@ -435,7 +457,8 @@ void QuantLinear::backward(const float* dY, float* dX, std::uint64_t seed) {
     } else {
       s.prepare(dY, M, N, false, kDgrad, 0, seed, s.opA);
       s.run_gemm(kDgrad, s.opA, s.weight_float(kDgrad, seed), dX, M, K, N, false, seed);
-      if (s.r.fwd.a_special == SpecialQuant::quest) s.gate(dX, M, s.mask_x);
+      s.finish_grad(dX, M, s.r.fwd.a_special == SpecialQuant::quest ? &s.mask_x : nullptr,
+                    s.r.backward_from_forward_operands);
     }
   }
 
@@ -448,11 +471,12 @@ void QuantLinear::backward(const float* dY, float* dX, std::uint64_t seed) {
   }
   s.prepare(dY, M, N, true, kWgrad, 0, seed, s.opA);
   s.prepare(X, M, K, true, kWgrad, 1, seed, s.opB);
-  if (s.r.fwd.b_special == SpecialQuant::quest) {
+  if (s.r.fwd.b_special == SpecialQuant::quest || s.r.backward_from_forward_operands) {
     std::vector<float>& g = s.acc_tmp2;
     g.resize(N * K);
     s.run_gemm(kWgrad, s.opA, s.opB, g.data(), N, K, M, false, seed);
-    s.gate(g.data(), N, s.mask_w);
+    s.finish_grad(g.data(), N, s.r.fwd.b_special == SpecialQuant::quest ? &s.mask_w : nullptr,
+                  s.r.backward_from_forward_operands);
     for (std::size_t i = 0; i < N * K; ++i) s.dW[i] += g[i];
   } else {
     s.run_gemm(kWgrad, s.opA, s.opB, s.dW.data(), N, K, M, true, seed);

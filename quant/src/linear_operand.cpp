@@ -117,7 +117,7 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
   const std::optional<QuantSpec>& spec = *plan.spec;
   hadamard::Rotation rot = plan.rotation;
   rot.size = cols;
-  const bool rotate = rot.kind != hadamard::RotationKind::none || plan.random_signs ||
+  const bool rotate = rot.kind != hadamard::RotationKind::none || plan.signs != BlockSigns::none ||
                       plan.special != SpecialQuant::none;  // all act along L's rows
   const std::size_t n = rows * cols;
   out.own.clear();
@@ -142,8 +142,11 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
       std::copy(src, src + n, x);
       out.transposed = transpose_it;
     }
-    if (plan.random_signs) apply_random_signs(x, rows, cols, rot.seed);
+    if (plan.signs == BlockSigns::per_index) apply_random_signs(x, rows, cols, plan.signs_seed);
+    if (plan.signs == BlockSigns::fixed) apply_block_signs(x, rows, cols, block_sign_vector(plan.signs, rot.block, 0));
     if (rot.kind != hadamard::RotationKind::none) rot.apply(x, rows, cols);
+    if (plan.signs == BlockSigns::per_step)
+      apply_block_signs(x, rows, cols, block_sign_vector(plan.signs, rot.block, plan.signs_seed));
     std::vector<float> pre;
     if (plan.stats && (natural || plan.special != SpecialQuant::none)) pre.assign(x, x + n);
     std::size_t sat = 0;
@@ -156,6 +159,8 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
       four_over_six_quantize(x, rows, cols, &sat);
     } else if (plan.special == SpecialQuant::ms_eden) {
       ms_eden_quantize(x, rows, cols, plan.seed, &sat);
+    } else if (plan.special == SpecialQuant::quartet_sr) {
+      quartet_sr_quantize(x, rows, cols, plan.seed);  // the largest of a group lands below 6
     } else if (natural) {
       const std::size_t r = out.transposed ? cols : rows, c = out.transposed ? rows : cols;
       sat = quantize_in_place(plan, *natural, x, r, c, plan.stats != nullptr);

@@ -28,7 +28,8 @@ struct OperandPlan {
   hadamard::Rotation rotation;       // kind/block/seed; size is filled in here
   std::uint64_t seed = 0;            // stochastic rounding stream of this operand
   DelayedScaling* delayed = nullptr; // per-tensor scale from this history (then records amax)
-  bool random_signs = false;         // +-1 per reduction index (from rotation.seed) first
+  BlockSigns signs = BlockSigns::none;  // with a block_diagonal rotation
+  std::uint64_t signs_seed = 0;         // per_index and per_step signs
   SpecialQuant special = SpecialQuant::none;
   std::vector<std::uint8_t>* clip_mask = nullptr;  // quest: 1 where the element was not clipped
   OperandStats* stats = nullptr;     // adds what quantizing did, when set
@@ -56,9 +57,17 @@ void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<st
 void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols, std::size_t* saturated = nullptr);
 void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed,
                       std::size_t* saturated = nullptr);
+// Quartet's backward quantizer (SpecialQuant::quartet_sr): element i of the matrix rounds with
+// random_bits(rng_key(seed), i).
+void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed);
 
 // x[r][j] *= d_j for all rows, d_j = -1 when bit 31 of random_bits(rng_key(seed), j) is set.
 void apply_random_signs(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed);
+// The block-length sign vector of `fixed` (TransformerEngine's) or `per_step` signs (d_j = -1
+// when bit 31 of random_bits(rng_key(seed), j) is set, j < block).
+std::vector<float> block_sign_vector(BlockSigns signs, std::size_t block, std::uint64_t seed);
+// x[r][j] *= d[j mod d.size()].
+void apply_block_signs(float* x, std::size_t rows, std::size_t cols, const std::vector<float>& d);
 
 // A 64-bit mix of the step seed with an operand's own salt (splitmix64 finaliser).
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b) noexcept;

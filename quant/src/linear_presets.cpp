@@ -103,24 +103,45 @@ std::vector<LinearRecipe> build() {
   v.push_back(uniform("mxfp4", "OCP MXFP4: E2M1, 32-element blocks, E8M0 scales, every operand", "mxfp4"));
   v.push_back(uniform("nvfp4", "NVFP4: E2M1, 16-element blocks, UE4M3 scales x float32 tensor scale", "nvfp4"));
   {
-    // NVIDIA's NVFP4 training recipe: W in 16x16 tiles, so the forward and the dgrad read one
-    // quantized W (transposed); gradients rounded stochastically; the wgrad operands after a
-    // 16-point random Hadamard transform along the tokens.
+    // NVIDIA's NVFP4 training recipe (TransformerEngine NVFP4BlockScaling): W in 16x16 tiles,
+    // so the forward and the dgrad read one quantized W (transposed); gradients rounded
+    // stochastically; the wgrad operands after TransformerEngine's random Hadamard transform
+    // along the tokens: 16-blocks with its one fixed 16-entry sign vector (x D H).
     const std::string_view w = "e2m1:t16:nvfp4", g = "e2m1:b16:nvfp4:stochastic";
     LinearRecipe r = recipe("nvfp4-train",
                             "NVIDIA NVFP4 training: 16x16 W tiles, 1x16 X/dY blocks, stochastic rounding "
-                            "of dY, 16-point random Hadamard on the wgrad operands",
+                            "of dY, 16-point Hadamard with TransformerEngine's fixed signs on the wgrad operands",
                             gemm("nvfp4", w), gemm(g, w), gemm(g, "nvfp4", RotationKind::block_diagonal, 16));
-    r.wgrad.random_signs = true;
+    r.wgrad.signs = BlockSigns::fixed;
     v.push_back(std::move(r));
   }
   {
-    // RCEIL scales in the backward keep every element below 6, so stochastic rounding never
-    // saturates and the gradients stay unbiased.
-    const std::string_view sr = "e2m1:b32:rceil:stochastic";
+    // Quartet (IST-DASLab/Quartet, QuartetMasterWeightsFn over QuTLASS): forward QuEST after a
+    // 32-block Hadamard; both backward GEMMs after a 32-block Hadamard times one random sign
+    // vector per backward pass, the gradient stochastically rounded with Quartet's
+    // 2^floor(log2 amax) / 3 scale, re-quantizing the forward's quantized W and X.
     LinearRecipe r = recipe("quartet-fp4",
                             "Quartet: MXFP4 forward after a 32-block Hadamard with QuEST RMS clipping (clip "
-                            "mask gates the gradient); backward MXFP4 with random-sign Hadamard and SR",
+                            "mask gates the gradient); backward re-quantizes the forward's W and X after a "
+                            "32-block Hadamard with per-step random signs, SR",
+                            gemm("mxfp4", "mxfp4", RotationKind::block_diagonal, 32),
+                            gemm("mxfp4", "mxfp4", RotationKind::block_diagonal, 32),
+                            gemm("mxfp4", "mxfp4", RotationKind::block_diagonal, 32));
+    r.fwd.a_special = r.fwd.b_special = SpecialQuant::quest;
+    for (GemmRecipe* g : {&r.dgrad, &r.wgrad}) {
+      g->signs = BlockSigns::per_step;
+      g->a_special = g->b_special = SpecialQuant::quartet_sr;
+    }
+    r.backward_from_forward_operands = true;
+    v.push_back(std::move(r));
+  }
+  {
+    // lowp's earlier Quartet backward, kept for comparison: RCEIL scales keep every element
+    // below 6, so stochastic rounding never saturates and the gradients stay unbiased.
+    const std::string_view sr = "e2m1:b32:rceil:stochastic";
+    LinearRecipe r = recipe("quartet-fp4-fullrot",
+                            "Quartet's forward; backward MXFP4 (RCEIL, SR) of the float W and X after a "
+                            "random-sign Hadamard over the whole reduction dimension (not Quartet's code)",
                             gemm("mxfp4", "mxfp4", RotationKind::block_diagonal, 32),
                             gemm(sr, sr, RotationKind::randomized), gemm(sr, sr, RotationKind::randomized));
     r.fwd.a_special = r.fwd.b_special = SpecialQuant::quest;
@@ -136,7 +157,7 @@ std::vector<LinearRecipe> build() {
                             gemm("nvfp4", "nvfp4", RotationKind::block_diagonal, 16));
     r.fwd.a_special = r.fwd.b_special = SpecialQuant::four_over_six;
     for (GemmRecipe* g : {&r.dgrad, &r.wgrad}) {
-      g->random_signs = true;
+      g->signs = BlockSigns::per_index;
       g->a_special = g->b_special = SpecialQuant::ms_eden;
     }
     v.push_back(std::move(r));
@@ -161,6 +182,7 @@ const char* special_text(SpecialQuant s) {
     case SpecialQuant::quest: return "+quest";
     case SpecialQuant::four_over_six: return "+4over6";
     case SpecialQuant::ms_eden: return "+ms-eden";
+    case SpecialQuant::quartet_sr: return "+quartet-sr";
   }
   return "";
 }
@@ -170,7 +192,10 @@ std::string gemm_body(const GemmRecipe& g, const char* a, const char* b) {
   std::string r;
   r.append(a).append("=").append(operand(g.a)).append(special_text(g.a_special));
   r.append(" ").append(b).append("=").append(operand(g.b)).append(special_text(g.b_special));
-  const char* signs = g.random_signs ? "-random" : "";
+  const char* signs = g.signs == BlockSigns::per_index ? "-random"
+                      : g.signs == BlockSigns::fixed  ? "-te-signs"
+                      : g.signs == BlockSigns::per_step ? "-step-signs"
+                                                        : "";
   switch (g.rotation) {
     case RotationKind::none: break;
     case RotationKind::hadamard: r += " rot=hadamard"; break;
@@ -212,8 +237,10 @@ GemmDescription describe_gemms(const LinearRecipe& r) {
   const std::string int8 = r.engine == LinearEngine::switchback_int8 ? " [int8 GEMM]" : "";
   GemmDescription d;
   d.fwd = gemm_body(r.fwd, "X", "W") + int8;
-  d.dgrad = gemm_body(r.dgrad, "dY", "W^T") + int8;
-  d.wgrad = gemm_body(r.wgrad, "dY^T", "X^T") + (r.wgrad_uses_quantized_x ? " (from the quantized X)" : "");
+  const bool fwd_ops = r.backward_from_forward_operands;
+  d.dgrad = gemm_body(r.dgrad, "dY", "W^T") + int8 + (fwd_ops ? " (W^T: the forward's quantized W)" : "");
+  d.wgrad = gemm_body(r.wgrad, "dY^T", "X^T") + (r.wgrad_uses_quantized_x ? " (from the quantized X)" : "") +
+            (fwd_ops ? " (X^T: the forward's quantized X)" : "");
   return d;
 }
 
@@ -222,6 +249,7 @@ std::string describe(const LinearRecipe& r) {
   s += gemm_text("fwd", r.fwd, "X", "W") + "; " + gemm_text("dgrad", r.dgrad, "dY", "W^T") + "; " +
        gemm_text("wgrad", r.wgrad, "dY^T", "X^T");
   if (r.wgrad_uses_quantized_x) s += " (from the quantized X)";
+  if (r.backward_from_forward_operands) s += " (backward from the forward's quantized W and X)";
   return s;
 }
 

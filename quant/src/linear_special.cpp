@@ -68,6 +68,8 @@ void apply_random_signs(float* x, std::size_t rows, std::size_t cols, std::uint6
     for (std::size_t j = 0; j < cols; ++j) x[r * cols + j] *= d[j];
 }
 
+constexpr float kQuestScale = 2.92247856f / 6.0f;
+
 void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<std::uint8_t>* clip_mask) {
   constexpr std::size_t G = 32;
   check_groups("quest", cols, G);
@@ -79,7 +81,9 @@ void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<st
     for (std::size_t i = 0; i < G; ++i) sum += v[i], sq += v[i] * v[i];
     const float mean = sum / G, msq = sq / G, var = msq - mean * mean;
     const float sd = var >= 0 ? std::sqrt(var) : 1.0f;
-    const float scale = pow2_floor(0.75f * sd + 1e-8f);
+    // Quartet's QuestMXFP4Quantizer (and QuTLASS's fused kernel): 2.92247856 / 6 * std, the
+    // clipping point 6 * scale near the MSE-optimal 2.92 std of a Gaussian on the E2M1 grid.
+    const float scale = pow2_floor(kQuestScale * sd + 1e-8f);
     for (std::size_t i = 0; i < G; ++i) {
       y[i] = v[i] / scale;
       if (clip_mask) (*clip_mask)[g * G + i] = std::fabs(y[i]) < 6.0f;
@@ -152,6 +156,47 @@ void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_
     const float s2 = static_cast<float>(decode(ue4m3(), encode(ue4m3(), double(s) * c, sr, random_bits(key, g))));
     const float mult2 = ts * s2;
     for (std::size_t i = 0; i < G; ++i) v[i] = q[i] * mult2;
+  }
+}
+
+std::vector<float> block_sign_vector(BlockSigns signs, std::size_t block, std::uint64_t seed) {
+  // TransformerEngine's hard-coded NVFP4 wgrad signs (get_wgrad_sign_vector in nvfp4_tensor.py).
+  static constexpr float kTeSigns[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
+  std::vector<float> d(block, 1.0f);
+  if (signs == BlockSigns::fixed) {
+    if (block != 16) throw Error("fixed (TransformerEngine) signs need 16-blocks, not " + std::to_string(block));
+    d.assign(kTeSigns, kTeSigns + 16);
+  } else if (signs == BlockSigns::per_step) {
+    const RngKey key = rng_key(seed);
+    for (std::size_t j = 0; j < block; ++j) d[j] = (random_bits(key, j) >> 31) ? -1.0f : 1.0f;
+  }
+  return d;
+}
+
+void apply_block_signs(float* x, std::size_t rows, std::size_t cols, const std::vector<float>& d) {
+  const std::size_t b = d.size();
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < cols; ++j) x[r * cols + j] *= d[j % b];
+}
+
+void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed) {
+  constexpr std::size_t G = 32;
+  check_groups("quartet_sr", cols, G);
+  BulkOptions o;
+  o.cast = CastOptions{Round::stochastic, true, false};
+  o.seed = seed;
+  for (std::size_t g = 0; g < rows * cols / G; ++g) {
+    float* v = x + g * G;
+    const float a = tensor_amax(v, G);
+    if (!(a > 0)) continue;  // an all-zero group stays zero
+    // 2^e with e = floor(log2 amax) (the exponent field, as the kernels mask it); x / 2^e is
+    // exact and in [-2, 2), so x * 3 / 2^e has one rounding (the kernels' x * (3 / 2^e)) and
+    // the largest element lands in [3, 6).
+    const float p = pow2_floor(a);
+    for (std::size_t i = 0; i < G; ++i) v[i] = v[i] / p * 3.0f;
+    o.offset = g * G;
+    fake_quant_f32(e2m1(), {v, G}, o);
+    for (std::size_t i = 0; i < G; ++i) v[i] = v[i] * p / 3.0f;
   }
 }
 

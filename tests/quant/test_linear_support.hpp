@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "lowp/formats/codec.hpp"
@@ -106,6 +108,194 @@ inline std::vector<float> ref_gemm(const std::vector<float>& A, const std::vecto
       C[i * n + j] = static_cast<float>(acc);
     }
   return C;
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// An upper bound on a recipe's relative Frobenius error against float32, from an error
+// analysis (the tolerances of test_linear_presets.cpp and test_linear_training.cpp).
+//
+// One operand. Quantizing element x of a group with scale s (value = code * s) leaves an
+// error e with e^2 <= u^2 x^2 + v^2 s^2: u = 2^-(m+1) is half an ulp relative to x in the
+// element format's normal range (m mantissa bits), v s half the subnormal spacing below it.
+// Stochastic rounding obeys the same bound in mean square (f(1-f) ulp^2 <= ulp^2 / 4). The
+// scale rule bounds s <= r * amax_g / fmt_max: r = 1 for amax and int, 2 for the power-of-two
+// rules (pow2, rceil), fmt_max / 2^emax for the OCP floor rule, 1 + 2^-4 for NVFP4's UE4M3
+// block scale (round to nearest). The OCP floor rule also clips: s > amax_g / 2^(emax+1), so
+// only |x| > k amax_g with k = fmt_max / 2^(emax+1) can exceed fmt_max * s, and their error is
+// at most |x| - k amax_g, added. So the operand's relative squared error
+//   rho^2 = ||E||^2 / ||L||^2 <= sum_g sum_i (u^2 x_i^2 + v^2 r^2 amax_g^2 / fmt_max^2
+//                                            [+ (|x_i| - k amax_g)^2 if above]) / sum x^2.
+// The operands here are i.i.d. Gaussian (make_problem), and an orthonormal rotation keeps them
+// so; hence the group statistics are taken over consecutive chunks of the data as stored, of
+// the group's size, whatever the orientation and rotation of the operand.
+// The special quantizers (linear.hpp, SpecialQuant):
+//   quest       s = 2^floor(log2(0.487 sd)) in (0.2435 sd, 0.487 sd] of the 32-group; elements
+//               below 6 s as above (u = v = 1/4); the clipped ones (|x| >= 6 s >= 1.461 sd)
+//               add at most (|x| - 1.461 sd)^2;
+//   quartet_sr  s = 2^floor(log2 amax) / 3 <= 2 amax / 6: r = 2, nothing clips;
+//   four_over_six  per block the smaller error of the 6- and 4-scaled choices: at most the
+//               6-scaled NVFP4 bound (r = 1 + 2^-4);
+//   ms_eden     per block x, its NVFP4 rounding q (||x - q|| <= e_b, the nvfp4 bound) and the
+//               output c' q, c = <x,x> / <x,q> rounded stochastically to c' (UE4M3: E(c'-c) = 0,
+//               E(c'-c)^2 <= (2^-3 c)^2 / 4). c q is x's projection scaled so that x - c q is
+//               orthogonal to x: ||x - c q|| = ||x|| tan t with sin t <= e_b / ||x|| = rho_b, so
+//               E||x - c' q||^2 = ||x - c q||^2 + E(c'-c)^2 ||q||^2
+//                              <= (e_b^2 + 2^-8 ||x||^2) / (1 - rho_b^2).
+// One GEMM C = A B^T with A + E_A, B + E_B: if the errors are uncorrelated with each other and
+// with the other operand (independent data; exact in expectation for stochastic rounding),
+//   E ||dC||^2 = sum_ij sum_k (E_A^2 B^2 + A^2 E_B^2 + E_A^2 E_B^2) ~ (rho_A^2 + rho_B^2 +
+//   rho_A^2 rho_B^2) ||C||^2,
+// since ||C||^2 ~ sum_ij sum_k A^2 B^2 for independent zero-mean data; the realized value
+// concentrates within ~1% of it over the 32768 outputs here. An operand quantized twice (the
+// forward's quantized W or X re-quantized by the backward) has rho <= rho_fwd + rho_bwd; a quest
+// clip mask gating a gradient zeroes a fraction p of it (p <= the fraction of |x| > 1.461 sd),
+// adding p to rho^2 of that gradient.
+struct ErrorBound {
+  double y = 0, dx = 0, dw = 0;
+};
+
+namespace detail {
+
+inline double group_sum(const std::vector<float>& x, std::size_t g,
+                        const std::function<double(const float*, std::size_t)>& per_group) {
+  double t = 0;
+  for (std::size_t i = 0; i + g <= x.size(); i += g) t += per_group(x.data() + i, g);
+  return t;
+}
+
+inline double sum_sq(const std::vector<float>& x) {
+  double s = 0;
+  for (float v : x) s += double(v) * v;
+  return s;
+}
+
+// The elements of one group of the operand's spec (rows x cols as its GEMM reads it).
+inline std::size_t group_size(const quant::QuantSpec& s, std::size_t rows, std::size_t cols) {
+  switch (s.granularity) {
+    case quant::Granularity::tensor: return rows * cols;
+    case quant::Granularity::row: return cols;
+    case quant::Granularity::column: return rows;
+    case quant::Granularity::block: return s.block;
+    case quant::Granularity::tile: return s.block * s.block;
+  }
+  return rows * cols;
+}
+
+struct FormatErr {
+  double u = 0, v = 0, r = 1, fmt_max = 1, k = 0;  // k: the OCP floor rule's clipping threshold
+};
+
+inline FormatErr format_err(const quant::QuantSpec& s) {
+  const Format& f = s.format;
+  FormatErr e;
+  e.fmt_max = f.max_finite();
+  if (f.kind == Kind::integer) {
+    e.u = 0;    // integers: an absolute error of half a step,
+    e.v = 0.5;  // the step being the scale
+  } else {
+    e.u = std::ldexp(1.0, -(f.man_bits + 1));
+    e.v = f.min_subnormal() / 2;
+  }
+  const int emax = static_cast<int>(std::floor(std::log2(e.fmt_max)));
+  switch (s.rule) {
+    case quant::ScaleRule::none: break;  // a plain cast (operand_rho2: u only)
+    case quant::ScaleRule::amax:
+    case quant::ScaleRule::absmax_int: e.r = 1; break;
+    case quant::ScaleRule::nvfp4: e.r = 1 + 1.0 / 16; break;
+    case quant::ScaleRule::mx:
+      e.r = e.fmt_max / std::ldexp(1.0, emax);
+      e.k = e.fmt_max / std::ldexp(1.0, emax + 1);
+      break;
+    default: e.r = 2; break;  // pow2, rceil and the other power-of-two rules: within 2x
+  }
+  return e;
+}
+
+// rho^2 of an operand quantized by `spec` (and `special`), for i.i.d. data `x` laid out as a
+// rows x cols GEMM operand.
+inline double operand_rho2(const std::optional<quant::QuantSpec>& spec, quant::SpecialQuant special,
+                           const std::vector<float>& x, std::size_t rows, std::size_t cols) {
+  if (!spec) return 0;
+  const double total = sum_sq(x);
+  using quant::SpecialQuant;
+  if (special == SpecialQuant::quest) {
+    const double u = 0.25, v = 0.25;
+    return group_sum(x, 32, [&](const float* g, std::size_t n) {
+             double m = 0, q = 0;
+             for (std::size_t i = 0; i < n; ++i) m += g[i], q += double(g[i]) * g[i];
+             const double sd = std::sqrt(std::max(0.0, q / n - (m / n) * (m / n)));
+             double t = 0;
+             for (std::size_t i = 0; i < n; ++i) {
+               const double a = std::fabs(g[i]);
+               t += u * u * a * a + v * v * (0.487 * sd) * (0.487 * sd);
+               if (a > 1.461 * sd) t += (a - 1.461 * sd) * (a - 1.461 * sd);
+             }
+             return t;
+           }) /
+           total;
+  }
+  FormatErr fe = format_err(*spec);
+  std::size_t g = group_size(*spec, rows, cols);
+  if (special == SpecialQuant::quartet_sr) g = 32, fe.r = 2;
+  if (special == SpecialQuant::four_over_six || special == SpecialQuant::ms_eden) g = 16, fe.r = 1 + 1.0 / 16;
+  if (spec->rule == quant::ScaleRule::none) {  // a plain cast: no scale, only the relative error
+    return fe.u * fe.u;
+  }
+  return group_sum(x, g, [&](const float* b, std::size_t n) {
+           double amax = 0, xx = 0;
+           for (std::size_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(double(b[i]))), xx += double(b[i]) * b[i];
+           const double floor2 = fe.v * fe.r * amax / fe.fmt_max;
+           double er = 0;  // sum of the rounding bounds e_r^2
+           for (std::size_t i = 0; i < n; ++i) {
+             const double a = std::fabs(double(b[i]));
+             er += fe.u * fe.u * a * a + floor2 * floor2;
+             if (fe.k > 0 && a > fe.k * amax) er += (a - fe.k * amax) * (a - fe.k * amax);
+           }
+           if (special != SpecialQuant::ms_eden || xx == 0) return er;
+           const double rho2 = std::min(0.9, er / xx);
+           return (er + xx / 256) / (1 - rho2);
+         }) /
+         total;
+}
+
+// The fraction of elements a quest clip mask may zero (|x| > 1.461 sd of its 32-group).
+inline double quest_clip_fraction(const std::vector<float>& x) {
+  return group_sum(x, 32, [](const float* g, std::size_t n) {
+           double m = 0, q = 0;
+           for (std::size_t i = 0; i < n; ++i) m += g[i], q += double(g[i]) * g[i];
+           const double sd = std::sqrt(std::max(0.0, q / n - (m / n) * (m / n)));
+           double c = 0;
+           for (std::size_t i = 0; i < n; ++i) c += std::fabs(g[i]) > 1.461 * sd;
+           return c;
+         }) /
+         double(x.size());
+}
+
+inline double gemm_bound(double ra2, double rb2, double extra = 0) {
+  return std::sqrt(ra2 + rb2 + ra2 * rb2 + extra);
+}
+
+}  // namespace detail
+
+inline ErrorBound error_bound(const quant::LinearRecipe& r, const LinearProblem& p) {
+  using detail::operand_rho2;
+  using quant::SpecialQuant;
+  const std::vector<float> Wt = transposed(p.W, p.N, p.K), Gt = transposed(p.G, p.M, p.N),
+                           Xt = transposed(p.X, p.M, p.K);
+  const double fx = operand_rho2(r.fwd.a, r.fwd.a_special, p.X, p.M, p.K);
+  const double fw = operand_rho2(r.fwd.b, r.fwd.b_special, p.W, p.N, p.K);
+  const double dg = operand_rho2(r.dgrad.a, r.dgrad.a_special, p.G, p.M, p.N);
+  double dw = operand_rho2(r.dgrad.b, r.dgrad.b_special, Wt, p.K, p.N);
+  const double wg = operand_rho2(r.wgrad.a, r.wgrad.a_special, Gt, p.N, p.M);
+  double wx = operand_rho2(r.wgrad.b, r.wgrad.b_special, Xt, p.K, p.M);
+  const auto twice = [](double a2, double b2) { return (std::sqrt(a2) + std::sqrt(b2)) * (std::sqrt(a2) + std::sqrt(b2)); };
+  if (r.backward_from_forward_operands) dw = twice(fw, dw), wx = twice(fx, wx);
+  if (r.wgrad_uses_quantized_x) wx = twice(fx, wx);
+  // The dgrad reusing the forward's W: the same spec, so dw is already that of the forward's W.
+  const double px = r.fwd.a_special == SpecialQuant::quest ? detail::quest_clip_fraction(p.X) : 0;
+  const double pw = r.fwd.b_special == SpecialQuant::quest ? detail::quest_clip_fraction(p.W) : 0;
+  return {detail::gemm_bound(fx, fw), detail::gemm_bound(dg, dw, px), detail::gemm_bound(wg, wx, pw)};
 }
 
 }  // namespace lowp::test

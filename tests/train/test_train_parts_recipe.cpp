@@ -115,7 +115,7 @@ moments = e4m3-scaled
   EXPECT_EQ(r.linear.fwd.b->granularity, quant::Granularity::row);
   EXPECT_EQ(r.linear.dgrad.rotation, hadamard::RotationKind::block_diagonal);
   EXPECT_EQ(r.linear.dgrad.rotation_block, 16u);
-  EXPECT_TRUE(r.linear.dgrad.random_signs);
+  EXPECT_EQ(r.linear.dgrad.signs, quant::BlockSigns::per_index);
   ASSERT_TRUE(r.linear.dgrad.accumulation);
   EXPECT_EQ(r.linear.dgrad.accumulation->exp_bits, 5);
   EXPECT_EQ(r.linear.dgrad.accumulation->man_bits, 10);

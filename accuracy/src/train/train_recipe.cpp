@@ -41,21 +41,26 @@ std::optional<quant::QuantSpec> parse_operand(std::string_view v) {
   return quant::parse_quant_spec(v);
 }
 
-// none | hadamard | randomized | block<N> | random-block<N>
+// none | hadamard | randomized | block<N> | random-block<N> | step-block<N> | te-block16
 std::string parse_rotation(std::string_view v, GemmRecipe& g) {
-  g.random_signs = false;
+  g.signs = quant::BlockSigns::none;
   g.rotation_block = 0;
   if (v == "none") return g.rotation = hadamard::RotationKind::none, "";
   if (v == "hadamard") return g.rotation = hadamard::RotationKind::hadamard, "";
   if (v == "randomized") return g.rotation = hadamard::RotationKind::randomized, "";
   std::string_view n = v;
-  if (n.starts_with("random-")) {
-    g.random_signs = true;
-    n.remove_prefix(7);
-  }
+  for (const auto& [prefix, signs] : {std::pair{std::string_view("random-"), quant::BlockSigns::per_index},
+                                      std::pair{std::string_view("step-"), quant::BlockSigns::per_step},
+                                      std::pair{std::string_view("te-"), quant::BlockSigns::fixed}})
+    if (n.starts_with(prefix)) {
+      g.signs = signs;
+      n.remove_prefix(prefix.size());
+      break;
+    }
   if (n.starts_with("block") && parse_size(n.substr(5), g.rotation_block) && g.rotation_block > 0)
     return g.rotation = hadamard::RotationKind::block_diagonal, "";
-  return "a rotation is none, hadamard, randomized, block<N> or random-block<N>, not '" + std::string(v) + "'";
+  return "a rotation is none, hadamard, randomized, block<N>, random-block<N>, step-block<N> or te-block16, not '" +
+         std::string(v) + "'";
 }
 
 std::string parse_special(std::string_view v, SpecialQuant& s) {
@@ -63,7 +68,8 @@ std::string parse_special(std::string_view v, SpecialQuant& s) {
   if (v == "quest") return s = SpecialQuant::quest, "";
   if (v == "four-over-six") return s = SpecialQuant::four_over_six, "";
   if (v == "ms-eden") return s = SpecialQuant::ms_eden, "";
-  return "a quantizer is standard, quest, four-over-six or ms-eden, not '" + std::string(v) + "'";
+  if (v == "quartet-sr") return s = SpecialQuant::quartet_sr, "";
+  return "a quantizer is standard, quest, four-over-six, ms-eden or quartet-sr, not '" + std::string(v) + "'";
 }
 
 // f32 | e<E>m<M>[:<round>][/<promote_every>]
@@ -171,6 +177,9 @@ std::string apply_line(TrainRecipe& r, std::string_view key, std::string_view va
     return parse_bool(key, value, r.master_stochastic);
   } else if (key == "moments") {
     r.moments = parse_moment_format(value);
+  } else if (key == "backward_from_forward") {
+    edited = true;
+    return parse_bool(key, value, r.linear.backward_from_forward_operands);
   } else if (key == "pad") {
     return parse_bool(key, value, r.pad);
   } else if (key == "model") {
@@ -255,11 +264,11 @@ linear = fp8-block128
 pad = on
 classifier = bf16)",
     R"(name = nvfp4
-note = NVIDIA NVFP4 training: 16x16 weight tiles, 1x16 blocks, SR of gradients, 16-point random Hadamard on wgrad; keep_last = N keeps the last layers in bf16
+note = NVIDIA NVFP4 training (TransformerEngine NVFP4BlockScaling): 16x16 weight tiles, 1x16 blocks, SR of gradients, 16-point Hadamard with TE's fixed signs on the wgrad operands; keep_last = N keeps the last layers in bf16
 linear = nvfp4-train
 classifier = bf16)",
     R"(name = quartet-fp4
-note = Quartet: MXFP4 in all three GEMMs; forward Hadamard 32 + QuEST clipping gating the gradient, backward random Hadamard + SR
+note = Quartet: MXFP4 in all three GEMMs; forward Hadamard 32 + QuEST clipping gating the gradient; backward re-quantizes the forward's W and X after Hadamard 32 with per-step random signs, SR
 linear = quartet-fp4
 classifier = bf16)",
     R"(name = quartet2-nvfp4

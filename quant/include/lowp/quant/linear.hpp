@@ -38,15 +38,33 @@ namespace lowp::quant {
 // quantizers"). Each acts on the operand after its rotation, along the reduction dimension,
 // in E2M1 and ignores the spec's rule (the spec still names format and block):
 //   quest          Quartet's forward (QuEST): per group of 32 the scale is the power of two
-//                  2^floor(log2(0.75 * std + 1e-8)), round to nearest, saturate at 6; the
-//                  elements with |x / scale| < 6 form the clip mask that gates the
-//                  straight-through gradient of this operand (fwd X and W only).
+//                  2^floor(log2(2.92247856 / 6 * std + 1e-8)) (std over the group, biased),
+//                  round to nearest, saturate at 6; the elements with |x / scale| < 6 form the
+//                  clip mask that gates the straight-through gradient of this operand (fwd X
+//                  and W only).
+//   quartet_sr     Quartet's backward: per group of 32 the power of two 2^e = 2^floor(log2
+//                  amax); the elements times 3 / 2^e (the largest lands in [3, 6), so nothing
+//                  saturates) rounded stochastically to E2M1, values code * 2^e / 3. (The
+//                  kernels keep code * 2^e and multiply the GEMM's product by 1/9: the same to
+//                  float32 rounding.)
 //   four_over_six  NVFP4 (16-blocks, UE4M3 block scales, float32 tensor scale amax / (6 * 256))
 //                  with each block scaled to 6 or to 4, whichever has the smaller squared error.
 //   ms_eden        NVFP4 round-to-nearest codes, then per block the scale times
 //                  <x, x> / <x, q> (q the dequantized block) stochastically rounded to UE4M3:
 //                  unbiased after a random rotation (Quartet II's MS-EDEN).
-enum class SpecialQuant : std::uint8_t { none, quest, four_over_six, ms_eden };
+enum class SpecialQuant : std::uint8_t { none, quest, four_over_six, ms_eden, quartet_sr };
+
+// The random signs d = +-1 that make a block_diagonal rotation a random Hadamard transform
+// (the same for both operands of the GEMM, so they cancel in the product):
+//   per_index  an independent sign per reduction index, before the blocks, drawn anew every
+//              step (x D R)
+//   fixed      TransformerEngine's NVFP4 wgrad vector, one fixed 16-entry sign vector repeated
+//              over the 16-blocks and applied before each block's Hadamard (x D H): the same
+//              at every step (block 16 only)
+//   per_step   Quartet's backward: one block-length sign vector drawn per backward pass from
+//              the step seed, the same for the dgrad and the wgrad, applied after each block's
+//              Hadamard (x H D)
+enum class BlockSigns : std::uint8_t { none, per_index, fixed, per_step };
 
 // One GEMM C = A B^T: how A and B are quantized (nullopt: float32), and the rotation applied
 // to both along the reduction dimension first (RotationKind::none: no rotation; the size is
@@ -56,9 +74,7 @@ struct GemmRecipe {
   hadamard::RotationKind rotation = hadamard::RotationKind::none;
   std::size_t rotation_block = 0;  // block_diagonal
   bool delayed = false;  // per-tensor scales from an amax history (LinearRecipe::delayed_scaling)
-  // block_diagonal only: random signs d_j = +-1 per reduction index before the blocks (the
-  // same for both operands, so they cancel; fresh every step): a random Hadamard transform.
-  bool random_signs = false;
+  BlockSigns signs = BlockSigns::none;  // block_diagonal only
   SpecialQuant a_special = SpecialQuant::none, b_special = SpecialQuant::none;
   // The accumulator the GEMM emulates (gemm_emulated); nullopt: float32 (Eigen).
   std::optional<Accumulation> accumulation;
@@ -85,6 +101,11 @@ struct LinearRecipe {
   // The wgrad reads X as the forward quantized it (dequantized; inverse-rotated if fwd
   // rotates) instead of a float32 copy: memory-efficient SwitchBack keeps only the int8 X.
   bool wgrad_uses_quantized_x = false;
+  // The dgrad's W^T and the wgrad's X^T are the forward's quantized W and X, left in the
+  // forward's rotated basis (Quartet's kernels re-quantize those, not the float W and X):
+  // both gradients then come out in that basis and go through the forward rotation's inverse
+  // after the quest clip masks. Needs forward specs on X and W and the emulated engine.
+  bool backward_from_forward_operands = false;
   DelayedScalingConfig delayed_scaling{};  // for the GEMMs marked `delayed`
 };
 
