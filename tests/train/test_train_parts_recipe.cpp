@@ -66,14 +66,43 @@ TEST(TrainRecipe, EachRecipeSaysWhatItsPapersDo) {
   const quant::GemmDescription g = quant::describe_gemms(nv.linear);
   EXPECT_EQ(g.fwd.find("rot="), std::string::npos);
   EXPECT_EQ(g.dgrad.find("rot="), std::string::npos);
-  EXPECT_NE(g.wgrad.find("rot=block16-random"), std::string::npos);
+  EXPECT_NE(g.wgrad.find("rot=block16-te-signs"), std::string::npos) << g.wgrad;  // TE's fixed signs
   EXPECT_EQ(g.fwd.find("stochastic"), std::string::npos);
   EXPECT_NE(g.dgrad.find("dY=float4_e2m1fn:b16:nvfp4:stochastic"), std::string::npos) << g.dgrad;
   EXPECT_NE(g.dgrad.find("W^T=float4_e2m1fn:t16:nvfp4:nearest"), std::string::npos) << g.dgrad;
-  EXPECT_NE(quant::describe_gemms(find_train_recipe("quartet-fp4").linear).fwd.find("+quest"), std::string::npos);
+  const auto q1 = quant::describe_gemms(find_train_recipe("quartet-fp4").linear);
+  EXPECT_NE(q1.fwd.find("+quest"), std::string::npos);
+  EXPECT_NE(q1.dgrad.find("+quartet-sr"), std::string::npos) << q1.dgrad;
+  EXPECT_NE(q1.dgrad.find("rot=block32-step-signs"), std::string::npos) << q1.dgrad;
+  EXPECT_NE(q1.wgrad.find("the forward's quantized X"), std::string::npos) << q1.wgrad;
   const auto q2 = quant::describe_gemms(find_train_recipe("quartet2-nvfp4").linear);
   EXPECT_NE(q2.fwd.find("+4over6"), std::string::npos);
   EXPECT_NE(q2.wgrad.find("+ms-eden"), std::string::npos);
+}
+
+// quartet-fp4 and nvfp4's wgrad spelled out in a recipe file: the keys reach every field the
+// presets set (the GEMM descriptions, which print them all, agree).
+TEST(TrainRecipe, FileSpellsTheQuartetAndTeSigns) {
+  const TrainRecipe q = parse_train_recipe(R"(name = q
+linear = mxfp4
+fwd.rotate = block32
+fwd.x.quantizer = quest
+fwd.w.quantizer = quest
+dgrad.rotate = step-block32
+dgrad.dy.quantizer = quartet-sr
+dgrad.w.quantizer = quartet-sr
+wgrad.rotate = step-block32
+wgrad.dy.quantizer = quartet-sr
+wgrad.x.quantizer = quartet-sr
+backward_from_forward = on)");
+  const auto got = quant::describe_gemms(q.linear), want = quant::describe_gemms(quant::linear_preset("quartet-fp4"));
+  EXPECT_EQ(got.fwd, want.fwd);
+  EXPECT_EQ(got.dgrad, want.dgrad);
+  EXPECT_EQ(got.wgrad, want.wgrad);
+  const TrainRecipe te = parse_train_recipe("name = t\nlinear = nvfp4-train\nwgrad.rotate = random-block16\nwgrad.rotate = te-block16");
+  EXPECT_EQ(te.linear.wgrad.signs, quant::BlockSigns::fixed);
+  EXPECT_EQ(quant::describe_gemms(te.linear).wgrad, quant::describe_gemms(quant::linear_preset("nvfp4-train")).wgrad);
+  test::expect_error([] { parse_train_recipe("name = x\nwgrad.rotate = te-block32"); }, {"16-blocks"});
 }
 
 TEST(TrainRecipe, OptimizerSettings) {
