@@ -119,14 +119,16 @@ std::vector<LinearRecipe> build() {
     // Quartet (IST-DASLab/Quartet, QuartetMasterWeightsFn over QuTLASS): forward QuEST after a
     // 32-block Hadamard; both backward GEMMs after a 32-block Hadamard times one random sign
     // vector per backward pass, the gradient stochastically rounded with Quartet's
-    // 2^floor(log2 amax) / 3 scale, re-quantizing the forward's quantized W and X.
+    // 2^floor(log2 amax) / 3 scale, re-quantizing the forward's quantized W and X. (The
+    // backward specs only name the format, the 32-blocks and the rounding: quartet_sr sets
+    // the scale.)
+    const std::string_view sr = "e2m1:b32:mx:stochastic";
     LinearRecipe r = recipe("quartet-fp4",
                             "Quartet: MXFP4 forward after a 32-block Hadamard with QuEST RMS clipping (clip "
                             "mask gates the gradient); backward re-quantizes the forward's W and X after a "
                             "32-block Hadamard with per-step random signs, SR",
                             gemm("mxfp4", "mxfp4", RotationKind::block_diagonal, 32),
-                            gemm("mxfp4", "mxfp4", RotationKind::block_diagonal, 32),
-                            gemm("mxfp4", "mxfp4", RotationKind::block_diagonal, 32));
+                            gemm(sr, sr, RotationKind::block_diagonal, 32), gemm(sr, sr, RotationKind::block_diagonal, 32));
     r.fwd.a_special = r.fwd.b_special = SpecialQuant::quest;
     for (GemmRecipe* g : {&r.dgrad, &r.wgrad}) {
       g->signs = BlockSigns::per_step;
