@@ -182,22 +182,25 @@ void apply_block_signs(float* x, std::size_t rows, std::size_t cols, const std::
 void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed) {
   constexpr std::size_t G = 32;
   check_groups("quartet_sr", cols, G);
-  BulkOptions o;
-  o.cast = CastOptions{Round::stochastic, true, false};
-  o.seed = seed;
-  for (std::size_t g = 0; g < rows * cols / G; ++g) {
+  const std::size_t n = rows * cols;
+  // 2^e with e = floor(log2 amax) per group (the exponent field, as the kernels mask it); x / 2^e
+  // is exact and in [-2, 2), so x * 3 / 2^e has one rounding (the kernels' x * (3 / 2^e)) and
+  // the largest element lands in [3, 6). An all-zero group keeps p = 0 and stays zero.
+  std::vector<float> p(n / G, 0.0f);
+  for (std::size_t g = 0; g < n / G; ++g) {
     float* v = x + g * G;
     const float a = tensor_amax(v, G);
-    if (!(a > 0)) continue;  // an all-zero group stays zero
-    // 2^e with e = floor(log2 amax) (the exponent field, as the kernels mask it); x / 2^e is
-    // exact and in [-2, 2), so x * 3 / 2^e has one rounding (the kernels' x * (3 / 2^e)) and
-    // the largest element lands in [3, 6).
-    const float p = pow2_floor(a);
-    for (std::size_t i = 0; i < G; ++i) v[i] = v[i] / p * 3.0f;
-    o.offset = g * G;
-    fake_quant_f32(e2m1(), {v, G}, o);
-    for (std::size_t i = 0; i < G; ++i) v[i] = v[i] * p / 3.0f;
+    if (!(a > 0)) continue;
+    p[g] = pow2_floor(a);
+    for (std::size_t i = 0; i < G; ++i) v[i] = v[i] / p[g] * 3.0f;
   }
+  BulkOptions o;  // element i rounds with random_bits(rng_key(seed), i)
+  o.cast = CastOptions{Round::stochastic, true, false};
+  o.seed = seed;
+  fake_quant_f32(e2m1(), {x, n}, o);
+  for (std::size_t g = 0; g < n / G; ++g)
+    if (p[g] > 0)
+      for (std::size_t i = 0; i < G; ++i) x[g * G + i] = x[g * G + i] * p[g] / 3.0f;
 }
 
 }  // namespace lowp::quant::detail
