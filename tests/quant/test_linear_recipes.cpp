@@ -15,6 +15,7 @@
 
 #include "../../quant/src/linear_operand.hpp"
 #include "lowp/hadamard/rotation.hpp"
+#include "lowp/numerics/error.hpp"
 #include "lowp/numerics/rng.hpp"
 #include "lowp/quant/linear.hpp"
 #include "test_linear_support.hpp"
@@ -398,6 +399,28 @@ TEST(LinearRecipes, Nvfp4TrainBackwardUnbiasedAroundItsAnalysedMean) {
     EXPECT_GT(ex[i - 1] / ex[i], 1.6);
     EXPECT_GT(ew[i - 1] / ew[i], 1.6);
   }
+}
+
+
+// The new recipe fields refuse what they cannot run, with one line naming the layer.
+TEST(LinearRecipes, BadSignsAndBackwardOperandsAreRefused) {
+  const auto throws_with = [](const LinearRecipe& r, const std::string& part) {
+    try {
+      QuantLinear layer(r, 64, 64, false);
+      ADD_FAILURE() << "no error for " << part;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  LinearRecipe r = linear_preset("fp32");
+  r.backward_from_forward_operands = true;  // no quantized forward operands to reuse
+  throws_with(r, "backward_from_forward_operands");
+  r = linear_preset("nvfp4-train");
+  r.wgrad.rotation_block = 32;  // TE's vector has 16 entries
+  throws_with(r, "16-blocks");
+  r = linear_preset("quartet-fp4");
+  r.dgrad.rotation = hadamard::RotationKind::none;  // signs without blocks
+  throws_with(r, "random signs need a block_diagonal rotation");
 }
 
 }  // namespace
