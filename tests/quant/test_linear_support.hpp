@@ -120,9 +120,10 @@ inline std::vector<float> ref_gemm(const std::vector<float>& A, const std::vecto
 // element format's normal range (m mantissa bits), v s half the subnormal spacing below it.
 // Stochastic rounding obeys the same bound in mean square (f(1-f) ulp^2 <= ulp^2 / 4). The
 // scale rule bounds s <= r * amax_g / fmt_max: r = 1 for amax and int, 2 for the power-of-two
-// rules (pow2, rceil), fmt_max / 2^emax for the OCP floor rule, 1 + 2^-4 for NVFP4's UE4M3
-// block scale (round to nearest). The OCP floor rule also clips: s > amax_g / 2^(emax+1), so
-// only |x| > k amax_g with k = fmt_max / 2^(emax+1) can exceed fmt_max * s, and their error is
+// rules (pow2, rceil), fmt_max / 2^emax for the OCP floor rule (twice that for MX CEIL and
+// EVEN), 1 + 2^-4 for NVFP4's UE4M3 block scale (round to nearest). The OCP floor rule (and
+// EVEN) also clips: s > amax_g / 2^(emax+1), so only |x| > k amax_g with
+// k = fmt_max / 2^(emax+1) can exceed fmt_max * s, and their error is
 // at most |x| - k amax_g, added. So the operand's relative squared error
 //   rho^2 = ||E||^2 / ||L||^2 <= sum_g sum_i (u^2 x_i^2 + v^2 r^2 amax_g^2 / fmt_max^2
 //                                            [+ (|x_i| - k amax_g)^2 if above]) / sum x^2.
@@ -205,6 +206,13 @@ inline FormatErr format_err(const quant::QuantSpec& s) {
     case quant::ScaleRule::nvfp4: e.r = 1 + 1.0 / 16; break;
     case quant::ScaleRule::mx:
       e.r = e.fmt_max / std::ldexp(1.0, emax);
+      e.k = e.fmt_max / std::ldexp(1.0, emax + 1);
+      break;
+    case quant::ScaleRule::mx_ceil:  // 2^ceil: up to 2x the floor's scale, nothing clips
+      e.r = 2 * e.fmt_max / std::ldexp(1.0, emax);
+      break;
+    case quant::ScaleRule::mx_even:  // the floor of a rounded amax: either way, and may clip
+      e.r = 2 * e.fmt_max / std::ldexp(1.0, emax);
       e.k = e.fmt_max / std::ldexp(1.0, emax + 1);
       break;
     default: e.r = 2; break;  // pow2, rceil and the other power-of-two rules: within 2x

@@ -176,7 +176,7 @@ std::string codes_unavailable(const quant::LinearRecipe& r, const quant::GemmRec
   const std::optional<quant::QuantSpec>& spec = side == 0 ? g.a : g.b;
   if (!spec) return "float32 operand";
   if (r.engine == quant::LinearEngine::switchback_int8 && gemm < 2) return "int8 GEMM";
-  if (g.rotation != hadamard::RotationKind::none || g.random_signs) return "rotated first";
+  if (g.rotation != hadamard::RotationKind::none || g.signs != quant::BlockSigns::none) return "rotated first";
   if ((side == 0 ? g.a_special : g.b_special) != quant::SpecialQuant::none) return "special quantizer";
   if (g.delayed) return "delayed scaling";
   if (spec->cast.round == Round::stochastic) return "stochastic rounding";
