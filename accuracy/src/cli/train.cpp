@@ -20,6 +20,7 @@ namespace {
 struct TrainArgs {
   accuracy::train::TrainOptions o;
   std::string config, recipes, resume;
+  int seeds = 1;
   int dim = 0, layers = 0, heads = 0, kv_heads = 0, hidden = 0, ctx = 0;
 };
 
@@ -76,6 +77,38 @@ std::vector<std::string> split(const std::string& s) {
   return v;
 }
 
+// The comparison's table on stdout: per recipe the (mean) final loss and the gap to fp32; with
+// several seeds the standard error, the seed-paired 95% interval and whether the gap is larger
+// than the noise.
+void report_comparison(Io& io, const std::vector<accuracy::train::RecipeRun>& runs, const accuracy::train::TrainOptions& o) {
+  using namespace accuracy::train;
+  const std::vector<SeedStats> stats = comparison_stats(runs);
+  const std::size_t k = runs.empty() ? 1 : runs[0].seeds.size();
+  char buf[256];
+  if (k == 1) {
+    io.out << "recipe          final_val_loss  gap_pct\n";
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%-15s %14.4f %8.2f\n", runs[i].recipe.c_str(), stats[i].mean, stats[i].gap_pct);
+      io.out << buf;
+    }
+    io.out << "one seed: no noise estimate (--seeds K trains each recipe from K seeds)\n";
+  } else {
+    std::snprintf(buf, sizeof buf, "%zu seeds (%llu..%llu), the same for every recipe; gap to fp32 paired by seed, 95%% Student-t interval (t = %.3f, %zu dof)\n",
+                  k, static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.seed + k - 1), t_quantile_975(static_cast<int>(k) - 1), k - 1);
+    io.out << buf;
+    io.out << "recipe          mean_val_loss       se  gap_pct  95% interval (%)     gap vs noise\n";
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const SeedStats& s = stats[i];
+      std::snprintf(buf, sizeof buf, "%-15s %13.4f %8.4f %+8.2f  [%+7.2f, %+7.2f]   %s\n", runs[i].recipe.c_str(), s.mean, s.se, s.gap_pct, s.gap_pct_lo,
+                    s.gap_pct_hi, runs[i].recipe == "fp32" ? "(reference)" : s.exceeds_noise ? "LARGER than the noise" : "within the noise");
+      io.out << buf;
+    }
+  }
+  if (o.grad_comm != "fp32")
+    io.out << "gradients communicated in " << o.grad_comm << " (each run trained by one rank): SQNR per recipe in summary.csv\n";
+  io.out << "wrote " << o.out << "/summary.csv" << (k > 1 ? ", " + o.out + "/seeds.csv" : std::string()) << " and " << o.out << "/loss.svg\n";
+}
+
 int run_train(Io& io, TrainArgs a) {
   using namespace accuracy::train;
   TrainOptions& o = a.o;
@@ -105,24 +138,15 @@ int run_train(Io& io, TrainArgs a) {
     if (a.ctx) o.config.seq_len = a.ctx;
   }
   if (o.threads < 0) throw Failure{exit_usage, "--threads must be >= 0, not " + std::to_string(o.threads)};
+  if (a.seeds < 1) throw Failure{exit_usage, "--seeds must be at least 1, not " + std::to_string(a.seeds)};
+  if (a.seeds > 1 && a.recipes.empty())
+    throw Failure{exit_usage, "--seeds compares recipes over seeds: give --recipes (one recipe and fp32: --recipes NAME)"};
   Progress progress(io);
   const bool lead = accuracy::dist::rank() == 0;  // under mpirun rank 0 alone prints
   if (!a.recipes.empty()) {
-    const auto runs = compare_recipes(o, split(a.recipes), [&](const std::string& r, const StepInfo& s) { progress("[" + r + "] ", s); });
+    const auto runs = compare_recipes(o, split(a.recipes), a.seeds, [&](const std::string& label, const StepInfo& s) { progress(label, s); });
     if (!lead) return exit_ok;
-    io.out << "recipe          final_val_loss  gap_pct\n";
-    double ref = NAN;
-    for (const auto& r : runs)
-      if (r.recipe == "fp32") ref = r.result.final_val_loss;
-    for (const auto& r : runs) {
-      char buf[128];
-      std::snprintf(buf, sizeof buf, "%-15s %14.4f %8.2f\n", r.recipe.c_str(), r.result.final_val_loss,
-                    100.0 * (r.result.final_val_loss - ref) / ref);
-      io.out << buf;
-    }
-    if (o.grad_comm != "fp32")
-      io.out << "gradients communicated in " << o.grad_comm << " (each recipe trained by one rank): SQNR per recipe in summary.csv\n";
-    io.out << "wrote " << o.out << "/summary.csv and " << o.out << "/loss.svg\n";
+    report_comparison(io, runs, o);
     return exit_ok;
   }
   const TrainResult r = run_training(o, resume, [&](const StepInfo& s) { progress("", s); });
@@ -148,6 +172,9 @@ Command add_train_command(CLI::App& parent) {
   app->add_option("--recipe", a->o.recipe, "Training recipe: a built-in name (`lowp recipes`, training section) or a training recipe file (docs/training.md)")->capture_default_str();
   app->add_option("--recipes", a->recipes, "Comma-separated training recipes (names or files) trained alike into DIR/<name>/ (fp32 always included), "
                                             "then DIR/summary.csv and DIR/loss.svg");
+  app->add_option("--seeds", a->seeds, "With --recipes: train each recipe from K seeds (--seed, --seed+1, ...: initial weights and batch order), "
+                  "the same for every recipe, into DIR/<name>/seed<S>/; summary.csv gains the standard error and the seed-paired "
+                  "95% interval of the gap to fp32")->capture_default_str();
   app->add_option("--steps", a->o.steps, "Optimizer steps (with --resume: the total to reach)")->required();
   app->add_option("--seed", a->o.seed, "Seed of the initial weights and the batch order")->capture_default_str();
   app->add_option("--out", a->o.out, "Output directory DIR: log.csv, model.bin, model.gguf, model.safetensors + config.json, state.bin");

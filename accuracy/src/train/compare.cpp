@@ -1,6 +1,7 @@
 #include "train/compare.hpp"
 
 #include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -13,27 +14,76 @@
 
 namespace lowp::accuracy::train {
 
-std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std::string> recipes,
+double t_quantile_975(int dof) {
+  if (dof < 1) throw Error("Student's t needs at least 1 degree of freedom, not " + std::to_string(dof));
+  return boost::math::quantile(boost::math::students_t_distribution<double>(dof), 0.975);
+}
+
+SeedStats seed_stats(const std::vector<double>& losses, const std::vector<double>& fp32_losses) {
+  if (losses.empty() || losses.size() != fp32_losses.size())
+    throw Error("seed statistics: " + std::to_string(losses.size()) + " losses against " + std::to_string(fp32_losses.size()) +
+                " fp32 losses");
+  const std::size_t k = losses.size();
+  const auto mean_sd = [k](const std::vector<double>& v, double& mean, double& sd) {
+    mean = 0;
+    for (double x : v) mean += x;
+    mean /= static_cast<double>(k);
+    double ss = 0;
+    for (double x : v) ss += (x - mean) * (x - mean);
+    sd = k > 1 ? std::sqrt(ss / static_cast<double>(k - 1)) : NAN;
+  };
+  SeedStats s;
+  s.k = static_cast<int>(k);
+  double sd = 0, ref = 0, ref_sd = 0, d_sd = 0;
+  mean_sd(losses, s.mean, sd);
+  mean_sd(fp32_losses, ref, ref_sd);
+  std::vector<double> d(k);
+  for (std::size_t i = 0; i < k; ++i) d[i] = losses[i] - fp32_losses[i];
+  mean_sd(d, s.gap, d_sd);
+  s.se = sd / std::sqrt(static_cast<double>(k));
+  // The interval is the paired one: the seed's own luck (weights, batches) cancels in d_i.
+  const double half = k > 1 ? t_quantile_975(static_cast<int>(k) - 1) * d_sd / std::sqrt(static_cast<double>(k)) : NAN;
+  s.gap_lo = s.gap - half;
+  s.gap_hi = s.gap + half;
+  // Relative to fp32's mean loss, taken as a constant (its own spread is in the paired d_i).
+  s.gap_pct = 100.0 * s.gap / ref;
+  s.gap_pct_lo = 100.0 * s.gap_lo / ref;
+  s.gap_pct_hi = 100.0 * s.gap_hi / ref;
+  s.exceeds_noise = k > 1 && (s.gap_lo > 0 || s.gap_hi < 0);
+  return s;
+}
+
+std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std::string> recipes, int seeds,
                                        const std::function<void(const std::string&, const StepInfo&)>& progress) {
+  if (seeds < 1) throw Error("--seeds must be at least 1, not " + std::to_string(seeds));
   if (std::find(recipes.begin(), recipes.end(), "fp32") == recipes.end()) recipes.insert(recipes.begin(), "fp32");
   std::vector<std::string> names;  // a recipe file trains under its `name`
   for (const auto& r : recipes) names.push_back(lowp::train::find_train_recipe(r).name);  // all checked first
-  // Under mpirun the recipes are dealt to the ranks (dist::share), each trained by one rank
-  // alone; rank 0 gathers the results in recipe order and writes the comparison.
-  const dist::Range mine = dist::share(recipes.size(), dist::rank(), dist::size());
+  const std::size_t K = static_cast<std::size_t>(seeds), n_runs = recipes.size() * K;
+  const auto seed_of = [&](std::size_t run) { return base.seed + run % K; };
+  // Under mpirun the (recipe, seed) runs are dealt to the ranks (dist::share), each trained by
+  // one rank alone; rank 0 gathers the results in run order and writes the comparison.
+  const dist::Range mine = dist::share(n_runs, dist::rank(), dist::size());
   std::vector<std::uint8_t> bytes;  // per run: final loss, comm SQNR, curve length, (step, loss) pairs
   const auto put = [&](const void* p, std::size_t n) {
     const auto* c = static_cast<const std::uint8_t*>(p);
     bytes.insert(bytes.end(), c, c + n);
   };
   for (std::size_t i = mine.begin; i < mine.end; ++i) {
-    const std::string& r = names[i];
+    const std::string& r = names[i / K];
     TrainOptions o = base;
-    o.recipe = recipes[i];
-    o.out = (std::filesystem::path(base.out) / r).string();
+    o.recipe = recipes[i / K];
+    o.seed = seed_of(i);
+    std::filesystem::path dir = std::filesystem::path(base.out) / r;
+    std::string label = "[" + r + "] ";
+    if (K > 1) {
+      dir /= "seed" + std::to_string(o.seed);
+      label = "[" + r + " seed " + std::to_string(o.seed) + "] ";
+    }
+    o.out = dir.string();
     o.data_parallel = false;
     const TrainResult res = run_training(o, false, [&](const StepInfo& s) {
-      if (progress) progress(r, s);
+      if (progress) progress(label, s);
     });
     const std::uint64_t n = res.val_curve.size();
     put(&res.final_val_loss, sizeof(double));
@@ -48,6 +98,7 @@ std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std
   const std::vector<std::vector<std::uint8_t>> all = dist::gather_to_root(bytes);
   std::vector<RecipeRun> runs;
   if (dist::rank() != 0) return runs;
+  for (const auto& name : names) runs.push_back(RecipeRun{name, {}});
   for (std::size_t rank = 0; rank < all.size(); ++rank) {
     const std::vector<std::uint8_t>& b = all[rank];
     std::size_t at = 0;
@@ -56,9 +107,9 @@ std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std
       std::memcpy(dst, b.data() + at, n);
       at += n;
     };
-    const dist::Range theirs = dist::share(recipes.size(), static_cast<int>(rank), dist::size());
+    const dist::Range theirs = dist::share(n_runs, static_cast<int>(rank), dist::size());
     for (std::size_t i = theirs.begin; i < theirs.end; ++i) {
-      RecipeRun run{names[i], {}};
+      SeedRun run{seed_of(i), {}};
       std::uint64_t n = 0;
       take(&run.result.final_val_loss, sizeof(double));
       take(&run.result.grad_comm_sqnr_db, sizeof(double));
@@ -70,46 +121,86 @@ std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std
         take(&loss, sizeof loss);
         run.result.val_curve.emplace_back(static_cast<int>(st), loss);
       }
-      runs.push_back(std::move(run));
+      runs[i / K].seeds.push_back(std::move(run));  // the ranks hold consecutive runs in order
     }
   }
   write_comparison(base.out, runs, base.grad_comm != "fp32");
   return runs;
 }
 
+std::vector<SeedStats> comparison_stats(const std::vector<RecipeRun>& runs) {
+  const auto losses = [](const RecipeRun& r) {
+    std::vector<double> v;
+    for (const auto& s : r.seeds) v.push_back(s.result.final_val_loss);
+    return v;
+  };
+  const auto ref = std::find_if(runs.begin(), runs.end(), [](const RecipeRun& r) { return r.recipe == "fp32"; });
+  if (ref == runs.end()) throw Error("recipe comparison without fp32: no gap to compute");
+  std::vector<SeedStats> stats;
+  for (const auto& r : runs) stats.push_back(seed_stats(losses(r), losses(*ref)));
+  return stats;
+}
+
 void write_comparison(const std::string& dir, const std::vector<RecipeRun>& runs, bool comm_column) {
-  double ref = NAN;
-  for (const auto& r : runs)
-    if (r.recipe == "fp32") ref = r.result.final_val_loss;
-  std::string csv = comm_column ? "recipe,final_val_loss,gap_pct,grad_comm_sqnr_db\n" : "recipe,final_val_loss,gap_pct\n";
-  char buf[160];
-  for (const auto& r : runs) {
-    std::snprintf(buf, sizeof buf, "%s,%.6f,%.3f", r.recipe.c_str(), r.result.final_val_loss,
-                  100.0 * (r.result.final_val_loss - ref) / ref);
+  const std::vector<SeedStats> stats = comparison_stats(runs);
+  const bool many = !runs.empty() && runs[0].seeds.size() > 1;
+  std::string csv = comm_column ? "recipe,final_val_loss,gap_pct,grad_comm_sqnr_db" : "recipe,final_val_loss,gap_pct";
+  csv += many ? ",seeds,final_val_loss_se,gap,gap_lo,gap_hi,gap_pct_lo,gap_pct_hi,exceeds_noise\n" : "\n";
+  std::string per_seed = "recipe,seed,final_val_loss\n";
+  char buf[256];
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const SeedStats& s = stats[i];
+    std::snprintf(buf, sizeof buf, "%s,%.6f,%.3f", runs[i].recipe.c_str(), s.mean, s.gap_pct);
     csv += buf;
     if (comm_column) {
-      std::snprintf(buf, sizeof buf, ",%.2f", r.result.grad_comm_sqnr_db);
+      double sqnr = 0;
+      for (const auto& r : runs[i].seeds) sqnr += r.result.grad_comm_sqnr_db;
+      std::snprintf(buf, sizeof buf, ",%.2f", sqnr / static_cast<double>(runs[i].seeds.size()));
+      csv += buf;
+    }
+    if (many) {
+      std::snprintf(buf, sizeof buf, ",%d,%.6f,%.6f,%.6f,%.6f,%.3f,%.3f,%d", s.k, s.se, s.gap, s.gap_lo, s.gap_hi, s.gap_pct_lo,
+                    s.gap_pct_hi, s.exceeds_noise ? 1 : 0);
       csv += buf;
     }
     csv += "\n";
+    for (const auto& r : runs[i].seeds) {
+      std::snprintf(buf, sizeof buf, "%s,%llu,%.9g\n", runs[i].recipe.c_str(), static_cast<unsigned long long>(r.seed),
+                    r.result.final_val_loss);
+      per_seed += buf;
+    }
   }
   const std::filesystem::path d(dir);
   detail::write_file_atomic((d / "summary.csv").string(), csv);
+  if (many) detail::write_file_atomic((d / "seeds.csv").string(), per_seed);
 
-  // One polyline per recipe: x = step, y = validation loss.
+  // One polyline per recipe: x = step, y = validation loss (the mean over the seeds, whose
+  // evaluations fall on the same steps).
+  std::vector<std::vector<std::pair<int, double>>> curves;
+  for (const auto& r : runs) {
+    std::vector<std::pair<int, double>> c = r.seeds.empty() ? std::vector<std::pair<int, double>>{} : r.seeds[0].result.val_curve;
+    for (std::size_t j = 1; j < r.seeds.size(); ++j)
+      for (std::size_t p = 0; p < c.size() && p < r.seeds[j].result.val_curve.size(); ++p) c[p].second += r.seeds[j].result.val_curve[p].second;
+    for (auto& p : c) p.second /= static_cast<double>(std::max<std::size_t>(1, r.seeds.size()));
+    curves.push_back(std::move(c));
+  }
   double x1 = 1, y0 = INFINITY, y1 = -INFINITY;
-  for (const auto& r : runs)
-    for (const auto& [s, l] : r.result.val_curve) {
+  for (const auto& c : curves)
+    for (const auto& [s, l] : c) {
       x1 = std::max(x1, static_cast<double>(s));
       if (std::isfinite(l)) y0 = std::min(y0, l), y1 = std::max(y1, l);
     }
   if (!(y1 > y0)) y0 = (std::isfinite(y0) ? y0 : 0) - 1, y1 = y0 + 2;
-  const double W = 640, H = 400, L = 60, R = 150, Tp = 20, Bm = 40;
+  // The legend names each recipe and, with seeds, its gap to fp32 and that gap's interval.
+  const double R = many ? 290 : 150, W = 490 + R, H = 400, L = 60, Tp = 20, Bm = 56;
   const auto px = [&](double s) { return L + (W - L - R) * s / x1; };
   const auto py = [&](double l) { return Tp + (H - Tp - Bm) * (1.0 - (l - y0) / (y1 - y0)); };
   static const char* colors[] = {"#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"400\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  svg += "<rect width=\"640\" height=\"400\" fill=\"white\"/>\n";
+  std::snprintf(buf, sizeof buf,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
+                "<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n",
+                W, H, W, H);
+  std::string svg = buf;
   std::snprintf(buf, sizeof buf, "<path d=\"M%.1f %.1f V%.1f H%.1f\" stroke=\"black\" fill=\"none\"/>\n", L, Tp, H - Bm, W - R);
   svg += buf;
   for (int i = 0; i <= 4; ++i) {
@@ -117,22 +208,32 @@ void write_comparison(const std::string& dir, const std::vector<RecipeRun>& runs
     std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.3f</text>\n", L - 4, py(l) + 4, l);
     svg += buf;
   }
-  std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">step (0 to %.0f)</text>\n", (L + W - R) / 2, H - 12, x1);
+  std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">step (0 to %.0f)</text>\n", (L + W - R) / 2, H - Bm + 28, x1);
   svg += buf;
-  svg += "<text x=\"12\" y=\"14\">validation loss (nats per token)</text>\n";
+  svg += many ? "<text x=\"12\" y=\"14\">validation loss (nats per token), mean of " + std::to_string(runs[0].seeds.size()) + " seeds</text>\n"
+              : "<text x=\"12\" y=\"14\">validation loss (nats per token)</text>\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const char* c = colors[i % (sizeof colors / sizeof *colors)];
     std::string pts;
-    for (const auto& [s, l] : runs[i].result.val_curve) {
+    for (const auto& [s, l] : curves[i]) {
       if (!std::isfinite(l)) continue;
       std::snprintf(buf, sizeof buf, "%s%.1f,%.1f", pts.empty() ? "" : " ", px(s), py(l));
       pts += buf;
     }
     svg += "<polyline fill=\"none\" stroke=\"" + std::string(c) + "\" stroke-width=\"1.5\" points=\"" + pts + "\"/>\n";
-    std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", W - R + 8, Tp + 14.0 * (i + 1), c,
-                  runs[i].recipe.c_str());
+    std::string label = runs[i].recipe;
+    if (many && runs[i].recipe != "fp32") {
+      std::snprintf(buf, sizeof buf, " %+.2f%% [%+.2f, %+.2f]%s", stats[i].gap_pct, stats[i].gap_pct_lo, stats[i].gap_pct_hi,
+                    stats[i].exceeds_noise ? " *" : "");
+      label += buf;
+    }
+    std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", W - R + 8, Tp + 14.0 * (i + 1), c, label.c_str());
     svg += buf;
   }
+  const std::string note = many ? "gap to fp32, seed-paired, 95% interval; * larger than the noise (the interval excludes 0)"
+                                : "one seed: no noise estimate";
+  std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", L, H - 8, note.c_str());
+  svg += buf;
   svg += "</svg>\n";
   detail::write_file_atomic((d / "loss.svg").string(), svg);
 }

@@ -238,11 +238,9 @@ class Trainer {
   // Window b of step s starts at a counter-based random offset in the training split.
   void sample(int step, std::vector<int>& tok, std::vector<int>& tgt) const {
     const std::size_t B = static_cast<std::size_t>(o_.batch), T = static_cast<std::size_t>(o_.config.seq_len);
-    const RngKey key = rng_key(o_.seed ^ 0xda7a5eedULL);
+    const std::vector<std::size_t> offsets = batch_offsets(o_.seed, step, B, n_train_ - T);
     for (std::size_t b = 0; b < B; ++b) {
-      const std::uint64_t i = (static_cast<std::uint64_t>(step) * B + b) * 2;
-      const std::uint64_t r = (static_cast<std::uint64_t>(random_bits(key, i)) << 32) | random_bits(key, i + 1);
-      const std::size_t off = r % (n_train_ - T);
+      const std::size_t off = offsets[b];
       for (std::size_t t = 0; t < T; ++t) {
         tok[b * T + t] = data_[off + t];
         tgt[b * T + t] = data_[off + t + 1];
@@ -440,6 +438,17 @@ class Trainer {
 };
 
 }  // namespace
+
+std::vector<std::size_t> batch_offsets(std::uint64_t seed, int step, std::size_t batch, std::size_t span) {
+  const RngKey key = rng_key(seed ^ 0xda7a5eedULL);
+  std::vector<std::size_t> off(batch);
+  for (std::size_t b = 0; b < batch; ++b) {
+    const std::uint64_t i = (static_cast<std::uint64_t>(step) * batch + b) * 2;
+    const std::uint64_t r = (static_cast<std::uint64_t>(random_bits(key, i)) << 32) | random_bits(key, i + 1);
+    off[b] = r % span;
+  }
+  return off;
+}
 
 LlamaConfig named_config(const std::string& name) {
   LlamaConfig c;

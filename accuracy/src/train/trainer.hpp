@@ -56,6 +56,10 @@ struct TrainResult {
 // recipe, non-finite loss: the step and the first non-finite tensor, last checkpoint kept).
 TrainResult run_training(TrainOptions options, bool resume, const std::function<void(const StepInfo&)>& progress);
 
+// The start of each of step `step`'s `batch` training windows: counter-based random offsets in
+// [0, span) (span = training bytes - window) drawn from `seed`, so a seed fixes the batch order.
+std::vector<std::size_t> batch_offsets(std::uint64_t seed, int step, std::size_t batch, std::size_t span);
+
 // The named configs of --config (dim, layers, heads, ...), "tiny", "small", "medium".
 LlamaConfig named_config(const std::string& name);
 
