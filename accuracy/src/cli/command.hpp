@@ -53,6 +53,7 @@ Command add_golden_command(CLI::App& parent);
 Command add_eval_command(CLI::App& parent);
 Command add_recipes_command(CLI::App& parent);
 Command add_sweep_command(CLI::App& parent);
+Command add_search_command(CLI::App& parent);
 Command add_tokenize_command(CLI::App& parent);
 Command add_train_command(CLI::App& parent);
 Command add_generate_command(CLI::App& parent);

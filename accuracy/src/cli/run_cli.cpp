@@ -38,6 +38,7 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
       add_eval_command(app),
       add_recipes_command(app),
       add_sweep_command(app),
+      add_search_command(app),
       add_tokenize_command(app),
       add_train_command(app),
       add_generate_command(app),

@@ -24,6 +24,7 @@
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/model_sweep.hpp"
 #include "lowp/accuracy/report.hpp"
+#include "lowp/accuracy/sensitivity.hpp"
 #include "lowp/accuracy/tensor_sweep.hpp"
 #include "lowp/accuracy/tokenizer.hpp"
 #include "lowp/numerics/error.hpp"
@@ -35,6 +36,7 @@ struct SweepArgs {
   // Model sweep.
   std::string model, text, tokens, bos = "auto", max_memory;
   std::vector<std::string> recipes;
+  std::vector<std::string> sensitivity;  // --sensitivity: per-tensor sensitivity to these specs
   std::optional<int> ctx;
   bool score_all = false, layers = false;
   std::string base_logits, save_base_logits;  // llama.cpp's --kl-divergence-base files
@@ -127,6 +129,36 @@ void bos_per_window(std::vector<int>& tokens, int ctx, const std::string& model,
   for (std::size_t i = 0; i < tokens.size(); i += static_cast<std::size_t>(ctx)) tokens[i] = bos;
 }
 
+bool zero_seconds() {  // a test hook (docs/sweep.md): runs compared byte for byte
+  const char* zero = std::getenv("LOWP_TEST_ZERO_SECONDS");
+  return zero && *zero && std::string(zero) != "0";
+}
+
+// --sensitivity: each tensor alone quantized to each spec (sensitivity.hpp).
+int run_sensitivity(Io& io, const SweepArgs& a, const accuracy::LlamaModel& model, const std::vector<int>& tokens,
+                    const accuracy::EvalOptions& opt, const accuracy::EvalRun* base, ProgressBar& bar) {
+  accuracy::Sensitivity s = accuracy::run_sensitivity(
+      model, tokens, a.sensitivity, opt, [&bar](std::string_view what, double f) { bar.update(what, f); }, base);
+  if (accuracy::dist::rank() != 0) return exit_ok;
+  s.sweep.model = a.model;
+  if (base) s.sweep.reference = "llama.cpp base logits";
+  if (zero_seconds())
+    for (auto& r : s.rows) r.seconds = 0;
+  bar.update("", 1.0);
+  accuracy::write_sensitivity_table(io.out, s);
+  write_file(a.csv, [&](std::ostream& f) { accuracy::write_sensitivity_csv(f, s); });
+  write_file(a.json, [&](std::ostream& f) { accuracy::write_sensitivity_json(f, s); });
+  write_file(a.plot, [&](std::ostream& f) { accuracy::write_sensitivity_svg(f, s); });
+  std::size_t failed = 0;
+  std::string first;
+  for (const auto& r : s.rows)
+    if (!r.error.empty() && failed++ == 0) first = r.t.key() + " @ " + r.spec + ": " + r.error;
+  if (failed)
+    throw Failure{exit_bad_data, std::to_string(failed) + " of " + std::to_string(s.rows.size()) +
+                                     " (tensor, spec) runs failed (" + first + ")"};
+  return exit_ok;
+}
+
 int run_model(Io& io, const SweepArgs& a) {
   const bool base = !a.base_logits.empty();
   if (base && !a.save_base_logits.empty())
@@ -137,11 +169,15 @@ int run_model(Io& io, const SweepArgs& a) {
     throw Failure{exit_usage, "base logits score the second half of each window, as llama.cpp: drop --score-all"};
   if (!base && a.text.empty() == a.tokens.empty())
     throw Failure{exit_usage, "--model needs exactly one of --text and --tokens (or --base-logits)"};
-  // Unknown recipe names are usage errors, found before any evaluation.
+  const bool sens = !a.sensitivity.empty();
+  if (sens && !a.recipes.empty()) throw Failure{exit_usage, "--sensitivity and --recipes exclude each other"};
+  // Unknown recipe names and specs are usage errors, found before any evaluation.
   std::vector<accuracy::Recipe> recipes;
   try {
-    for (const auto& name : a.recipes.empty() ? accuracy::default_sweep_recipes() : a.recipes)
-      recipes.push_back(accuracy::find_recipe(name));
+    for (const auto& spec : a.sensitivity) quant::parse_quant_spec(spec);
+    if (!sens)
+      for (const auto& name : a.recipes.empty() ? accuracy::default_sweep_recipes() : a.recipes)
+        recipes.push_back(accuracy::find_recipe(name));
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
@@ -178,13 +214,17 @@ int run_model(Io& io, const SweepArgs& a) {
   opt.score_all = a.score_all;
   opt.threads = a.threads;
   ProgressBar bar(io);
+  if (sens) {
+    if (!a.save_base_logits.empty()) throw Failure{exit_usage, "--save-base-logits belongs to a recipe sweep"};
+    return run_sensitivity(io, a, model, tokens, opt, base ? &reference.run : nullptr, bar);
+  }
   accuracy::ModelSweep sweep = accuracy::run_model_sweep(
       model, tokens, recipes, opt, [&bar](std::string_view what, double f) { bar.update(what, f); },
       base ? &reference.run : nullptr, !a.save_base_logits.empty());
   if (accuracy::dist::rank() != 0) return exit_ok;  // rank 0 prints and writes
   sweep.model = a.model;
-  if (const char* zero = std::getenv("LOWP_TEST_ZERO_SECONDS"); zero && *zero && std::string(zero) != "0") {
-    sweep.ref_seconds = 0;  // a test hook (docs/sweep.md): runs compared byte for byte
+  if (zero_seconds()) {
+    sweep.ref_seconds = 0;
     for (auto& r : sweep.results) r.seconds = 0;
   }
   if (base) sweep.reference = "llama.cpp base logits";
@@ -219,9 +259,9 @@ int run_sweep(Io& io, SweepArgs a) {
       throw Failure{exit_usage, "--specs, --distributions and --rotations belong to the tensor sweep (no --model)"};
     return run_model(io, a);
   }
-  if (!a.text.empty() || !a.tokens.empty() || !a.recipes.empty() || a.ctx || a.layers || a.score_all ||
+  if (!a.text.empty() || !a.tokens.empty() || !a.recipes.empty() || !a.sensitivity.empty() || a.ctx || a.layers || a.score_all ||
       a.threads != 0 || !a.base_logits.empty() || !a.save_base_logits.empty())
-    throw Failure{exit_usage, "--text, --tokens, --recipes, --ctx, --layers, --score-all, --threads, --base-logits and "
+    throw Failure{exit_usage, "--text, --tokens, --recipes, --sensitivity, --ctx, --layers, --score-all, --threads, --base-logits and "
                               "--save-base-logits belong to the model sweep, not --tensors"};
   if (a.bos != "auto") throw Failure{exit_usage, "--bos belongs to the model sweep with --text"};
   return run_tensor(io, a);
@@ -238,6 +278,10 @@ Command add_sweep_command(CLI::App& parent) {
   app->add_option("--tokens", a->tokens, "Model sweep: token ids, one per line");
   app->add_option("--bos", a->bos, "Model sweep with --text: BOS on, off, or auto (the tokenizer's add_bos_token)")->capture_default_str();
   app->add_option("--recipes", a->recipes, "Model sweep: recipe names or files, comma-separated (default: `lowp recipes` sweep list)")
+      ->delimiter(',');
+  app->add_option("--sensitivity", a->sensitivity,
+                  "Model sweep: instead of recipes, each tensor alone quantized to each of these specs "
+                  "(comma-separated): KLD and delta ln PPL per (tensor, spec)")
       ->delimiter(',');
   add_number_option<int>(app, "--ctx", a->ctx, INT_MIN, INT_MAX,
                          "Model sweep: window length in [2, 1048576] (default: the model's seq_len, or the token count; "

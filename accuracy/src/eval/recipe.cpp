@@ -2,6 +2,7 @@
 #include <cctype>
 #include <charconv>
 #include <string>
+#include <utility>
 
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/numerics/error.hpp"
@@ -27,9 +28,66 @@ bool parse_bool(std::string_view v, bool& out) {
   return false;
 }
 
+// A quantization-point key (weights*, act*, attn.*, kv) applied to `s`, a Recipe or one
+// layer's LayerSpecs; returns false when `key` is not one. Throws on a malformed spec.
+template <class Specs>
+bool apply_spec_key(Specs& s, std::string_view key, std::string_view value, bool classifier, std::string& why) {
+  const auto spec = [&]() { return quant::parse_quant_spec(value); };
+  if (key == "weights" || key == "act") {
+    auto& arr = key == "weights" ? s.weights : s.act;
+    const auto v = spec();
+    for (std::size_t i = 0; i < kLayerKinds; ++i) arr[i] = v;
+  } else if (key.starts_with("weights.") || key.starts_with("act.")) {
+    const bool w = key.starts_with("weights.");
+    const std::string_view kind = key.substr(w ? 8 : 4);
+    for (std::size_t i = 0; i < (classifier ? linear_kind_count : kLayerKinds); ++i)
+      if (kKindNames[i] == kind) {
+        (w ? s.weights : s.act)[i] = spec();
+        return true;
+      }
+    why = "unknown linear '" + std::string(kind) + "' (wq, wk, wv, wo, gate, up, down" +
+          (classifier ? ", classifier)" : "; the classifier is in no layer)");
+  } else if (key == "attn.q") {
+    s.q = spec();
+  } else if (key == "attn.k") {
+    s.k = spec();
+  } else if (key == "attn.qk") {
+    s.q = s.k = spec();
+  } else if (key == "attn.p") {
+    s.p = spec();
+  } else if (key == "attn.v") {
+    s.v = spec();
+  } else if (key == "kv") {
+    s.kv = spec();
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// `layer.<N>.<key>`: a quantization-point key for layer N only.
+bool apply_layer_key(Recipe& r, std::string_view key, std::string_view value, std::string& why) {
+  if (!key.starts_with("layer.")) return false;
+  key.remove_prefix(6);
+  const std::size_t dot = key.find('.');
+  int n = -1;
+  const std::string_view digits = key.substr(0, dot);
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (dot == std::string_view::npos || ec != std::errc{} || p != digits.data() + digits.size() || n < 0) {
+    why = "expected layer.<N>.<key> with N a layer index from 0";
+    return true;
+  }
+  LayerSpecs& s = r.layer[n];
+  if (!apply_spec_key(s, key.substr(dot + 1), value, false, why) && why.empty())
+    why = "unknown per-layer key '" + std::string(key.substr(dot + 1)) +
+          "' (weights[.<kind>], act[.<kind>], attn.q, attn.k, attn.qk, attn.p, attn.v, kv)";
+  return true;
+}
+
 // One `key = value` line applied to `r`; returns an error message, empty on success.
 std::string apply_line(Recipe& r, std::string_view key, std::string_view value) {
-  const auto spec = [&]() { return quant::parse_quant_spec(value); };
+  std::string why;
+  if (apply_spec_key(r, key, value, true, why) || apply_layer_key(r, key, value, why)) return why;
   if (key == "name") {
     if (value.empty()) return "empty name";
     r.name = value;
@@ -38,31 +96,6 @@ std::string apply_line(Recipe& r, std::string_view key, std::string_view value) 
   } else if (key == "linear") {
     if (value != "none") quant::linear_preset(value);  // unknown names fail here, with the line
     r.linear = value == "none" ? "" : std::string(value);
-  } else if (key == "weights" || key == "act") {
-    auto& arr = key == "weights" ? r.weights : r.act;
-    const auto s = spec();
-    for (std::size_t i = 0; i < kLayerKinds; ++i) arr[i] = s;
-  } else if (key.starts_with("weights.") || key.starts_with("act.")) {
-    const bool w = key.starts_with("weights.");
-    const std::string_view kind = key.substr(w ? 8 : 4);
-    for (std::size_t i = 0; i < linear_kind_count; ++i)
-      if (kKindNames[i] == kind) {
-        (w ? r.weights : r.act)[i] = spec();
-        return "";
-      }
-    return "unknown linear '" + std::string(kind) + "' (wq, wk, wv, wo, gate, up, down, classifier)";
-  } else if (key == "attn.q") {
-    r.q = spec();
-  } else if (key == "attn.k") {
-    r.k = spec();
-  } else if (key == "attn.qk") {
-    r.q = r.k = spec();
-  } else if (key == "attn.p") {
-    r.p = spec();
-  } else if (key == "attn.v") {
-    r.v = spec();
-  } else if (key == "kv") {
-    r.kv = spec();
   } else if (key == "kv.group") {
     if (value == "head") r.kv_per_head = true;
     else if (value == "spec") r.kv_per_head = false;
@@ -94,7 +127,36 @@ std::string apply_line(Recipe& r, std::string_view key, std::string_view value) 
 
 std::string_view linear_kind_name(LinearKind kind) { return kKindNames[static_cast<std::size_t>(kind)]; }
 
+bool LayerSpecs::empty() const {
+  for (std::size_t i = 0; i < linear_kind_count; ++i)
+    if (weights[i] || act[i]) return false;
+  return !q && !k && !p && !v && !kv;
+}
+
+LayerSpecs Recipe::specs_at(int n) const {
+  LayerSpecs s;
+  s.weights = weights;
+  s.act = act;
+  s.q = q;
+  s.k = k;
+  s.p = p;
+  s.v = v;
+  s.kv = kv;
+  const auto it = layer.find(n);
+  if (n < 0 || it == layer.end()) return s;
+  const LayerSpecs& o = it->second;
+  for (std::size_t i = 0; i < linear_kind_count; ++i) {
+    if (o.weights[i]) s.weights[i] = o.weights[i];
+    if (o.act[i]) s.act[i] = o.act[i];
+  }
+  for (auto [to, from] : {std::pair{&s.q, &o.q}, {&s.k, &o.k}, {&s.p, &o.p}, {&s.v, &o.v}, {&s.kv, &o.kv}})
+    if (*from) *to = *from;
+  return s;
+}
+
 bool Recipe::is_identity() const {
+  for (const auto& [n, s] : layer)
+    if (!s.empty()) return false;
   for (std::size_t i = 0; i < linear_kind_count; ++i)
     if (weights[i] || act[i]) return false;
   return linear.empty() && !q && !k && !p && !v && !kv && attn_rotate == AttnRotation::none &&
@@ -126,7 +188,9 @@ Recipe parse_recipe(std::string_view text) {
     if (!why.empty()) throw fail(why);
   }
   if (r.name.empty()) throw Error("recipe: no `name = ...` line");
-  if (r.kv_per_head && !r.kv) throw Error("recipe '" + r.name + "': kv.group = head needs a kv spec");
+  bool layer_kv = false;
+  for (const auto& [n, s] : r.layer) layer_kv = layer_kv || s.kv;
+  if (r.kv_per_head && !r.kv && !layer_kv) throw Error("recipe '" + r.name + "': kv.group = head needs a kv spec");
   if (r.rotate_v && r.attn_rotate == AttnRotation::none)
     throw Error("recipe '" + r.name + "': attn.rotate_v = on needs attn.rotate = hadamard or randomized");
   return r;
@@ -146,6 +210,16 @@ std::string to_text(const Recipe& r) {
   put("attn.p", r.p);
   put("attn.v", r.v);
   put("kv", r.kv);
+  for (const auto& [n, s] : r.layer) {
+    const std::string pre = "layer." + std::to_string(n) + ".";
+    for (std::size_t i = 0; i < kLayerKinds; ++i) put(pre + "weights." + std::string(kKindNames[i]), s.weights[i]);
+    for (std::size_t i = 0; i < kLayerKinds; ++i) put(pre + "act." + std::string(kKindNames[i]), s.act[i]);
+    put(pre + "attn.q", s.q);
+    put(pre + "attn.k", s.k);
+    put(pre + "attn.p", s.p);
+    put(pre + "attn.v", s.v);
+    put(pre + "kv", s.kv);
+  }
   if (r.kv_per_head) t += "kv.group = head\n";
   if (r.p_form == AttnPForm::fa3) t += "attn.p_form = fa3\n";
   if (r.attn_rotate == AttnRotation::hadamard) t += "attn.rotate = hadamard\n";

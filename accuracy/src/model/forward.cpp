@@ -74,11 +74,11 @@ class Window {
       pm_.head_rotation.apply(k_.data(), T_ * static_cast<std::size_t>(c_.n_kv_heads), hd_);
       if (r_.rotate_v) pm_.head_rotation.apply(v_.data(), T_ * static_cast<std::size_t>(c_.n_kv_heads), hd_);
     }
-    quantize_point(r_.kv, k_.data(), T_, kv_, l, "kv.k");  // as written to the KV cache
-    quantize_point(r_.kv, v_.data(), T_, kv_, l, "kv.v");
-    quantize_point(r_.q, q_.data(), T_, qd_, l, "q");
-    quantize_point(r_.k, k_.data(), T_, kv_, l, "k");
-    quantize_point(r_.v, v_.data(), T_, kv_, l, "v");
+    quantize_point(L.kv, k_.data(), T_, kv_, l, "kv.k");  // as written to the KV cache
+    quantize_point(L.kv, v_.data(), T_, kv_, l, "kv.v");
+    quantize_point(L.q, q_.data(), T_, qd_, l, "q");
+    quantize_point(L.k, k_.data(), T_, kv_, l, "k");
+    quantize_point(L.v, v_.data(), T_, kv_, l, "v");
     attend(l);
     finite(att_.data(), dim_, l, "the attention output (softmax(QK^T) V)");
     if (rotate && r_.rotate_v)  // P (V R) R^T = P V
@@ -147,7 +147,7 @@ class Window {
         }
         std::fill(row + i + 1, row + T_, 0.0f);
       }
-      quantize_point(r_.p, s_.data(), T_, T_, l, "p");  // each head's P: one T x T tensor
+      quantize_point(pm_.layers[static_cast<std::size_t>(l)].p, s_.data(), T_, T_, l, "p");  // each head's P: one T x T tensor
       quant::gemm_f32(s_.data(), vt_.data(), oh_.data(), T_, hd_, T_, false, threads_);
       if (fa3)
         for (std::size_t t = 0; t < T_; ++t) {  // as FA3's finalize: O times 1 / row sum

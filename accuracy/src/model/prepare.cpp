@@ -48,6 +48,7 @@ class Preparer {
       rot = {preset->fwd.rotation, k, preset->fwd.rotation_block, 0};
     if (rot.kind != hadamard::RotationKind::none) check(rot, "rotation", layer);
 
+    const LayerSpecs specs = pm_.recipe.specs_at(layer);  // layer.<N>.* over the recipe-wide keys
     std::vector<Linear> parts;
     for (const Member& m : members) {
       const auto kind = static_cast<std::size_t>(m.kind);
@@ -55,9 +56,9 @@ class Preparer {
       L.act_points = {"x." + std::string(linear_kind_name(m.kind))};
       L.n = m.n;
       L.k = k;
-      L.act = pm_.recipe.act[kind] ? pm_.recipe.act[kind] : (preset ? preset->fwd.a : std::nullopt);
+      L.act = specs.act[kind] ? specs.act[kind] : (preset ? preset->fwd.a : std::nullopt);
       L.rot = rot;
-      auto wspec = pm_.recipe.weights[kind] ? pm_.recipe.weights[kind] : (preset ? preset->fwd.b : std::nullopt);
+      auto wspec = specs.weights[kind] ? specs.weights[kind] : (preset ? preset->fwd.b : std::nullopt);
       if (pm_.recipe.pad) {
         if (wspec) wspec->pad = true;
         if (L.act) L.act->pad = true;
@@ -159,11 +160,15 @@ const quant::LinearRecipe* find_preset(const Recipe& r) {
   } catch (const Error& e) {
     throw Error("recipe '" + r.name + "': " + e.what());
   }
-  if (p->engine == quant::LinearEngine::switchback_int8)
+  if (p->engine == quant::LinearEngine::switchback_int8) {
+    bool layer_linears = false;
+    for (const auto& [n, s] : r.layer)
+      for (std::size_t i = 0; i + 1 < linear_kind_count; ++i) layer_linears = layer_linears || s.weights[i] || s.act[i];
     for (std::size_t i = 0; i + 1 < linear_kind_count; ++i)
-      if (r.weights[i] || r.act[i])
+      if (r.weights[i] || r.act[i] || layer_linears)
         throw Error("recipe '" + r.name + "': linear preset '" + r.linear +
                     "' runs the real int8 GEMM; it takes no weights.* / act.* overrides");
+  }
   return p;
 }
 
@@ -173,13 +178,9 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
   PreparedModel pm;
   pm.cfg = model.config;
   pm.recipe = recipe;
-  if (recipe.kv_per_head && pm.recipe.kv) {  // one group per head of each token
-    pm.recipe.kv->granularity = quant::Granularity::block;
-    pm.recipe.kv->block = static_cast<std::size_t>(model.config.head_dim());
-  }
-  if (recipe.pad)
-    for (auto* s : {&pm.recipe.q, &pm.recipe.k, &pm.recipe.p, &pm.recipe.v, &pm.recipe.kv})
-      if (*s) (*s)->pad = true;
+  if (!recipe.layer.empty() && recipe.layer.rbegin()->first >= model.config.n_layers)
+    throw Error("recipe '" + recipe.name + "': layer." + std::to_string(recipe.layer.rbegin()->first) +
+                ".* but the model has " + std::to_string(model.config.n_layers) + " layers");
   const auto& c = pm.cfg;
   const auto dim = static_cast<std::size_t>(c.dim), hidden = static_cast<std::size_t>(c.hidden_dim);
   const auto kv = static_cast<std::size_t>(c.kv_dim()), hd = static_cast<std::size_t>(c.head_dim());
@@ -216,6 +217,19 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
     const LayerWeights& L = m->layers[l];
     const int li = static_cast<int>(l);
     PreparedLayer P;
+    const LayerSpecs specs = recipe.specs_at(li);
+    P.q = specs.q;
+    P.k = specs.k;
+    P.p = specs.p;
+    P.v = specs.v;
+    P.kv = specs.kv;
+    if (recipe.kv_per_head && P.kv) {  // one group per head of each token
+      P.kv->granularity = quant::Granularity::block;
+      P.kv->block = static_cast<std::size_t>(model.config.head_dim());
+    }
+    if (recipe.pad)
+      for (auto* s : {&P.q, &P.k, &P.p, &P.v, &P.kv})
+        if (*s) (*s)->pad = true;
     P.attn_norm = L.attn_norm;
     P.ffn_norm = L.ffn_norm;
     const MappedLayer* V = mw ? &mw->layers[l] : nullptr;

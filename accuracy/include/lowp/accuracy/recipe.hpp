@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,6 +24,15 @@ enum class AttnRotation { none, hadamard, randomized };
 // FP8 kernel, 2^8 exp(S - rowmax) (its Max_offset), row sums from the unquantized exponentials in
 // float32, the output divided by them after P V.
 enum class AttnPForm { normalized, fa3 };
+
+// The quantization points of one layer. `layer.<N>.<key>` lines override a recipe-wide key in
+// layer N only: the per-tensor sensitivity sweep and the mixed-precision search write them.
+struct LayerSpecs {
+  std::array<std::optional<quant::QuantSpec>, linear_kind_count> weights;  // the classifier entry is unused
+  std::array<std::optional<quant::QuantSpec>, linear_kind_count> act;
+  std::optional<quant::QuantSpec> q, k, p, v, kv;
+  bool empty() const;
+};
 
 struct Recipe {
   std::string name;
@@ -49,7 +59,11 @@ struct Recipe {
   // Every spec of the recipe, the linear preset's included, zero-pads a block or tile that a
   // dimension does not fill (e.g. MX blocks of 32 on stories260K's hidden size 172).
   bool pad = false;
+  std::map<int, LayerSpecs> layer;  // layer.<N>.* overrides, by layer index
 
+  // The specs in effect in `layer` (-1: the classifier): the recipe-wide ones, overridden by
+  // layer[layer]'s. The linear preset's specs are not included (prepare() falls back on them).
+  LayerSpecs specs_at(int layer) const;
   // True when nothing is quantized or rotated (the fp32 reference).
   bool is_identity() const;
 };

@@ -1,0 +1,317 @@
+// `lowp search`: the mixed-precision search (lowp/accuracy/search.hpp) from per-tensor
+// sensitivities on calibration text, its recipe files, and their check on held-out text.
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "dist/comm.hpp"
+#include "io/atomic_file.hpp"
+#include "lowp/accuracy/loaders.hpp"
+#include "lowp/accuracy/model_sweep.hpp"
+#include "lowp/accuracy/search.hpp"
+#include "lowp/accuracy/sensitivity.hpp"
+#include "lowp/numerics/error.hpp"
+#include "sweep/report_util.hpp"
+
+namespace lowp::cli {
+namespace {
+
+using accuracy::report::fixed;
+
+struct SearchArgs {
+  std::string model, text, tokens, eval, out, plot, bos = "auto", max_memory;
+  std::vector<std::string> menu, activations, budget;
+  std::optional<int> ctx;
+  int threads = 0;
+};
+
+// --activations: one spec for every linear input inside the layers, or kind=SPEC entries.
+accuracy::Recipe base_recipe(const std::vector<std::string>& activations) {
+  std::string text = "name = search-base\n";
+  for (const auto& a : activations) {
+    const std::size_t eq = a.find('=');
+    text += eq == std::string::npos ? "act = " + a + "\n" : "act." + a.substr(0, eq) + " = " + a.substr(eq + 1) + "\n";
+  }
+  try {
+    return accuracy::parse_recipe(text);
+  } catch (const Error& e) {
+    throw Failure{exit_usage, std::string("--activations: ") + e.what()};
+  }
+}
+
+// Held-out means disjoint: no run of `k` consecutive tokens (64, or the shorter text's length)
+// of the evaluation text occurs in the calibration text.
+void check_disjoint(const std::vector<int>& calib, const std::vector<int>& eval) {
+  const std::size_t k = std::min<std::size_t>({64, calib.size(), eval.size()});
+  if (k == 0) return;
+  const auto key = [&](const std::vector<int>& v, std::size_t i) {
+    return std::string(reinterpret_cast<const char*>(v.data() + i), k * sizeof(int));
+  };
+  std::unordered_set<std::string> seen;
+  for (std::size_t i = 0; i + k <= calib.size(); ++i) seen.insert(key(calib, i));
+  for (std::size_t i = 0; i + k <= eval.size(); ++i)
+    if (seen.count(key(eval, i)))
+      throw Failure{exit_usage, "--eval overlaps the calibration text (" + std::to_string(k) +
+                                    " consecutive tokens in common from evaluation token " + std::to_string(i) +
+                                    "): evaluate on held-out text"};
+}
+
+// recipe.txt for one budget; recipe-<budget>.txt for each of several.
+std::string out_path(const std::string& out, const std::string& budget, bool several) {
+  if (!several) return out;
+  const std::filesystem::path p(out);
+  return (p.parent_path() / (p.stem().string() + "-" + budget + p.extension().string())).string();
+}
+
+struct Point {
+  std::string name;
+  double bpw = 0, predicted = NAN, measured = NAN, measured_se = NAN, dlnppl = NAN;
+  bool searched = false;
+};
+
+// Bits per weight against KLD (log axis): the searched recipes (predicted and measured) and
+// the uniform ones of the menu.
+void write_pareto_svg(std::ostream& out, const std::vector<Point>& pts, const std::string& model) {
+  using accuracy::report::xml_text;
+  double bl = INFINITY, bh = -INFINITY, kl = INFINITY, kh = -INFINITY;
+  for (const auto& p : pts) {
+    bl = std::min(bl, p.bpw), bh = std::max(bh, p.bpw);
+    for (double k : {p.predicted, p.measured})
+      if (std::isfinite(k) && k > 0) kl = std::min(kl, k), kh = std::max(kh, k);
+  }
+  if (!(kh >= kl)) kl = 1e-4, kh = 1;
+  if (!(bh > bl)) bl -= 0.5, bh += 0.5;
+  const double lo = std::floor(std::log10(kl)), hi = std::max(lo + 1, std::ceil(std::log10(kh)));
+  const double pad = (bh - bl) * 0.08;
+  bl -= pad, bh += pad;
+  const double x0 = 80, y0 = 50, w = 560, h = 360;
+  const auto X = [&](double b) { return x0 + (b - bl) / (bh - bl) * w; };
+  const auto Y = [&](double k) { return y0 + h - (std::log10(k) - lo) / (hi - lo) * h; };
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << x0 + w + 220 << "\" height=\"" << y0 + h + 60
+      << "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">lowp search: " << xml_text(model)
+      << ", KLD against bits per weight</text>\n<rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << w
+      << "\" height=\"" << h << "\" fill=\"none\" stroke=\"#999\"/>\n";
+  for (double e = lo; e <= hi; ++e)
+    out << "<line x1=\"" << x0 << "\" x2=\"" << x0 + w << "\" y1=\"" << Y(std::pow(10, e)) << "\" y2=\""
+        << Y(std::pow(10, e)) << "\" stroke=\"#eee\"/><text x=\"" << x0 - 6 << "\" y=\"" << Y(std::pow(10, e)) + 4
+        << "\" text-anchor=\"end\">1e" << e << "</text>\n";
+  for (int i = 0; i <= 5; ++i) {
+    const double b = bl + (bh - bl) * i / 5;
+    out << "<text x=\"" << X(b) << "\" y=\"" << y0 + h + 16 << "\" text-anchor=\"middle\">" << fixed("%.2f", b)
+        << "</text>\n";
+  }
+  out << "<text x=\"" << x0 + w / 2 << "\" y=\"" << y0 + h + 36
+      << "\" text-anchor=\"middle\">bits per weight (scales included)</text>\n<text transform=\"translate(20," << y0 + h / 2
+      << ") rotate(-90)\" text-anchor=\"middle\">mean KLD (nats/token)</text>\n";
+  // The searched recipes' measured points joined by a line (the Pareto front found).
+  std::string line;
+  for (const auto& p : pts)
+    if (p.searched && std::isfinite(p.measured) && p.measured > 0)
+      line += (line.empty() ? "" : " ") + fixed("%.1f", X(p.bpw)) + "," + fixed("%.1f", Y(p.measured));
+  if (!line.empty()) out << "<polyline points=\"" << line << "\" fill=\"none\" stroke=\"#4c78a8\"/>\n";
+  for (const auto& p : pts) {
+    const std::string tip = xml_text(p.name) + ": " + fixed("%.4g", p.bpw) + " bits/w, predicted " +
+                            fixed("%.4g", p.predicted) + ", measured " + fixed("%.4g", p.measured);
+    if (std::isfinite(p.predicted) && p.predicted > 0)
+      out << "<circle cx=\"" << X(p.bpw) << "\" cy=\"" << Y(p.predicted) << "\" r=\"4\" fill=\"none\" stroke=\""
+          << (p.searched ? "#4c78a8" : "#f58518") << "\"><title>" << tip << "</title></circle>\n";
+    if (std::isfinite(p.measured) && p.measured > 0)
+      out << "<circle cx=\"" << X(p.bpw) << "\" cy=\"" << Y(p.measured) << "\" r=\"4\" fill=\""
+          << (p.searched ? "#4c78a8" : "#f58518") << "\"><title>" << tip << "</title></circle>\n";
+    if (!p.searched && std::isfinite(p.measured))
+      out << "<text x=\"" << X(p.bpw) + 6 << "\" y=\"" << Y(p.measured) - 4 << "\">" << xml_text(p.name) << "</text>\n";
+  }
+  const double lx = x0 + w + 15;
+  out << "<circle cx=\"" << lx << "\" cy=\"" << y0 + 10 << "\" r=\"4\" fill=\"#4c78a8\"/><text x=\"" << lx + 8 << "\" y=\""
+      << y0 + 14 << "\">searched, measured (held-out)</text>\n<circle cx=\"" << lx << "\" cy=\"" << y0 + 28
+      << "\" r=\"4\" fill=\"none\" stroke=\"#4c78a8\"/><text x=\"" << lx + 8 << "\" y=\"" << y0 + 32
+      << "\">searched, predicted (calibration)</text>\n<circle cx=\"" << lx << "\" cy=\"" << y0 + 46
+      << "\" r=\"4\" fill=\"#f58518\"/><text x=\"" << lx + 8 << "\" y=\"" << y0 + 50
+      << "\">uniform, measured</text>\n<circle cx=\"" << lx << "\" cy=\"" << y0 + 64
+      << "\" r=\"4\" fill=\"none\" stroke=\"#f58518\"/><text x=\"" << lx + 8 << "\" y=\"" << y0 + 68
+      << "\">uniform, predicted</text>\n</svg>\n";
+}
+
+int run_search(Io& io, const SearchArgs& a) {
+  if (a.text.empty() == a.tokens.empty()) throw Failure{exit_usage, "search needs exactly one of --text and --tokens"};
+  std::vector<double> budgets;
+  std::vector<quant::QuantSpec> menu;
+  try {
+    for (const auto& s : a.menu) menu.push_back(quant::parse_quant_spec(s));
+  } catch (const Error& e) {
+    throw Failure{exit_usage, std::string("--menu: ") + e.what()};
+  }
+  for (const auto& b : a.budget) {
+    char* end = nullptr;
+    const double v = std::strtod(b.c_str(), &end);
+    if (b.empty() || *end || !(v > 0) || !std::isfinite(v))
+      throw Failure{exit_usage, "--budget " + quote_input(b) + " is not a positive number of bits per weight"};
+    budgets.push_back(v);
+  }
+  const accuracy::Recipe base = base_recipe(a.activations);
+  apply_max_memory(a.max_memory);
+  const std::string path = accuracy::resolve_model_path(a.model);
+  const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);
+  // The budgets against the menu's bits alone, before any evaluation.
+  {
+    std::vector<accuracy::SearchTensor> shapes;
+    for (const auto& t : accuracy::sensitivity_tensors(model.config, true)) {
+      accuracy::SearchTensor s{t, {}};
+      for (std::size_t i = 0; i < menu.size(); ++i) try {
+          s.options.push_back({a.menu[i], accuracy::weight_bits(menu[i], t.rows, t.cols), 0});
+        } catch (const Error&) {  // the spec does not fit this shape
+        }
+      if (s.options.empty())
+        throw Failure{exit_usage, "--menu: no spec fits " + t.key() + " (" + std::to_string(t.rows) + "x" +
+                                      std::to_string(t.cols) + "); add one, or `:pad` to a block spec"};
+      shapes.push_back(std::move(s));
+    }
+    try {
+      for (double b : budgets) accuracy::solve_search(shapes, b, 0);
+    } catch (const Error& e) {
+      throw Failure{exit_usage, e.what()};
+    }
+  }
+  const auto calib = read_eval_tokens(a.tokens, a.text, path, model.config.vocab_size, a.bos);
+  std::optional<EvalTokens> held;
+  if (!a.eval.empty()) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(a.eval, a.text.empty() ? a.tokens : a.text, ec))
+      throw Failure{exit_usage, "--eval is the calibration file: evaluate on held-out text"};
+    held = read_eval_tokens(a.text.empty() ? a.eval : "", a.text.empty() ? "" : a.eval, path, model.config.vocab_size,
+                            a.bos);
+    check_disjoint(calib.ids, held->ids);
+  }
+  accuracy::EvalOptions opt;
+  opt.ctx = a.ctx.value_or(0);
+  opt.threads = a.threads;
+  opt.bos = calib.window_bos;
+  std::ostream null_stream(nullptr);
+  check_ctx_option(a.ctx, model.config.seq_len, accuracy::dist::rank() == 0 ? io.err : null_stream);
+  const bool root = accuracy::dist::rank() == 0;
+  accuracy::Sensitivity sens = accuracy::run_sensitivity(model, calib.ids, a.menu, opt, {}, nullptr, &base, true);
+
+  // Rank 0 solves; every rank then evaluates the same recipes (their text broadcast).
+  std::vector<Point> points;
+  std::string texts;
+  if (root) {
+    const auto tensors = accuracy::search_options(sens);
+    io.out << "lowp search: " << a.model << ", " << tensors.size() << " weight tensors, menu";
+    for (const auto& s : a.menu) io.out << ' ' << s;
+    io.out << "\n  sensitivities on " << sens.sweep.scored << " calibration positions";
+    if (!base.is_identity()) io.out << "; activations kept quantized (base KLD " << fixed("%.4e", sens.base_cmp.kld_mean) << ")";
+    io.out << "\n  predicted KLD = base KLD + the sum of each tensor's KLD when it alone is quantized (additive estimate)\n";
+    for (std::size_t i = 0; i < budgets.size(); ++i) {
+      const auto plan = accuracy::solve_search(tensors, budgets[i], sens.base_cmp.kld_mean);
+      const std::string name = "search-" + a.budget[i];
+      const accuracy::Recipe r = accuracy::search_recipe(tensors, plan, base, name);
+      const std::string file = out_path(a.out, a.budget[i], budgets.size() > 1);
+      accuracy::detail::write_file_atomic(file, accuracy::to_text(r));
+      io.out << "budget " << a.budget[i] << ": " << fixed("%.4f", plan.bits_per_weight()) << " bits per weight, predicted KLD "
+             << fixed("%.4e", plan.predicted) << (plan.exact ? " (exact optimum" : " (optimal on a grid of ")
+             << (plan.exact ? "" : std::to_string(plan.unit) + " bits") << ") -> " << file << "\n";
+      points.push_back({name, plan.bits_per_weight(), plan.predicted, NAN, NAN, NAN, true});
+      texts += accuracy::to_text(r) + '\x1e';
+    }
+    // The uniform recipes of the menu: each spec on every weight it fits.
+    for (std::size_t j = 0; j < a.menu.size(); ++j) {
+      accuracy::SearchPlan plan;
+      plan.predicted = sens.base_cmp.kld_mean;
+      bool all = true;
+      for (const auto& t : tensors) {
+        const auto it = std::find_if(t.options.begin(), t.options.end(), [&](const auto& o) { return o.spec == a.menu[j]; });
+        if (it == t.options.end()) {
+          all = false;
+          break;
+        }
+        plan.choice.push_back(static_cast<std::size_t>(it - t.options.begin()));
+        plan.bits += it->bits;
+        plan.weights += static_cast<std::uint64_t>(t.t.rows) * t.t.cols;
+        plan.predicted += it->kld;
+      }
+      if (!all) continue;
+      const accuracy::Recipe r = accuracy::search_recipe(tensors, plan, base, "uniform " + a.menu[j]);
+      points.push_back({r.name, plan.bits_per_weight(), plan.predicted, NAN, NAN, NAN, false});
+      texts += accuracy::to_text(r) + '\x1e';
+    }
+  }
+  if (!held) {
+    if (root) io.out << "no --eval: predicted KLD only (pass held-out text to measure the recipes)\n";
+    if (root && !a.plot.empty()) accuracy::detail::write_file_atomic(a.plot, [&](std::ostream& f) { write_pareto_svg(f, points, a.model); });
+    return exit_ok;
+  }
+  std::vector<std::uint8_t> bytes(texts.begin(), texts.end());
+  if (accuracy::dist::size() > 1) accuracy::dist::broadcast(bytes, 0);
+  std::vector<accuracy::Recipe> recipes;
+  std::string all(bytes.begin(), bytes.end());
+  for (std::size_t p = 0, q; (q = all.find('\x1e', p)) != std::string::npos; p = q + 1)
+    recipes.push_back(accuracy::parse_recipe(all.substr(p, q - p)));
+  accuracy::EvalOptions eopt = opt;
+  eopt.bos = held->window_bos;
+  const accuracy::ModelSweep measured = accuracy::run_model_sweep(model, held->ids, recipes, eopt, {}, nullptr, false);
+  if (!root) return exit_ok;
+  for (auto& p : points)
+    for (const auto& r : measured.results)
+      if (r.recipe == p.name && r.error.empty()) {
+        p.measured = r.cmp.kld_mean;
+        p.measured_se = r.cmp.kld_se;
+        p.dlnppl = r.cmp.ln_ppl_ratio;
+      }
+  io.out << "\nOn the held-out text (" << measured.scored << " positions scored; fp32 PPL " << fixed("%.4f", measured.ref_ppl)
+         << "):\n\n";
+  std::vector<std::vector<std::string>> table = {
+      {"recipe", "bits/w", "predicted KLD", "measured KLD", "+-", "measured/predicted", "dln PPL"}};
+  for (const auto& p : points)
+    table.push_back({p.name, fixed("%.4f", p.bpw), fixed("%.4e", p.predicted), fixed("%.4e", p.measured),
+                     fixed("%.1e", p.measured_se), fixed("%.3f", p.measured / p.predicted), fixed("%.5f", p.dlnppl)});
+  accuracy::report::print_table(io.out, table, {false, true, true, true, true, true, true});
+  if (!a.plot.empty())
+    accuracy::detail::write_file_atomic(a.plot, [&](std::ostream& f) { write_pareto_svg(f, points, a.model); });
+  return exit_ok;
+}
+
+}  // namespace
+
+Command add_search_command(CLI::App& parent) {
+  auto a = std::make_shared<SearchArgs>();
+  CLI::App* app = parent.add_subcommand(
+      "search", "Mixed precision: one menu spec per weight tensor, least predicted KLD under a bits-per-weight budget");
+  app->add_option("--model", a->model, "Llama checkpoint (llama2.c .bin, GGUF, safetensors)")->required();
+  app->add_option("--text", a->text, "Calibration text file (the sensitivities are measured on it)");
+  app->add_option("--tokens", a->tokens, "Calibration token ids, one per line");
+  app->add_option("--bos", a->bos, "With --text: BOS on, off, or auto")->capture_default_str();
+  app->add_option("--menu", a->menu, "Weight specs to choose from, comma-separated (e.g. mxfp4,nvfp4,e4m3:row,bf16)")
+      ->delimiter(',')
+      ->required();
+  app->add_option("--budget", a->budget, "Average bits per weight, scales included; several (comma-separated): one "
+                                         "recipe each and the Pareto chart")
+      ->delimiter(',')
+      ->required();
+  app->add_option("--activations", a->activations,
+                  "Activation quantization kept under every choice: SPEC (every linear input in the layers) or "
+                  "kind=SPEC entries, comma-separated")
+      ->delimiter(',');
+  app->add_option("--eval", a->eval, "Held-out text (token ids with --tokens), disjoint from the calibration text: "
+                                     "measure the recipes on it");
+  app->add_option("--out", a->out, "Recipe file to write (several budgets: <stem>-<budget><ext> each)")->required();
+  app->add_option("--plot", a->plot, "SVG chart: bits per weight against KLD, searched and uniform recipes");
+  add_number_option<int>(app, "--ctx", a->ctx, INT_MIN, INT_MAX, "Window length (default: the model's seq_len)");
+  add_number_option<int>(app, "--threads", a->threads, 0, max_threads, "Threads (default 0: all)");
+  add_max_memory_option(app, a->max_memory);
+  app->footer("Docs: docs/sweep.md, \"lowp search\". Exit status: 0 success; 1 bad data; 2 usage error.");
+  return {app, [a](Io& io) { return run_search(io, *a); }};
+}
+
+}  // namespace lowp::cli
