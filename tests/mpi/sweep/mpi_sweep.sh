@@ -3,7 +3,7 @@
 # file it writes must be equal byte for byte (LOWP_TEST_ZERO_SECONDS=1 reports wall times as 0).
 # Usage: mpi_sweep.sh <mpirun> <lowp> <scratch dir> equal <N> <lowp arguments...>
 #        mpi_sweep.sh <mpirun> <lowp> <scratch dir> fail <N> <rank> <lowp arguments...>
-#   equal: the files named after --csv/--json/--plot/--save-base-logits/--logits-out are compared.
+#   equal: the files named after --csv/--json/--plot/--save-base-logits/--logits-out/--out are compared.
 #   fail:  LOWP_TEST_FAIL_RANK=<rank>: the run must exit non-zero naming "rank <rank> of <N>".
 # Exit 77 (CTest's SKIP_RETURN_CODE) when mpirun is absent.
 set -u
@@ -40,7 +40,7 @@ run() {  # $1: directory, then the command
 }
 prev=""
 for a in "$@"; do
-  case "$prev" in --csv | --json | --plot | --save-base-logits | --logits-out) files="$files $a" ;; esac
+  case "$prev" in --csv | --json | --plot | --save-base-logits | --logits-out | --out) files="$files $a" ;; esac
   prev=$a
 done
 
