@@ -210,4 +210,27 @@ TEST(Search, KeepsTheSensitiveTensorHighAndMeetsTheBudget) {
   expect_error([&] { solve_search(tensors, 3.9, 0); }, {"below the cheapest menu choice", "bits per weight"});
 }
 
+TEST(Search, ActivationsStayQuantizedUnderEveryChoice) {
+  const LlamaModel m = planted_model();
+  const auto tokens = lowp::test::random_tokens(24, m.config.vocab_size, 3);
+  EvalOptions opt;
+  opt.ctx = 24;
+  const Recipe base = parse_recipe("name = acts\nact = e4m3:row\n");
+  const std::vector<std::string> menu = {"int4", "int8"};
+  const Sensitivity s = run_sensitivity(m, tokens, menu, opt, {}, nullptr, &base, true);
+  EXPECT_EQ(s.base, "acts");
+  EXPECT_GT(s.base_cmp.kld_mean, 0);
+  const Comparison alone = compare(evaluate(m, tokens, parse_recipe("name = fp32\n"), opt), evaluate(m, tokens, base, opt));
+  EXPECT_EQ(s.base_cmp.kld_mean, alone.kld_mean);
+  for (const auto& r : s.rows) EXPECT_EQ(r.kld, r.cmp.kld_mean - s.base_cmp.kld_mean) << r.t.key();
+  const auto tensors = search_options(s);
+  const SearchPlan p = solve_search(tensors, 6, s.base_cmp.kld_mean);
+  const Recipe r = search_recipe(tensors, p, base, "searched");
+  for (int l = 0; l < m.config.n_layers; ++l)
+    for (std::size_t k = 0; k < 7; ++k) {
+      ASSERT_TRUE(r.specs_at(l).act[k]);
+      EXPECT_EQ(lowp::quant::describe(*r.specs_at(l).act[k]), "float8_e4m3fn:row:amax:nearest:sat");
+    }
+}
+
 }  // namespace
