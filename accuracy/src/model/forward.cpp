@@ -122,7 +122,8 @@ class Window {
     s_.resize(T_ * T_);
     oh_.resize(T_ * hd_);
     // FlashAttention-3's P (attn.p_form = fa3): the unnormalized exponentials are quantized.
-    const bool fa3 = r_.p && r_.p_form == AttnPForm::fa3;
+    const std::optional<QuantSpec>& p_spec = pm_.layers[static_cast<std::size_t>(l)].p;  // this layer's attn.p
+    const bool fa3 = p_spec && r_.p_form == AttnPForm::fa3;
     if (fa3) row_sum_.resize(T_);
     for (std::size_t h = 0; h < heads; ++h) {
       const std::size_t g = h / group;
@@ -147,7 +148,7 @@ class Window {
         }
         std::fill(row + i + 1, row + T_, 0.0f);
       }
-      quantize_point(pm_.layers[static_cast<std::size_t>(l)].p, s_.data(), T_, T_, l, "p");  // each head's P: one T x T tensor
+      quantize_point(p_spec, s_.data(), T_, T_, l, "p");  // each head's P: one T x T tensor
       quant::gemm_f32(s_.data(), vt_.data(), oh_.data(), T_, hd_, T_, false, threads_);
       if (fa3)
         for (std::size_t t = 0; t < T_; ++t) {  // as FA3's finalize: O times 1 / row sum
