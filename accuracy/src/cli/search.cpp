@@ -179,7 +179,9 @@ int run_search(Io& io, const SearchArgs& a) {
     try {
       for (double b : budgets) accuracy::solve_search(shapes, b, 0);
     } catch (const Error& e) {
-      throw Failure{exit_usage, e.what()};
+      std::string why = e.what();
+      if (why.starts_with("search: ")) why = "--" + why.substr(8);  // "--budget 4 bits per weight is below ..."
+      throw Failure{exit_usage, why};
     }
   }
   const auto calib = read_eval_tokens(a.tokens, a.text, path, model.config.vocab_size, a.bos);
