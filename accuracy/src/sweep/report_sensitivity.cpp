@@ -1,6 +1,7 @@
 // Writers of the per-tensor sensitivity: table, CSV, JSON, SVG heatmap.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <ostream>
 #include <string>

@@ -6,6 +6,7 @@
 // The mixed-precision search over a bits-per-weight budget: search.hpp.
 #pragma once
 #include <cstddef>
+#include <iosfwd>
 #include <span>
 #include <string>
 #include <string_view>
