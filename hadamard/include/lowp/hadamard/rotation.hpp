@@ -12,8 +12,9 @@
 //   hadamard        R = s H^T              (x R = s H x^T: the transform of each row)
 //   randomized      R = s D H^T            (x R = s H D x^T: signs first, then the transform)
 //                   D = diag(d_i), d_i = -1 if bit 31 of random_bits(rng_key(seed), i) is set,
-//                   else +1 (lowp/numerics/rng.hpp): the H*D form of QuaRot, TransformerEngine
-//                   and Quartet, reproducible from (seed, n) alone
+//                   else +1 (lowp/numerics/rng.hpp): the H*D form of QuaRot and
+//                   TransformerEngine (Quartet's backward applies its signs after the
+//                   transform: quant's linear recipes), reproducible from (seed, n) alone
 //   block_diagonal  R = s_b diag(H_b, ..., H_b), s_b = 1/sqrt(b): n/b independent Sylvester
 //                   blocks of b = block elements (b a power of two dividing n; 16..128 are the
 //                   Quartet/QuEST and MX-aligned sizes); symmetric, so R^T = R
