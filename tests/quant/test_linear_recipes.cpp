@@ -24,6 +24,7 @@ namespace lowp::quant {
 namespace {
 
 using test::LinearProblem;
+using test::e2m1_rne;
 using test::make_problem;
 using test::rel_frob;
 using test::transposed;
@@ -36,19 +37,6 @@ double sr_between(double a, double lo, double hi, std::uint32_t u) {
   const double f = (a - lo) / (hi - lo);
   const auto F = static_cast<std::uint64_t>(std::floor(std::ldexp(f, 32)));
   return F + u >= (std::uint64_t{1} << 32) ? hi : lo;
-}
-
-// E2M1 (grid 0, 0.5, 1, 1.5, 2, 3, 4, 6), round to nearest with ties to the even code,
-// saturating at 6.
-double e2m1_rne(double y) {
-  static const double grid[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
-  const double a = std::min(std::fabs(y), 6.0);
-  int best = 0;
-  for (int c = 1; c < 8; ++c) {
-    const double d = std::fabs(a - grid[c]), db = std::fabs(a - grid[best]);
-    if (d < db || (d == db && c % 2 == 0)) best = c;
-  }
-  return std::copysign(grid[best], y);
 }
 
 // E2M1 stochastic rounding of |y| <= 6.

@@ -54,6 +54,19 @@ inline LinearResult run_linear(const quant::LinearRecipe& r, const LinearProblem
 }
 
 // ||a - ref||_F / ||ref||_F in double.
+// E2M1 round to nearest, ties to the even code, saturating at 6 (the OCP FP4 grid), from the
+// grid itself: the independent FP4 rounding of the linear tests.
+inline double e2m1_rne(double y) {
+  static const double grid[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  const double a = std::min(std::fabs(y), 6.0);
+  int best = 0;
+  for (int c = 1; c < 8; ++c) {
+    const double d = std::fabs(a - grid[c]), db = std::fabs(a - grid[best]);
+    if (d < db || (d == db && c % 2 == 0)) best = c;
+  }
+  return std::copysign(grid[best], y);
+}
+
 inline double rel_frob(const std::vector<float>& a, const std::vector<float>& ref) {
   double num = 0, den = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {

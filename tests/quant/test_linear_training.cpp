@@ -17,23 +17,12 @@ namespace lowp::quant {
 namespace {
 
 using test::LinearProblem;
+using test::e2m1_rne;
 using test::make_problem;
 using test::ref_gemm;
 using test::rel_frob;
 using test::run_linear;
 using test::transposed;
-
-// E2M1 round to nearest, ties to the even code, saturating at 6 (the OCP FP4 grid).
-double e2m1_rne(double y) {
-  static const double grid[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
-  const double a = std::min(std::fabs(y), 6.0);
-  int best = 0;
-  for (int c = 1; c < 8; ++c) {
-    const double d = std::fabs(a - grid[c]), db = std::fabs(a - grid[best]);
-    if (d < db || (d == db && c % 2 == 0)) best = c;
-  }
-  return std::copysign(grid[best], y);
-}
 
 // UE4M3 round to nearest even, saturating at 448 (subnormal quantum 2^-9).
 float ue4m3_rne(float v) {
