@@ -336,28 +336,7 @@ TEST(Calibrate, GptqInverseCholeskyFactor) {
       hf[i * k + j] = static_cast<float>(s);
       h[i * k + j] = hf[i * k + j];
     }
-  std::vector<double> a = h, inv(k * k, 0.0);
-  for (std::size_t i = 0; i < k; ++i) inv[i * k + i] = 1;
-  for (std::size_t c = 0; c < k; ++c) {  // SPD: no pivoting needed
-    const double p = a[c * k + c];
-    for (std::size_t j = 0; j < k; ++j) a[c * k + j] /= p, inv[c * k + j] /= p;
-    for (std::size_t r = 0; r < k; ++r)
-      if (r != c) {
-        const double m = a[r * k + c];
-        for (std::size_t j = 0; j < k; ++j) a[r * k + j] -= m * a[c * k + j], inv[r * k + j] -= m * inv[c * k + j];
-      }
-  }
-  std::vector<double> u(k * k, 0.0);  // inv = U^T U, row by row
-  for (std::size_t i = 0; i < k; ++i) {
-    double d = inv[i * k + i];
-    for (std::size_t t = 0; t < i; ++t) d -= u[t * k + i] * u[t * k + i];
-    u[i * k + i] = std::sqrt(d);
-    for (std::size_t j = i + 1; j < k; ++j) {
-      double s = inv[i * k + j];
-      for (std::size_t t = 0; t < i; ++t) s -= u[t * k + i] * u[t * k + j];
-      u[i * k + j] = s / u[i * k + i];
-    }
-  }
+  const std::vector<double> u = inverse_cholesky_upper(h, k);  // the test's own, as above
   const std::vector<float> got = calib::inverse_upper_cholesky(hf, k);
   double umax = 0;
   for (double v : u) umax = std::max(umax, std::fabs(v));
