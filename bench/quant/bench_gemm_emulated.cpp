@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "../../quant/src/gemm_emulated_kernels.hpp"
+#include "../../quant/src/gemm/gemm_emulated_kernels.hpp"
 #include "lowp/numerics/cpu.hpp"
 #include "lowp/quant/gemm.hpp"
 

@@ -1,10 +1,4 @@
 // AVX2+FMA FWHT kernels (8 floats per register, 3 stages per pass across 8 registers).
-// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_*()
-// (GCC bug 105593, fixed in GCC 13) wherever the intrinsics are inlined; silence that here.
-#if defined(__GNUC__) && !defined(__clang__)  // clang has no -Wmaybe-uninitialized
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
 #include <immintrin.h>
 
 #include "fwht_kernels.hpp"

@@ -1,4 +1,5 @@
 // AVX-512 kernels of the dense +-1 product (16-float registers).
+#include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
 #include <xsimd/xsimd.hpp>
 
 #include "transform_simd.hpp"

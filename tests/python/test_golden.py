@@ -150,7 +150,7 @@ def test_mxfp4(cli, tmp_path, seed):
 
 
 def test_fp8_rowwise(cli, tmp_path):
-    # fp8-rowwise's operands (quant/src/linear_presets.cpp): E4M3, one power-of-two scale per row:
+    # fp8-rowwise's operands (quant/src/linear/linear_presets.cpp): E4M3, one power-of-two scale per row:
     # s = 448 / amax in float32, rounded down to a power of two; code = cast(x * s), value code / s.
     rows, cols = 12, 80
     t, meta, x = golden(cli, tmp_path, "e4m3:row:pow2", rows, cols, 5)

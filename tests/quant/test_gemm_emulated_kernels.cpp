@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "../../quant/src/gemm_emulated_kernels.hpp"
+#include "../../quant/src/gemm/gemm_emulated_kernels.hpp"
 #include "lowp/numerics/cpu.hpp"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../../quant/src/gemm_f32_kernels.hpp"
+#include "../../quant/src/gemm/gemm_f32_kernels.hpp"
 #include "lowp/numerics/half.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "support/test_support.hpp"

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <functional>
 
-#include "../../quant/src/linear_operand.hpp"
+#include "../../quant/src/linear/linear_operand.hpp"
 #include "lowp/hadamard/rotation.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/rng.hpp"

@@ -12,7 +12,7 @@
 #include "lowp/formats/bulk.hpp"
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/half.hpp"
-#include "lowp/quant/scaled_mlp.hpp"
+#include "quant/scaled_mlp.hpp"
 #include "support/test_support.hpp"
 
 namespace lowp::quant {

@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "../../quant/src/quantize_kernels.hpp"
+#include "../../quant/src/quantize/quantize_kernels.hpp"
 #include "lowp/quant/scale_rules.hpp"
 #include "support/test_support.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../quantize_grid.hpp"
+#include "../quantize/quantize_grid.hpp"
 #include "lowp/formats/bulk.hpp"
 #include "lowp/quant/quantize.hpp"
 

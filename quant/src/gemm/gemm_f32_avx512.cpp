@@ -1,10 +1,5 @@
 // AVX-512 float32 GEMM tile: 12 rows x 32 columns (24 accumulators of the 32 zmm registers).
-// GCC 12's AVX-512 headers trip -W(maybe-)uninitialized on their own _mm512_undefined_*()
-// (GCC bug 105593, fixed in GCC 13) wherever the intrinsics are inlined; silence that here.
-#if defined(__GNUC__) && !defined(__clang__)  // clang has no -Wmaybe-uninitialized
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+#include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
 #include <immintrin.h>
 
 #include "gemm_f32_kernels_simd.hpp"

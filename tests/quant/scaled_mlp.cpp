@@ -3,7 +3,7 @@
 
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
-#include "lowp/quant/scaled_mlp.hpp"
+#include "quant/scaled_mlp.hpp"
 
 namespace lowp::quant {
 

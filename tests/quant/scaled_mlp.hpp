@@ -1,6 +1,7 @@
-// A two-layer MLP, y = W2 silu(W1 x + b1) + b2, trained with forward and backward entirely on
-// ScaledTensors (scale propagation, lowp/quant/scaled_tensor.hpp), and an Adam optimizer whose
-// state is stored as ScaledTensors in a low-precision format (float16 by default).
+// Test support for test_mlp_scaled.cpp (not part of lowp_quant): a two-layer MLP,
+// y = W2 silu(W1 x + b1) + b2, trained with forward and backward entirely on ScaledTensors
+// (scale propagation, lowp/quant/scaled_tensor.hpp), and an Adam optimizer whose state is
+// stored as ScaledTensors in a low-precision format (float16 by default).
 //
 // Precision plan (the usual FP8 one): weights and activations E4M3, gradients E5M2. The master
 // weights are ScaledTensors in `master` format; each step casts them to the weight format.

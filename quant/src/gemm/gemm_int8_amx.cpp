@@ -5,6 +5,7 @@
 //
 // Called only when CPUID reports AMX-TILE and AMX-INT8, XCR0 enables the tile state and the
 // kernel granted this process XTILEDATA (gemm_int8.cpp checks all three).
+#include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
 #include <immintrin.h>
 #include <omp.h>
 

@@ -5,6 +5,7 @@
 // BLIS-style: A is copied (offset, K padded) row by row, B packed into panels of 64 columns
 // (see gemm_int8_pack.hpp); a 6 x 64 register tile (24 zmm accumulators) runs over a block
 // of K; C is split into tiles shared out among OpenMP threads.
+#include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
 #include <immintrin.h>
 #include <omp.h>
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "gemm_f32_kernels.hpp"
+#include "../gemm/gemm_f32_kernels.hpp"
 #include "lowp/formats/bulk.hpp"
 #include "lowp/formats/codec.hpp"
 
