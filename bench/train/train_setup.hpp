@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "train/llama_train.hpp"
-#include "train/optimizer.hpp"
+#include "optim/optimizer.hpp"
 #include "train/train_recipe.hpp"
 #include "train/trainer.hpp"
 

@@ -2,7 +2,7 @@
 // built from it -> one forward, backward and optimizer step on a fixed batch.
 #include "fuzz_support.hpp"
 #include "train/llama_train.hpp"
-#include "train/optimizer.hpp"
+#include "optim/optimizer.hpp"
 #include "train/train_recipe.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

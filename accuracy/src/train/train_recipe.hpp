@@ -18,7 +18,7 @@
 
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/quant/linear.hpp"
-#include "train/optimizer.hpp"
+#include "optim/optimizer.hpp"
 #include "train/scalify_llama.hpp"
 
 namespace lowp::train {

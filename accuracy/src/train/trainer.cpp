@@ -24,7 +24,7 @@
 #include "train/checkpoint.hpp"
 #include "train/data_parallel.hpp"
 #include "train/llama_train.hpp"
-#include "train/optimizer.hpp"
+#include "optim/optimizer.hpp"
 #include "train/scalify_llama.hpp"
 #include "train/train_recipe.hpp"
 

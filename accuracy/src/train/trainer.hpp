@@ -1,6 +1,6 @@
 // The training loop behind `lowp train` (private): byte-level corpus, last 10% held out,
 // counter-based batch sampling (so a resumed run draws the same batches), the training recipe's
-// linears and optimizer (train/optimizer.hpp), DIR/log.csv, checkpoints in every format.
+// linears and optimizer (optim/optimizer.hpp), DIR/log.csv, checkpoints in every format.
 #pragma once
 #include <cstdint>
 #include <functional>
