@@ -9,7 +9,7 @@
 
 #include "train/llama_train.hpp"
 #include "optim/optimizer.hpp"
-#include "train/train_recipe.hpp"
+#include "recipe/train_recipe.hpp"
 #include "train/trainer.hpp"
 
 namespace lowp::bench {

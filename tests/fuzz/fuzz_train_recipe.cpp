@@ -3,7 +3,7 @@
 #include "fuzz_support.hpp"
 #include "train/llama_train.hpp"
 #include "optim/optimizer.hpp"
-#include "train/train_recipe.hpp"
+#include "recipe/train_recipe.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace lowp;

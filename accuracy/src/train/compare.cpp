@@ -10,7 +10,7 @@
 #include "dist/comm.hpp"
 #include "io/atomic_file.hpp"
 #include "lowp/numerics/error.hpp"
-#include "train/train_recipe.hpp"
+#include "recipe/train_recipe.hpp"
 
 namespace lowp::accuracy::train {
 

@@ -13,7 +13,7 @@ namespace lowp::accuracy::train {
 
 struct TrainOptions {
   std::string corpus;            // a text file: each byte one token
-  std::string recipe = "fp32";   // a training recipe: built-in name or file (train/train_recipe.hpp)
+  std::string recipe = "fp32";   // a training recipe: built-in name or file (recipe/train_recipe.hpp)
   std::string out;               // DIR
   int steps = 0;
   std::uint64_t seed = 1;

@@ -19,7 +19,7 @@
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/quant/linear.hpp"
 #include "optim/optimizer.hpp"
-#include "train/scalify_llama.hpp"
+#include "recipe/scalify_config.hpp"
 
 namespace lowp::train {
 
