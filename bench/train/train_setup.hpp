@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "train/llama_train.hpp"
-#include "train/optimizer.hpp"
-#include "train/train_recipe.hpp"
+#include "optim/optimizer.hpp"
+#include "recipe/train_recipe.hpp"
 #include "train/trainer.hpp"
 
 namespace lowp::bench {

@@ -2,8 +2,8 @@
 // built from it -> one forward, backward and optimizer step on a fixed batch.
 #include "fuzz_support.hpp"
 #include "train/llama_train.hpp"
-#include "train/optimizer.hpp"
-#include "train/train_recipe.hpp"
+#include "optim/optimizer.hpp"
+#include "recipe/train_recipe.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace lowp;

@@ -37,7 +37,7 @@ def bits(t):
     return t.detach().contiguous().numpy().view(np.uint32)
 
 
-# Training recipe -> the linear preset its layers run (accuracy/src/train/train_recipe.cpp).
+# Training recipe -> the linear preset its layers run (accuracy/src/recipe/train_recipe.cpp).
 RECIPES = {
     "fp32": "fp32",
     "fp8-tensorwise": "fp8-tensorwise",

@@ -9,7 +9,7 @@
 
 #include "lowp/accuracy/train_linears.hpp"
 #include "lowp/numerics/error.hpp"
-#include "train/train_recipe.hpp"
+#include "recipe/train_recipe.hpp"
 
 namespace lowp::accuracy {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "support/test_support.hpp"
-#include "train/optimizer.hpp"
+#include "optim/optimizer.hpp"
 
 namespace lowp::train {
 namespace {

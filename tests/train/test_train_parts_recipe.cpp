@@ -10,7 +10,7 @@
 
 #include "lowp/formats/registry.hpp"
 #include "support/test_support.hpp"
-#include "train/train_recipe.hpp"
+#include "recipe/train_recipe.hpp"
 
 namespace lowp::train {
 namespace {

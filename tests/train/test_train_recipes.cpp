@@ -1,5 +1,5 @@
-// `lowp train` under the training recipes (train/train_recipe.hpp) and the optimizer
-// (train/optimizer.hpp): every built-in recipe trains, the stochastic ones give the same bits
+// `lowp train` under the training recipes (recipe/train_recipe.hpp) and the optimizer
+// (optim/optimizer.hpp): every built-in recipe trains, the stochastic ones give the same bits
 // at 1 and 2 threads, a recipe file's per-layer choices reach the linears, and resuming
 // fp8-delayed (amax histories) and bf16-pure-sr (bf16 master weights, SR) is bitwise.
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "train/train_recipe.hpp"
+#include "recipe/train_recipe.hpp"
 #include "train/train_files.hpp"
 #include "train/trainer.hpp"
 

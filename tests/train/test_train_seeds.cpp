@@ -18,7 +18,7 @@
 #include "train/compare.hpp"
 #include "train/llama_train.hpp"
 #include "train/train_files.hpp"
-#include "train/train_recipe.hpp"
+#include "recipe/train_recipe.hpp"
 #include "train/trainer.hpp"
 
 namespace {

@@ -20,7 +20,7 @@
 #include "lowp/numerics/rng.hpp"
 #include "lowp/quant/linear.hpp"
 #include "lowp/quant/quantize.hpp"
-#include "train/train_recipe.hpp"
+#include "recipe/train_recipe.hpp"
 
 namespace lowp::cli {
 namespace {

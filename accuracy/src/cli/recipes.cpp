@@ -9,7 +9,7 @@
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/linear.hpp"
-#include "train/train_recipe.hpp"
+#include "recipe/train_recipe.hpp"
 
 namespace lowp::cli {
 namespace {

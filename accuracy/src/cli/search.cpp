@@ -20,7 +20,8 @@
 #include "lowp/accuracy/search.hpp"
 #include "lowp/accuracy/sensitivity.hpp"
 #include "lowp/numerics/error.hpp"
-#include "sweep/report_util.hpp"
+#include "report/svg.hpp"
+#include "report/text.hpp"
 
 namespace lowp::cli {
 namespace {
@@ -78,68 +79,42 @@ struct Point {
   bool searched = false;
 };
 
-// Bits per weight against KLD (log axis): the searched recipes (predicted and measured) and
-// the uniform ones of the menu.
+// Bits per weight against KLD (log axis): the searched recipes (predicted and measured, the
+// measured ones joined: the front found) and the uniform ones of the menu.
 void write_pareto_svg(std::ostream& out, const std::vector<Point>& pts, const std::string& model) {
-  using accuracy::report::xml_text;
   double bl = INFINITY, bh = -INFINITY, kl = INFINITY, kh = -INFINITY;
   for (const auto& p : pts) {
     bl = std::min(bl, p.bpw), bh = std::max(bh, p.bpw);
     for (double k : {p.predicted, p.measured})
       if (std::isfinite(k) && k > 0) kl = std::min(kl, k), kh = std::max(kh, k);
   }
-  if (!(kh >= kl)) kl = 1e-4, kh = 1;
   if (!(bh > bl)) bl -= 0.5, bh += 0.5;
-  const double lo = std::floor(std::log10(kl)), hi = std::max(lo + 1, std::ceil(std::log10(kh)));
   const double pad = (bh - bl) * 0.08;
-  bl -= pad, bh += pad;
-  const double x0 = 80, y0 = 50, w = 560, h = 360;
-  const auto X = [&](double b) { return x0 + (b - bl) / (bh - bl) * w; };
-  const auto Y = [&](double k) { return y0 + h - (std::log10(k) - lo) / (hi - lo) * h; };
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << x0 + w + 220 << "\" height=\"" << y0 + h + 60
-      << "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">lowp search: " << xml_text(model)
-      << ", KLD against bits per weight</text>\n<rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << w
-      << "\" height=\"" << h << "\" fill=\"none\" stroke=\"#999\"/>\n";
-  for (double e = lo; e <= hi; ++e)
-    out << "<line x1=\"" << x0 << "\" x2=\"" << x0 + w << "\" y1=\"" << Y(std::pow(10, e)) << "\" y2=\""
-        << Y(std::pow(10, e)) << "\" stroke=\"#eee\"/><text x=\"" << x0 - 6 << "\" y=\"" << Y(std::pow(10, e)) + 4
-        << "\" text-anchor=\"end\">1e" << e << "</text>\n";
-  for (int i = 0; i <= 5; ++i) {
-    const double b = bl + (bh - bl) * i / 5;
-    out << "<text x=\"" << X(b) << "\" y=\"" << y0 + h + 16 << "\" text-anchor=\"middle\">" << fixed("%.2f", b)
-        << "</text>\n";
-  }
-  out << "<text x=\"" << x0 + w / 2 << "\" y=\"" << y0 + h + 36
-      << "\" text-anchor=\"middle\">bits per weight (scales included)</text>\n<text transform=\"translate(20," << y0 + h / 2
-      << ") rotate(-90)\" text-anchor=\"middle\">mean KLD (nats/token)</text>\n";
-  // The searched recipes' measured points joined by a line (the Pareto front found).
-  std::string line;
-  for (const auto& p : pts)
-    if (p.searched && std::isfinite(p.measured) && p.measured > 0)
-      line += (line.empty() ? "" : " ") + fixed("%.1f", X(p.bpw)) + "," + fixed("%.1f", Y(p.measured));
-  if (!line.empty()) out << "<polyline points=\"" << line << "\" fill=\"none\" stroke=\"#4c78a8\"/>\n";
+  accuracy::report::XyChart c;
+  c.title = "lowp search: " + model + ", KLD against bits per weight";
+  c.x = {"bits per weight (scales included)", false, bl - pad, bh + pad, 5, "%.2f"};
+  const auto range = accuracy::report::decades(kl, kh, {-4, 0});
+  c.y = {"mean KLD (nats/token)", true, range.first, range.second};
+  c.legend_width = 220;
+  using Marker = accuracy::report::XySeries::Marker;
+  // Series: searched measured, searched predicted, uniform measured, uniform predicted.
+  const std::string blue(accuracy::report::series_colour(0)), orange(accuracy::report::series_colour(1));
+  c.series = {{"searched, measured (held-out)", blue, {}, true, Marker::filled, {}, {}},
+              {"searched, predicted (calibration)", blue, {}, false, Marker::hollow, {}, {}},
+              {"uniform, measured", orange, {}, false, Marker::filled, {}, {}},
+              {"uniform, predicted", orange, {}, false, Marker::hollow, {}, {}}};
   for (const auto& p : pts) {
-    const std::string tip = xml_text(p.name) + ": " + fixed("%.4g", p.bpw) + " bits/w, predicted " +
-                            fixed("%.4g", p.predicted) + ", measured " + fixed("%.4g", p.measured);
-    if (std::isfinite(p.predicted) && p.predicted > 0)
-      out << "<circle cx=\"" << X(p.bpw) << "\" cy=\"" << Y(p.predicted) << "\" r=\"4\" fill=\"none\" stroke=\""
-          << (p.searched ? "#4c78a8" : "#f58518") << "\"><title>" << tip << "</title></circle>\n";
-    if (std::isfinite(p.measured) && p.measured > 0)
-      out << "<circle cx=\"" << X(p.bpw) << "\" cy=\"" << Y(p.measured) << "\" r=\"4\" fill=\""
-          << (p.searched ? "#4c78a8" : "#f58518") << "\"><title>" << tip << "</title></circle>\n";
-    if (!p.searched && std::isfinite(p.measured))
-      out << "<text x=\"" << X(p.bpw) + 6 << "\" y=\"" << Y(p.measured) - 4 << "\">" << xml_text(p.name) << "</text>\n";
+    const std::string tip = p.name + ": " + fixed("%.4g", p.bpw) + " bits/w, predicted " + fixed("%.4g", p.predicted) +
+                            ", measured " + fixed("%.4g", p.measured);
+    auto& measured = c.series[p.searched ? 0 : 2];
+    auto& predicted = c.series[p.searched ? 1 : 3];
+    measured.points.push_back({p.bpw, p.measured});
+    measured.tips.push_back(tip);
+    measured.labels.push_back(p.searched ? "" : p.name);
+    predicted.points.push_back({p.bpw, p.predicted});
+    predicted.tips.push_back(tip);
   }
-  const double lx = x0 + w + 15;
-  out << "<circle cx=\"" << lx << "\" cy=\"" << y0 + 10 << "\" r=\"4\" fill=\"#4c78a8\"/><text x=\"" << lx + 8 << "\" y=\""
-      << y0 + 14 << "\">searched, measured (held-out)</text>\n<circle cx=\"" << lx << "\" cy=\"" << y0 + 28
-      << "\" r=\"4\" fill=\"none\" stroke=\"#4c78a8\"/><text x=\"" << lx + 8 << "\" y=\"" << y0 + 32
-      << "\">searched, predicted (calibration)</text>\n<circle cx=\"" << lx << "\" cy=\"" << y0 + 46
-      << "\" r=\"4\" fill=\"#f58518\"/><text x=\"" << lx + 8 << "\" y=\"" << y0 + 50
-      << "\">uniform, measured</text>\n<circle cx=\"" << lx << "\" cy=\"" << y0 + 64
-      << "\" r=\"4\" fill=\"none\" stroke=\"#f58518\"/><text x=\"" << lx + 8 << "\" y=\"" << y0 + 68
-      << "\">uniform, predicted</text>\n</svg>\n";
+  out << accuracy::report::xy_chart(c);
 }
 
 int run_search(Io& io, const SearchArgs& a) {

@@ -16,29 +16,15 @@
 #include <utility>
 #include <vector>
 
-#include "lowp/accuracy/eval.hpp"
 #include "lowp/accuracy/model.hpp"
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/hadamard/rotation.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "lowp/quant/linear.hpp"
 #include "lowp/quant/quantize.hpp"
+#include "model/error_log.hpp"
 
 namespace lowp::accuracy::detail {
-
-// Signal and noise of every (layer, point), in the order the points were first met.
-class ErrorLog {
- public:
-  // Adds sum x^2 and sum (q - x)^2 over the finite pairs; counts non-finite q.
-  void add(int layer, const std::string& point, const float* before, const float* after, std::size_t n);
-  void add(const TensorError& e);
-  // Sorted by layer (the classifier, layer -1, last), first-met order within a layer.
-  std::vector<TensorError> entries() const;
-
- private:
-  std::map<std::pair<int, std::string>, std::size_t> index_;
-  std::vector<TensorError> entries_;
-};
 
 // One GEMM y = x W^T, x: T x k, W: n x k. The input is rotated (rot.kind != none) and
 // quantized (act) online; W was rotated and quantized at preparation.

@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "lowp/accuracy/report.hpp"
-#include "sweep/report_util.hpp"
+#include "report/svg.hpp"
+#include "report/text.hpp"
 
 namespace lowp::accuracy {
 namespace {
@@ -118,7 +119,6 @@ void write_model_sweep_json(std::ostream& out, const ModelSweep& s) {
 }
 
 void write_model_sweep_svg(std::ostream& out, const ModelSweep& s) {
-  using report::xml_text;
   const auto& res = s.results;
   // KLD axis: whole decades around the positive finite means; PPL axis: 0 to the largest.
   double kmin = INFINITY, kmax = 0, pmax = std::isfinite(s.ref_ppl) ? s.ref_ppl : 0;
@@ -130,11 +130,8 @@ void write_model_sweep_svg(std::ostream& out, const ModelSweep& s) {
     }
     if (std::isfinite(r.cmp.ppl)) pmax = std::max(pmax, r.cmp.ppl);
   }
-  double lo = -6, hi = 0;
-  if (kmax > 0) {
-    lo = std::floor(std::log10(kmin));
-    hi = std::max(lo + 1, std::ceil(std::log10(kmax)));
-  }
+  const auto range = report::decades(kmin, kmax, {-6, 0});
+  const double lo = range.first, hi = range.second;
   pmax = pmax > 0 ? pmax * 1.1 : 1;
 
   const double row_h = 20, label_w = 190, panel_w = 330, gap = 70, x0 = 10, top_y = 70;
@@ -143,37 +140,33 @@ void write_model_sweep_svg(std::ostream& out, const ModelSweep& s) {
   const double width = ppx + panel_w + 60, height = top_y + plot_h + 50;
   const auto kpos = [&](double v) { return (std::log10(v) - lo) / (hi - lo) * panel_w; };
   const auto ppos = [&](double v) { return std::clamp(v / pmax, 0.0, 1.0) * panel_w; };
+  const std::string kld_fill = "fill=\"" + std::string(report::series_colour(0)) + "\"",
+                    ppl_fill = "fill=\"" + std::string(report::series_colour(1)) + "\"";
 
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-      << "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"" << x0 << "\" y=\"18\" font-size=\"14\" font-weight=\"bold\">lowp sweep: "
-      << xml_text(s.model) << ", " << s.scored << " positions scored, ctx " << s.ctx << "</text>\n"
-      << "<text x=\"" << kx << "\" y=\"" << top_y - 30 << "\" font-weight=\"bold\">mean KLD from fp32 (nats/token, log scale)</text>\n"
-      << "<text x=\"" << ppx << "\" y=\"" << top_y - 30 << "\" font-weight=\"bold\">perplexity (" << s.reference << " reference "
-      << report::fixed("%.4f", s.ref_ppl) << ", dashed)</text>\n";
-  for (double d = lo; d <= hi + 1e-9; d += 1) {  // decade grid
-    const double gx = kx + kpos(std::pow(10.0, d));
-    out << "<line x1=\"" << gx << "\" y1=\"" << top_y - 4 << "\" x2=\"" << gx << "\" y2=\"" << top_y + plot_h
-        << "\" stroke=\"#ddd\"/><text x=\"" << gx << "\" y=\"" << top_y - 8
-        << "\" text-anchor=\"middle\" font-size=\"9\" fill=\"#555\">1e" << d << "</text>\n";
-  }
+  report::Svg svg(width, height, 11);
+  svg.text(x0, 18, "lowp sweep: " + s.model + ", " + std::to_string(s.scored) + " positions scored, ctx " + std::to_string(s.ctx),
+           "font-size=\"14\" font-weight=\"bold\"");
+  svg.text(kx, top_y - 30, "mean KLD from fp32 (nats/token, log scale)", "font-weight=\"bold\"");
+  svg.text(ppx, top_y - 30, "perplexity (" + s.reference + " reference " + report::fixed("%.4f", s.ref_ppl) + ", dashed)",
+           "font-weight=\"bold\"");
+  const auto grid = [&](double gx, const std::string& label) {
+    svg.line(gx, top_y - 4, gx, top_y + plot_h, "stroke=\"#ddd\"");
+    svg.text(gx, top_y - 8, label, "text-anchor=\"middle\" font-size=\"9\" fill=\"#555\"");
+  };
+  for (double d = lo; d <= hi + 1e-9; d += 1) grid(kx + kpos(std::pow(10.0, d)), "1e" + report::svg_number(d));  // decades
   for (int k = 0; k <= 4; ++k) {
-    const double v = pmax * k / 4, gx = ppx + ppos(v);
-    out << "<line x1=\"" << gx << "\" y1=\"" << top_y - 4 << "\" x2=\"" << gx << "\" y2=\"" << top_y + plot_h
-        << "\" stroke=\"#ddd\"/><text x=\"" << gx << "\" y=\"" << top_y - 8
-        << "\" text-anchor=\"middle\" font-size=\"9\" fill=\"#555\">" << report::fixed("%.3g", v) << "</text>\n";
+    const double v = pmax * k / 4;
+    grid(ppx + ppos(v), report::fixed("%.3g", v));
   }
   for (std::size_t i = 0; i < res.size(); ++i) {
     const auto& r = res[i];
     const double y = top_y + static_cast<double>(i) * row_h, ty = y + row_h * 0.65;
-    out << "<text x=\"" << kx - 6 << "\" y=\"" << ty << "\" text-anchor=\"end\">" << xml_text(r.recipe)
-        << "<title>" << xml_text(r.note) << "</title></text>\n";
+    svg.text(kx - 6, ty, r.recipe, "text-anchor=\"end\"", r.note);
     if (!r.error.empty()) {  // shortened to the chart's width; the whole message in the tooltip
       std::size_t cut = std::min<std::size_t>(r.error.size(), 107);
       while (cut > 0 && cut < r.error.size() && (static_cast<unsigned char>(r.error[cut]) & 0xc0) == 0x80) --cut;  // UTF-8
       const std::string shown = cut < r.error.size() ? r.error.substr(0, cut) + "..." : r.error;
-      out << "<text x=\"" << kx + 4 << "\" y=\"" << ty << "\" fill=\"#b00\">failed: " << xml_text(shown)
-          << "<title>" << xml_text(r.error) << "</title></text>\n";
+      svg.text(kx + 4, ty, "failed: " + shown, "fill=\"#b00\"", r.error);
       continue;
     }
     const double k = r.cmp.kld_mean;
@@ -183,21 +176,20 @@ void write_model_sweep_svg(std::ostream& out, const ModelSweep& s) {
     else if (k > 0) kw = kpos(k);
     else klabel = report::fixed("%.3g", k) + " (identical)";
     if (r.cmp.nonfinite) klabel += ", " + std::to_string(r.cmp.nonfinite) + " nonfinite";
-    out << "<rect x=\"" << kx << "\" y=\"" << y + 3 << "\" width=\"" << kw << "\" height=\"" << row_h - 6
-        << "\" fill=\"#4c78a8\"/><text x=\"" << kx + kw + 4 << "\" y=\"" << ty << "\">" << xml_text(klabel)
-        << "</text>\n";
+    svg.rect(kx, y + 3, kw, row_h - 6, kld_fill);
+    svg.text(kx + kw + 4, ty, klabel);
     const double p = r.cmp.ppl, pw = std::isfinite(p) ? ppos(p) : 0;
-    out << "<rect x=\"" << ppx << "\" y=\"" << y + 3 << "\" width=\"" << pw << "\" height=\"" << row_h - 6
-        << "\" fill=\"#f58518\"/><text x=\"" << ppx + pw + 4 << "\" y=\"" << ty << "\">"
-        << report::fixed("%.4g", p) << "</text>\n";
+    svg.rect(ppx, y + 3, pw, row_h - 6, ppl_fill);
+    svg.text(ppx + pw + 4, ty, report::fixed("%.4g", p));
   }
   if (std::isfinite(s.ref_ppl)) {
     const double rx = ppx + ppos(s.ref_ppl);
-    out << "<line x1=\"" << rx << "\" y1=\"" << top_y - 4 << "\" x2=\"" << rx << "\" y2=\"" << top_y + plot_h
-        << "\" stroke=\"#333\" stroke-dasharray=\"4 3\"/>\n";
+    svg.line(rx, top_y - 4, rx, top_y + plot_h, "stroke=\"#333\" stroke-dasharray=\"4 3\"");
   }
-  out << "<text x=\"" << x0 << "\" y=\"" << height - 14 << "\" fill=\"#555\">KLD per token = sum_v p_ref(v) (log p_ref(v)"
-      << " - log p_Q(v)), averaged over the scored positions; recipes sorted by it</text>\n</svg>\n";
+  svg.text(x0, height - 14,
+           "KLD per token = sum_v p_ref(v) (log p_ref(v) - log p_Q(v)), averaged over the scored positions; recipes sorted by it",
+           "fill=\"#555\"");
+  out << svg.finish();
 }
 
 }  // namespace lowp::accuracy

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "lowp/accuracy/sensitivity.hpp"
-#include "sweep/report_util.hpp"
+#include "report/svg.hpp"
+#include "report/text.hpp"
 
 namespace lowp::accuracy {
 namespace {
@@ -102,87 +103,48 @@ void write_sensitivity_json(std::ostream& out, const Sensitivity& s) {
 // One panel per spec: a row per layer (the classifier last), a column per tensor key; the
 // colour is log10 of the tensor's KLD on one scale shared by every panel.
 void write_sensitivity_svg(std::ostream& out, const Sensitivity& s) {
-  using report::xml_text;
   std::vector<std::string> cols;
   std::vector<int> layers;
   for (const auto& r : s.rows) {
     if (std::find(cols.begin(), cols.end(), r.t.tensor) == cols.end()) cols.push_back(r.t.tensor);
     if (std::find(layers.begin(), layers.end(), r.t.layer) == layers.end()) layers.push_back(r.t.layer);
   }
-  double lo = INFINITY, hi = -INFINITY;
+  double kmin = INFINITY, kmax = 0;
   for (const auto& r : s.rows)
-    if (r.error.empty() && std::isfinite(r.kld) && r.kld > 0) {
-      lo = std::min(lo, std::log10(r.kld));
-      hi = std::max(hi, std::log10(r.kld));
-    }
-  if (!(hi >= lo)) lo = -6, hi = 0;
-  lo = std::floor(lo);
-  hi = std::max(lo + 1, std::ceil(hi));
-  const double cw = 26, ch = 16, label_w = 90, head_h = 110, x0 = 10, top = 40, gap = 30;
-  const double panel_w = label_w + cw * static_cast<double>(cols.size());
-  const double panel_h = head_h + ch * static_cast<double>(layers.size());
-  const double width = x0 + panel_w * static_cast<double>(s.specs.size()) + gap * static_cast<double>(s.specs.size()) + 10;
-  const double height = top + panel_h + 70;
-  // Viridis-like ramp from dark blue (small KLD) to yellow (large).
+    if (r.error.empty() && std::isfinite(r.kld) && r.kld > 0) kmin = std::min(kmin, r.kld), kmax = std::max(kmax, r.kld);
+  const auto range = report::decades(kmin, kmax, {-6, 0});
+  const double lo = range.first, hi = range.second;
   const auto colour = [&](double kld) {
     if (!std::isfinite(kld)) return std::string("#d62728");
     if (kld <= 0) return std::string("#f0f0f0");
-    const double t = std::clamp((std::log10(kld) - lo) / (hi - lo), 0.0, 1.0);
-    const double stops[5][3] = {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
-    const double f = t * 4;
-    const int i = std::min(3, static_cast<int>(f));
-    const double u = f - i;
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(stops[i][0] + u * (stops[i + 1][0] - stops[i][0])),
-                  static_cast<int>(stops[i][1] + u * (stops[i + 1][1] - stops[i][1])),
-                  static_cast<int>(stops[i][2] + u * (stops[i + 1][2] - stops[i][2])));
-    return std::string(buf);
+    return report::ramp_colour((std::log10(kld) - lo) / (hi - lo));
   };
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-      << "\" font-family=\"sans-serif\" font-size=\"10\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"" << x0 << "\" y=\"18\" font-size=\"14\" font-weight=\"bold\">lowp sensitivity: "
-      << xml_text(s.sweep.model) << ", KLD from " << xml_text(s.sweep.reference) << " with one tensor quantized</text>\n";
+  report::Heatmap m;
+  m.title = "lowp sensitivity: " + s.sweep.model + ", KLD from " + s.sweep.reference + " with one tensor quantized";
+  m.panels = s.specs;
+  m.cols = cols;
+  for (const int l : layers) m.rows.push_back(l < 0 ? std::string("classifier") : "layer " + std::to_string(l));
+  m.cells.resize(m.panels.size() * layers.size() * cols.size());
   std::map<std::pair<std::string, std::pair<int, std::string>>, const SensitivityRow*> at;
   for (const auto& r : s.rows) at[{r.spec, {r.t.layer, r.t.tensor}}] = &r;
-  for (std::size_t p = 0; p < s.specs.size(); ++p) {
-    const double px = x0 + static_cast<double>(p) * (panel_w + gap), gx = px + label_w, gy = top + head_h;
-    out << "<text x=\"" << px << "\" y=\"" << top + 12 << "\" font-weight=\"bold\" font-size=\"12\">"
-        << xml_text(s.specs[p]) << "</text>\n";
-    for (std::size_t c = 0; c < cols.size(); ++c) {
-      const double cx = gx + (static_cast<double>(c) + 0.6) * cw;
-      out << "<text transform=\"translate(" << cx << "," << gy - 4 << ") rotate(-60)\">" << xml_text(cols[c])
-          << "</text>\n";
-    }
-    for (std::size_t l = 0; l < layers.size(); ++l) {
-      const double y = gy + static_cast<double>(l) * ch;
-      out << "<text x=\"" << gx - 4 << "\" y=\"" << y + ch - 4 << "\" text-anchor=\"end\">"
-          << (layers[l] < 0 ? std::string("classifier") : "layer " + std::to_string(layers[l])) << "</text>\n";
+  for (std::size_t p = 0; p < s.specs.size(); ++p)
+    for (std::size_t l = 0; l < layers.size(); ++l)
       for (std::size_t c = 0; c < cols.size(); ++c) {
         const auto it = at.find({s.specs[p], {layers[l], cols[c]}});
         if (it == at.end()) continue;
         const SensitivityRow& r = *it->second;
-        const double v = r.error.empty() ? r.kld : NAN;
-        out << "<rect x=\"" << gx + static_cast<double>(c) * cw << "\" y=\"" << y << "\" width=\"" << cw - 1
-            << "\" height=\"" << ch - 1 << "\" fill=\"" << colour(v) << "\"><title>" << xml_text(r.t.key()) << " @ "
-            << xml_text(r.spec) << ": "
-            << (r.error.empty() ? "KLD " + fixed("%.4g", r.kld) + ", dln PPL " + fixed("%.4g", r.dlnppl)
-                                : "failed: " + r.error)
-            << "</title></rect>\n";
+        report::HeatCell& cell = m.cells[(p * layers.size() + l) * cols.size() + c];
+        cell.colour = colour(r.error.empty() ? r.kld : NAN);
+        cell.tip = r.t.key() + " @ " + r.spec + ": " +
+                   (r.error.empty() ? "KLD " + fixed("%.4g", r.kld) + ", dln PPL " + fixed("%.4g", r.dlnppl)
+                                    : "failed: " + r.error);
       }
-    }
-  }
-  // Colour scale.
-  const double ly = top + panel_h + 20;
-  out << "<text x=\"" << x0 << "\" y=\"" << ly + 10 << "\">log10 KLD (nats/token):</text>\n";
-  for (int i = 0; i <= 20; ++i) {
-    const double v = lo + (hi - lo) * i / 20.0;
-    out << "<rect x=\"" << x0 + 140 + i * 12 << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\""
-        << colour(std::pow(10.0, v)) << "\"/>\n";
-  }
-  out << "<text x=\"" << x0 + 140 << "\" y=\"" << ly + 26 << "\">" << fixed("%.0f", lo) << "</text><text x=\""
-      << x0 + 140 + 20 * 12 << "\" y=\"" << ly + 26 << "\">" << fixed("%.0f", hi)
-      << "</text><text x=\"" << x0 + 420 << "\" y=\"" << ly + 10
-      << "\">red: NaN or failed; grey: KLD 0. Hover a cell for its numbers.</text>\n</svg>\n";
+  m.scale_title = "log10 KLD (nats/token):";
+  for (int i = 0; i <= 20; ++i) m.scale_colours.push_back(colour(std::pow(10.0, lo + (hi - lo) * i / 20.0)));
+  m.scale_lo = fixed("%.0f", lo);
+  m.scale_hi = fixed("%.0f", hi);
+  m.scale_note = "red: NaN or failed; grey: KLD 0. Hover a cell for its numbers.";
+  out << report::heatmap(m);
 }
 
 }  // namespace lowp::accuracy

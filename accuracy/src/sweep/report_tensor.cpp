@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "lowp/accuracy/report.hpp"
-#include "sweep/report_util.hpp"
+#include "report/svg.hpp"
+#include "report/text.hpp"
 
 namespace lowp::accuracy {
 namespace {
@@ -107,11 +108,10 @@ void write_tensor_sweep_json(std::ostream& out, std::span<const TensorSweepRow> 
 }
 
 void write_tensor_sweep_svg(std::ostream& out, std::span<const TensorSweepRow> rows, const TensorSweepOptions& opt) {
-  using report::xml_text;
   const auto dists = distinct(rows, [](const auto& r) { return r.distribution; });
   const auto specs = distinct(rows, [](const auto& r) { return r.spec; });
   const auto rots = distinct(rows, [](const auto& r) { return r.rotation; });
-  static constexpr const char* kColors[] = {"#4c78a8", "#f58518", "#54a24b", "#b279a2", "#9d755d"};
+  const auto fill = [](std::size_t k) { return "fill=\"" + std::string(report::series_colour(k)) + "\""; };
 
   // The SQNR axis: 0 to the largest finite value, rounded up to 10 dB.
   double top = 10;
@@ -126,26 +126,23 @@ void write_tensor_sweep_svg(std::ostream& out, std::span<const TensorSweepRow> r
   const double height = top_y + plot_h + 40;
   const auto px = [&](double db) { return std::clamp(db, 0.0, top) / top * panel_w; };
 
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-      << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
-      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"" << x0 << "\" y=\"18\" font-size=\"14\" font-weight=\"bold\">lowp sweep: SQNR (dB) per format"
-      << " and granularity, " << opt.rows << " x " << opt.cols << " per distribution, seed " << opt.seed
-      << " (longer is better)</text>\n";
+  report::Svg svg(width, height, 11);
+  svg.text(x0, 18,
+           "lowp sweep: SQNR (dB) per format and granularity, " + std::to_string(opt.rows) + " x " + std::to_string(opt.cols) +
+               " per distribution, seed " + std::to_string(opt.seed) + " (longer is better)",
+           "font-size=\"14\" font-weight=\"bold\"");
   for (std::size_t k = 0; k < rots.size(); ++k) {  // legend
     const double lx = x0 + static_cast<double>(k) * 150;
-    out << "<rect x=\"" << lx << "\" y=\"28\" width=\"12\" height=\"10\" fill=\"" << kColors[k % 5] << "\"/>"
-        << "<text x=\"" << lx + 16 << "\" y=\"37\">rotation " << xml_text(rots[k]) << "</text>\n";
+    svg.rect(lx, 28, 12, 10, fill(k));
+    svg.text(lx + 16, 37, "rotation " + rots[k]);
   }
   for (std::size_t p = 0; p < dists.size(); ++p) {
     const double left = x0 + label_w + static_cast<double>(p) * (panel_w + panel_gap);
-    out << "<text x=\"" << left << "\" y=\"" << top_y - 22 << "\" font-weight=\"bold\">" << xml_text(dists[p])
-        << "</text>\n";
+    svg.text(left, top_y - 22, dists[p], "font-weight=\"bold\"");
     for (double db = 0; db <= top + 1e-9; db += 10) {  // grid every 10 dB
       const double gx = left + px(db);
-      out << "<line x1=\"" << gx << "\" y1=\"" << top_y - 4 << "\" x2=\"" << gx << "\" y2=\"" << top_y + plot_h
-          << "\" stroke=\"#ddd\"/><text x=\"" << gx << "\" y=\"" << top_y - 7 << "\" text-anchor=\"middle\""
-          << " font-size=\"9\" fill=\"#555\">" << db << "</text>\n";
+      svg.line(gx, top_y - 4, gx, top_y + plot_h, "stroke=\"#ddd\"");
+      svg.text(gx, top_y - 7, report::svg_number(db), "text-anchor=\"middle\" font-size=\"9\" fill=\"#555\"");
     }
     for (std::size_t s = 0; s < specs.size(); ++s) {
       const double gy = top_y + static_cast<double>(s) * group;
@@ -154,18 +151,17 @@ void write_tensor_sweep_svg(std::ostream& out, std::span<const TensorSweepRow> r
         if (!r) continue;
         const double y = gy + static_cast<double>(k) * bar;
         const double w = std::isnan(r->sqnr_db) ? 0 : std::isinf(r->sqnr_db) ? (r->sqnr_db > 0 ? panel_w : 0) : px(r->sqnr_db);
-        out << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << w << "\" height=\"" << bar - 1 << "\" fill=\""
-            << kColors[k % 5] << "\"><title>" << xml_text(dists[p] + ", " + specs[s] + ", rotation " + rots[k])
-            << ": SQNR " << report::fixed("%.2f", r->sqnr_db) << " dB, MSE " << report::fixed("%.3e", r->mse)
-            << ", max error " << report::fixed("%.3g", r->max_abs_error) << "</title></rect>\n";
+        svg.rect(left, y, w, bar - 1, fill(k),
+                 dists[p] + ", " + specs[s] + ", rotation " + rots[k] + ": SQNR " + report::fixed("%.2f", r->sqnr_db) +
+                     " dB, MSE " + report::fixed("%.3e", r->mse) + ", max error " + report::fixed("%.3g", r->max_abs_error));
       }
     }
   }
   for (std::size_t s = 0; s < specs.size(); ++s)  // spec labels, right-aligned against the first panel
-    out << "<text x=\"" << x0 + label_w - 6 << "\" y=\"" << top_y + static_cast<double>(s) * group + group / 2
-        << "\" text-anchor=\"end\">" << xml_text(specs[s]) << "</text>\n";
-  out << "<text x=\"" << x0 << "\" y=\"" << height - 12 << "\" fill=\"#555\">SQNR = 10 log10(sum x^2 / sum (x - q(x))^2)"
-      << "; bars at the right edge are exact (infinite SQNR)</text>\n</svg>\n";
+    svg.text(x0 + label_w - 6, top_y + static_cast<double>(s) * group + group / 2, specs[s], "text-anchor=\"end\"");
+  svg.text(x0, height - 12, "SQNR = 10 log10(sum x^2 / sum (x - q(x))^2); bars at the right edge are exact (infinite SQNR)",
+           "fill=\"#555\"");
+  out << svg.finish();
 }
 
 }  // namespace lowp::accuracy

@@ -8,7 +8,7 @@
 
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/quantize.hpp"
-#include "sweep/report_util.hpp"
+#include "report/text.hpp"
 
 namespace lowp::accuracy {
 namespace {

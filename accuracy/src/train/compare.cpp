@@ -10,7 +10,8 @@
 #include "dist/comm.hpp"
 #include "io/atomic_file.hpp"
 #include "lowp/numerics/error.hpp"
-#include "train/train_recipe.hpp"
+#include "recipe/train_recipe.hpp"
+#include "report/svg.hpp"
 
 namespace lowp::accuracy::train {
 
@@ -191,50 +192,27 @@ void write_comparison(const std::string& dir, const std::vector<RecipeRun>& runs
       if (std::isfinite(l)) y0 = std::min(y0, l), y1 = std::max(y1, l);
     }
   if (!(y1 > y0)) y0 = (std::isfinite(y0) ? y0 : 0) - 1, y1 = y0 + 2;
+  report::XyChart chart;
+  chart.title = many ? "validation loss (nats per token), mean of " + std::to_string(runs[0].seeds.size()) + " seeds"
+                     : "validation loss (nats per token)";
+  chart.x = {"step", false, 0, x1, 4, "%.0f"};
+  chart.y = {"validation loss (nats/token)", false, y0, y1, 4, "%.3f"};
   // The legend names each recipe and, with seeds, its gap to fp32 and that gap's interval.
-  const double R = many ? 290 : 150, W = 490 + R, H = 400, L = 60, Tp = 20, Bm = 56;
-  const auto px = [&](double s) { return L + (W - L - R) * s / x1; };
-  const auto py = [&](double l) { return Tp + (H - Tp - Bm) * (1.0 - (l - y0) / (y1 - y0)); };
-  static const char* colors[] = {"#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-  std::snprintf(buf, sizeof buf,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
-                "<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n",
-                W, H, W, H);
-  std::string svg = buf;
-  std::snprintf(buf, sizeof buf, "<path d=\"M%.1f %.1f V%.1f H%.1f\" stroke=\"black\" fill=\"none\"/>\n", L, Tp, H - Bm, W - R);
-  svg += buf;
-  for (int i = 0; i <= 4; ++i) {
-    const double l = y0 + (y1 - y0) * i / 4;
-    std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.3f</text>\n", L - 4, py(l) + 4, l);
-    svg += buf;
-  }
-  std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">step (0 to %.0f)</text>\n", (L + W - R) / 2, H - Bm + 28, x1);
-  svg += buf;
-  svg += many ? "<text x=\"12\" y=\"14\">validation loss (nats per token), mean of " + std::to_string(runs[0].seeds.size()) + " seeds</text>\n"
-              : "<text x=\"12\" y=\"14\">validation loss (nats per token)</text>\n";
+  chart.legend_width = many ? 290 : 150;
+  chart.note = many ? "gap to fp32, seed-paired, 95% interval; * larger than the noise (the interval excludes 0)"
+                    : "one seed: no noise estimate";
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const char* c = colors[i % (sizeof colors / sizeof *colors)];
-    std::string pts;
-    for (const auto& [s, l] : curves[i]) {
-      if (!std::isfinite(l)) continue;
-      std::snprintf(buf, sizeof buf, "%s%.1f,%.1f", pts.empty() ? "" : " ", px(s), py(l));
-      pts += buf;
-    }
-    svg += "<polyline fill=\"none\" stroke=\"" + std::string(c) + "\" stroke-width=\"1.5\" points=\"" + pts + "\"/>\n";
-    std::string label = runs[i].recipe;
+    report::XySeries line;
+    line.label = runs[i].recipe;
     if (many && runs[i].recipe != "fp32") {
       std::snprintf(buf, sizeof buf, " %+.2f%% [%+.2f, %+.2f]%s", stats[i].gap_pct, stats[i].gap_pct_lo, stats[i].gap_pct_hi,
                     stats[i].exceeds_noise ? " *" : "");
-      label += buf;
+      line.label += buf;
     }
-    std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", W - R + 8, Tp + 14.0 * (i + 1), c, label.c_str());
-    svg += buf;
+    for (const auto& [s, l] : curves[i]) line.points.push_back({static_cast<double>(s), l});
+    chart.series.push_back(std::move(line));
   }
-  const std::string note = many ? "gap to fp32, seed-paired, 95% interval; * larger than the noise (the interval excludes 0)"
-                                : "one seed: no noise estimate";
-  std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", L, H - 8, note.c_str());
-  svg += buf;
-  svg += "</svg>\n";
+  const std::string svg = report::xy_chart(chart);
   detail::write_file_atomic((d / "loss.svg").string(), svg);
 }
 

@@ -120,9 +120,6 @@ bool all_finite(const ScaledTensor& t) {
 
 }  // namespace
 
-ScalifyConfig::ScalifyConfig()
-    : weight(parse_format("e4m3")), act(parse_format("e4m3")), grad(parse_format("e5m2")), fwd(act), bwd(grad) {}
-
 ScalifyLlama::ScalifyLlama(const LlamaModel& m, const ScalifyConfig& cfg)
     : c_(m.config),
       cfg_(cfg),

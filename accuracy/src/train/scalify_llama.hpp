@@ -4,7 +4,7 @@
 //
 // Precision plan (the `scalify` training recipe): weights and activations E4M3, gradients E5M2,
 // every op's result cast to its format (nearest even, saturating); a recipe may store the
-// tensors that are not GEMM operands in another format (ScalifyConfig). Nothing is measured per GEMM;
+// tensors that are not GEMM operands in another format (ScalifyConfig, recipe/scalify_config.hpp). Nothing is measured per GEMM;
 // the only statistics taken are the ones Scalify places explicitly (see scalify_llama.cpp, "Where
 // the scales are measured"). The master weights stay float32 for the trainer's Optimizer; the
 // gradients it receives are the values (scale * data) of E5M2 ScaledTensors.
@@ -18,19 +18,10 @@
 #include "lowp/accuracy/model.hpp"
 #include "lowp/formats/format.hpp"
 #include "lowp/quant/scaled_tensor.hpp"
+#include "recipe/scalify_config.hpp"
 #include "train/train_model.hpp"
 
 namespace lowp::accuracy::train {
-
-// The formats of the GEMM operands (weight, act: activations, grad: gradients; E4M3, E4M3,
-// E5M2) and of every other tensor: fwd (op results of the forward: matmul outputs, residual
-// stream, norms, softmax, SwiGLU) and bwd (of the backward). The defaults store those in the
-// GEMM formats too (every tensor float8).
-struct ScalifyConfig {
-  Format weight, act, grad, fwd, bwd;
-  ScalifyConfig();
-  friend bool operator==(const ScalifyConfig&, const ScalifyConfig&) = default;
-};
 
 class ScalifyLlama : public TrainModel {
  public:

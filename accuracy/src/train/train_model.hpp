@@ -11,7 +11,7 @@
 
 #include "lowp/accuracy/model.hpp"
 #include "lowp/quant/linear.hpp"
-#include "train/optimizer.hpp"
+#include "optim/optimizer.hpp"
 
 namespace lowp::accuracy::train {
 

@@ -21,12 +21,13 @@
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/rng.hpp"
 #include "lowp/quant/linear.hpp"
+#include "optim/optimizer.hpp"
+#include "recipe/key_value.hpp"
+#include "recipe/train_recipe.hpp"
 #include "train/checkpoint.hpp"
 #include "train/data_parallel.hpp"
 #include "train/llama_train.hpp"
-#include "train/optimizer.hpp"
 #include "train/scalify_llama.hpp"
-#include "train/train_recipe.hpp"
 
 namespace lowp::accuracy::train {
 namespace {
@@ -64,11 +65,13 @@ TrainOptions load_config(const std::string& dir, TrainOptions o) {
   const std::string path = (fs::path(dir) / "train.cfg").string();
   std::ifstream f(path);
   if (!f) throw Error("--resume " + dir + ": no train.cfg (not a lowp train output directory)");
+  std::ostringstream text;
+  text << f.rdbuf();
   std::map<std::string, std::string> kv;
-  for (std::string line; std::getline(f, line);) {
-    const auto eq = line.find(" = ");
-    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 3);
-  }
+  accuracy::detail::read_key_values(text.str(), path, [&](std::string_view k, std::string_view v) {
+    kv[std::string(k)] = v;
+    return std::string();
+  });
   const auto get = [&](const char* k) {
     if (!kv.count(k)) throw Error(path + ": '" + k + "' is missing");
     return kv[k];

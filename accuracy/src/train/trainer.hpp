@@ -1,6 +1,6 @@
 // The training loop behind `lowp train` (private): byte-level corpus, last 10% held out,
 // counter-based batch sampling (so a resumed run draws the same batches), the training recipe's
-// linears and optimizer (train/optimizer.hpp), DIR/log.csv, checkpoints in every format.
+// linears and optimizer (optim/optimizer.hpp), DIR/log.csv, checkpoints in every format.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -13,7 +13,7 @@ namespace lowp::accuracy::train {
 
 struct TrainOptions {
   std::string corpus;            // a text file: each byte one token
-  std::string recipe = "fp32";   // a training recipe: built-in name or file (train/train_recipe.hpp)
+  std::string recipe = "fp32";   // a training recipe: built-in name or file (recipe/train_recipe.hpp)
   std::string out;               // DIR
   int steps = 0;
   std::uint64_t seed = 1;

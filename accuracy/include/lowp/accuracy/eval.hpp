@@ -12,6 +12,7 @@
 #include <vector>
 #include "lowp/accuracy/model.hpp"
 #include "lowp/accuracy/recipe.hpp"
+#include "lowp/accuracy/tensor_error.hpp"
 
 namespace lowp::accuracy {
 
@@ -23,18 +24,6 @@ struct EvalOptions {
   int bos = -1;             // >= 0: each window's first token is replaced by this id (llama.cpp perplexity)
   // Called after each window with (tokens done, tokens total).
   std::function<void(std::size_t, std::size_t)> progress;
-};
-
-// Error that a quantization point introduced: signal = sum x^2 of the tensor before
-// quantization, noise = sum (q(x) - x)^2, over every call at that point (finite pairs only;
-// `nonfinite` counts NaN/Inf outputs). Points: the weights "wq" "wk" "wv" "wo" "gate" "up"
-// "down" "classifier"; the linear inputs "x.<weight>"; "q", "k", "v", "p"; "kv.k", "kv.v".
-struct TensorError {
-  std::string point;
-  int layer = -1;     // -1: not per layer (classifier)
-  double signal = 0, noise = 0;
-  std::size_t count = 0, nonfinite = 0;
-  double sqnr_db() const;
 };
 
 struct EvalRun {

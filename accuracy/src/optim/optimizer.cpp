@@ -1,5 +1,5 @@
 // AdamW / StableAdamW with low-precision master weights and moments (optimizer.hpp).
-#include "train/optimizer.hpp"
+#include "optim/optimizer.hpp"
 
 #include <algorithm>
 #include <cmath>

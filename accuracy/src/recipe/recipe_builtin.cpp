@@ -1,9 +1,9 @@
 // The built-in evaluation recipes, written in the recipe text format itself, and the lookup.
 #include <string>
 
-#include "eval/find_recipe.hpp"
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/numerics/error.hpp"
+#include "recipe/find_recipe.hpp"
 
 namespace lowp::accuracy {
 namespace {

@@ -1,5 +1,4 @@
 // The recipe text format (docs/recipes.md): parsing and printing.
-#include <cctype>
 #include <charconv>
 #include <string>
 #include <utility>
@@ -7,6 +6,7 @@
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/linear.hpp"
+#include "recipe/key_value.hpp"
 
 namespace lowp::accuracy {
 namespace {
@@ -15,18 +15,6 @@ constexpr std::array<std::string_view, linear_kind_count> kKindNames = {
     "wq", "wk", "wv", "wo", "gate", "up", "down", "classifier"};
 // The shorthand keys `weights` / `act` cover the linears inside the layers, not the classifier.
 constexpr std::size_t kLayerKinds = 7;
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-bool parse_bool(std::string_view v, bool& out) {
-  if (v == "on" || v == "true" || v == "yes" || v == "1") return out = true, true;
-  if (v == "off" || v == "false" || v == "no" || v == "0") return out = false, true;
-  return false;
-}
 
 // A quantization-point key (weights*, act*, attn.*, kv) applied to `s`, a Recipe or one
 // layer's LayerSpecs; returns false when `key` is not one. Throws on a malformed spec.
@@ -111,7 +99,7 @@ std::string apply_line(Recipe& r, std::string_view key, std::string_view value) 
     else return "attn.p_form is normalized or fa3, not '" + std::string(value) + "'";
   } else if (key == "attn.rotate_v" || key == "quarot" || key == "pad") {
     bool b = false;
-    if (!parse_bool(value, b)) return std::string(key) + " is on or off, not '" + std::string(value) + "'";
+    if (!detail::parse_on_off(value, b)) return std::string(key) + " is on or off, not '" + std::string(value) + "'";
     (key == "quarot" ? r.quarot : key == "pad" ? r.pad : r.rotate_v) = b;
   } else if (key == "seed") {
     auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), r.seed);
@@ -165,28 +153,8 @@ bool Recipe::is_identity() const {
 
 Recipe parse_recipe(std::string_view text) {
   Recipe r;
-  std::size_t line_no = 0;
-  while (!text.empty()) {
-    ++line_no;
-    const std::size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    line = trim(line);
-    if (line.empty() || line.front() == '#') continue;  // whole-line comments only
-    const std::size_t eq = line.find('=');
-    const auto fail = [&](const std::string& why) {
-      return Error("recipe line " + std::to_string(line_no) + " '" + std::string(line) + "': " + why);
-    };
-    if (eq == std::string_view::npos) throw fail("expected `key = value`");
-    const std::string_view key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
-    std::string why;
-    try {
-      why = apply_line(r, key, value);
-    } catch (const Error& e) {
-      why = e.what();
-    }
-    if (!why.empty()) throw fail(why);
-  }
+  detail::read_key_values(text, "recipe",
+                          [&](std::string_view key, std::string_view value) { return apply_line(r, key, value); });
   if (r.name.empty()) throw Error("recipe: no `name = ...` line");
   bool layer_kv = false;
   for (const auto& [n, s] : r.layer) layer_kv = layer_kv || s.kv;

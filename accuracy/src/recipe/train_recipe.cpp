@@ -1,13 +1,13 @@
 // Training recipes: the text format, the built-in recipes, the per-linear lookup.
-#include "train/train_recipe.hpp"
+#include "recipe/train_recipe.hpp"
 
-#include <cctype>
 #include <charconv>
 #include <vector>
 
-#include "eval/find_recipe.hpp"
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
+#include "recipe/find_recipe.hpp"
+#include "recipe/key_value.hpp"
 
 namespace lowp::train {
 namespace {
@@ -19,20 +19,13 @@ using quant::SpecialQuant;
 
 constexpr std::array<std::string_view, 7> kKinds = {"wq", "wk", "wv", "wo", "gate", "up", "down"};
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 bool parse_size(std::string_view v, std::size_t& out) {
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
   return ec == std::errc{} && p == v.data() + v.size() && !v.empty();
 }
 
 std::string parse_bool(std::string_view key, std::string_view v, bool& out) {
-  if (v == "on" || v == "true" || v == "yes" || v == "1") return out = true, "";
-  if (v == "off" || v == "false" || v == "no" || v == "0") return out = false, "";
+  if (accuracy::detail::parse_on_off(v, out)) return "";
   return std::string(key) + " is on or off, not '" + std::string(v) + "'";
 }
 
@@ -319,26 +312,9 @@ TrainRecipe parse_train_recipe(std::string_view text) {
   r.keep = quant::linear_preset("bf16");
   r.classifier = quant::linear_preset("fp32");
   bool edited = false;  // GEMM keys changed `linear` after its preset
-  std::size_t line_no = 0;
-  while (!text.empty()) {
-    ++line_no;
-    const std::size_t nl = text.find('\n');
-    std::string_view line = trim(text.substr(0, nl));
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    if (line.empty() || line.front() == '#') continue;
-    const auto fail = [&](const std::string& why) {
-      return Error("train recipe line " + std::to_string(line_no) + " '" + std::string(line) + "': " + why);
-    };
-    const std::size_t eq = line.find('=');
-    if (eq == std::string_view::npos) throw fail("expected `key = value`");
-    std::string why;
-    try {
-      why = apply_line(r, trim(line.substr(0, eq)), trim(line.substr(eq + 1)), edited);
-    } catch (const Error& e) {
-      why = e.what();
-    }
-    if (!why.empty()) throw fail(why);
-  }
+  accuracy::detail::read_key_values(text, "train recipe", [&](std::string_view key, std::string_view value) {
+    return apply_line(r, key, value, edited);
+  });
   if (r.name.empty()) throw Error("train recipe: no `name = ...` line");
   if (r.pad) {  // after every line, so it holds whatever order the keys came in
     const auto pad = [](quant::LinearRecipe& l) {

@@ -1,5 +1,5 @@
-// Text helpers of the sweep writers.
-#include "sweep/report_util.hpp"
+// Text helpers of the reports: numbers, escaping, tables.
+#include "report/text.hpp"
 
 #include <algorithm>
 #include <charconv>

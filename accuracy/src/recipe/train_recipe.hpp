@@ -18,8 +18,8 @@
 
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/quant/linear.hpp"
-#include "train/optimizer.hpp"
-#include "train/scalify_llama.hpp"
+#include "optim/optimizer.hpp"
+#include "recipe/scalify_config.hpp"
 
 namespace lowp::train {
 

@@ -1,4 +1,4 @@
-// Text helpers of the sweep writers (private to lowp_accuracy): number spelling, escaping for
+// Text helpers of the reports (private to lowp_accuracy): number spelling, escaping for
 // CSV / JSON / XML, and an aligned text table.
 #pragma once
 #include <iosfwd>
