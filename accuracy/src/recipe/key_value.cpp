@@ -40,6 +40,19 @@ void read_key_values(std::string_view text, std::string_view what,
   }
 }
 
+bool apply_name_or_note(std::string_view key, std::string_view value, std::string& name, std::string& note,
+                        std::string& why) {
+  if (key == "name") {
+    if (value.empty()) why = "empty name";
+    else name = value;
+  } else if (key == "note") {
+    note = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool parse_on_off(std::string_view v, bool& out) {
   if (v == "on" || v == "true" || v == "yes" || v == "1") return out = true, true;
   if (v == "off" || v == "false" || v == "no" || v == "0") return out = false, true;

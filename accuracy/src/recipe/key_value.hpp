@@ -14,6 +14,11 @@ namespace lowp::accuracy::detail {
 void read_key_values(std::string_view text, std::string_view what,
                      const std::function<std::string(std::string_view key, std::string_view value)>& apply);
 
+// The keys every recipe has, `name` (not empty) and `note` (one line): sets `name` or `note` and
+// returns true, with `why` set when the value is refused; false for any other key.
+bool apply_name_or_note(std::string_view key, std::string_view value, std::string& name, std::string& note,
+                        std::string& why);
+
 // on/true/yes/1 and off/false/no/0; false when `v` is none of them.
 bool parse_on_off(std::string_view v, bool& out);
 

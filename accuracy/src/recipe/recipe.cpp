@@ -75,13 +75,10 @@ bool apply_layer_key(Recipe& r, std::string_view key, std::string_view value, st
 // One `key = value` line applied to `r`; returns an error message, empty on success.
 std::string apply_line(Recipe& r, std::string_view key, std::string_view value) {
   std::string why;
-  if (apply_spec_key(r, key, value, true, why) || apply_layer_key(r, key, value, why)) return why;
-  if (key == "name") {
-    if (value.empty()) return "empty name";
-    r.name = value;
-  } else if (key == "note") {
-    r.note = value;
-  } else if (key == "linear") {
+  if (apply_spec_key(r, key, value, true, why) || apply_layer_key(r, key, value, why) ||
+      detail::apply_name_or_note(key, value, r.name, r.note, why))
+    return why;
+  if (key == "linear") {
     if (value != "none") quant::linear_preset(value);  // unknown names fail here, with the line
     r.linear = value == "none" ? "" : std::string(value);
   } else if (key == "kv.group") {

@@ -137,12 +137,8 @@ std::string apply_gemm_key(TrainRecipe& r, std::string_view key, std::string_vie
 }
 
 std::string apply_line(TrainRecipe& r, std::string_view key, std::string_view value, bool& edited) {
-  if (key == "name") {
-    if (value.empty()) return "empty name";
-    r.name = value;
-  } else if (key == "note") {
-    r.note = value;
-  } else if (key == "linear") {
+  if (std::string why; accuracy::detail::apply_name_or_note(key, value, r.name, r.note, why)) return why;
+  if (key == "linear") {
     r.linear = quant::linear_preset(value);
     edited = false;
   } else if (key.starts_with("linear.")) {

@@ -4,25 +4,31 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
+#include <utility>
 
 #include "report/text.hpp"
 
 namespace lowp::accuracy::report {
 namespace {
 
-// Appends ` name="v"`. (Appending, not operator+ on temporaries: GCC 12 warns falsely there.)
-void attr(std::string& s, std::string_view name, double v) {
-  s += ' ';
-  s += name;
-  s += "=\"";
-  s += svg_number(v);
-  s += '"';
-}
-
-void extra(std::string& s, std::string_view attrs) {
-  if (attrs.empty()) return;
-  s += ' ';
-  s += attrs;
+// `<element name="v" ... attrs`, numbers first. (Appending, not operator+ on temporaries: GCC 12
+// warns falsely there.)
+void open(std::string& s, std::string_view element, std::initializer_list<std::pair<std::string_view, double>> numbers,
+          std::string_view attrs) {
+  s += '<';
+  s += element;
+  for (const auto& [name, v] : numbers) {
+    s += ' ';
+    s += name;
+    s += "=\"";
+    s += svg_number(v);
+    s += '"';
+  }
+  if (!attrs.empty()) {
+    s += ' ';
+    s += attrs;
+  }
 }
 
 // Closes an element: `/>`, or its tooltip and end tag.
@@ -43,82 +49,45 @@ void close(std::string& s, std::string_view element, std::string_view title) {
 std::string svg_number(double v) { return fixed("%g", v); }
 
 Svg::Svg(double width, double height, int font_size) {
-  s_ = "<svg xmlns=\"http://www.w3.org/2000/svg\"";
-  attr(s_, "width", width);
-  attr(s_, "height", height);
-  s_ += " font-family=\"sans-serif\"";
-  attr(s_, "font-size", font_size);
+  open(s_, "svg xmlns=\"http://www.w3.org/2000/svg\"", {{"width", width}, {"height", height}},
+       "font-family=\"sans-serif\" font-size=\"" + std::to_string(font_size) + "\"");
   s_ += ">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
 }
 
 void Svg::text(double x, double y, std::string_view content, std::string_view attrs, std::string_view title) {
-  s_ += "<text";
-  attr(s_, "x", x);
-  attr(s_, "y", y);
-  extra(s_, attrs);
+  open(s_, "text", {{"x", x}, {"y", y}}, attrs);
   s_ += '>';
   s_ += xml_text(content);
-  if (!title.empty()) {
-    s_ += "<title>";
-    s_ += xml_text(title);
-    s_ += "</title>";
-  }
+  if (!title.empty()) s_.append("<title>").append(xml_text(title)).append("</title>");
   s_ += "</text>\n";
 }
 
 void Svg::turned_text(double x, double y, double degrees, std::string_view content, std::string_view attrs) {
-  s_ += "<text transform=\"translate(";
-  s_ += svg_number(x);
-  s_ += ',';
-  s_ += svg_number(y);
-  s_ += ") rotate(";
-  s_ += svg_number(degrees);
-  s_ += ")\"";
-  extra(s_, attrs);
-  s_ += '>';
-  s_ += xml_text(content);
-  s_ += "</text>\n";
+  s_.append("<text transform=\"translate(").append(svg_number(x)).append(",").append(svg_number(y));
+  s_.append(") rotate(").append(svg_number(degrees)).append(")\"");
+  if (!attrs.empty()) s_.append(" ").append(attrs);
+  s_.append(">").append(xml_text(content)).append("</text>\n");
 }
 
 void Svg::rect(double x, double y, double w, double h, std::string_view attrs, std::string_view title) {
-  s_ += "<rect";
-  attr(s_, "x", x);
-  attr(s_, "y", y);
-  attr(s_, "width", w);
-  attr(s_, "height", h);
-  extra(s_, attrs);
+  open(s_, "rect", {{"x", x}, {"y", y}, {"width", w}, {"height", h}}, attrs);
   close(s_, "rect", title);
 }
 
 void Svg::line(double x1, double y1, double x2, double y2, std::string_view attrs) {
-  s_ += "<line";
-  attr(s_, "x1", x1);
-  attr(s_, "y1", y1);
-  attr(s_, "x2", x2);
-  attr(s_, "y2", y2);
-  extra(s_, attrs);
-  s_ += "/>\n";
+  open(s_, "line", {{"x1", x1}, {"y1", y1}, {"x2", x2}, {"y2", y2}}, attrs);
+  close(s_, "line", {});
 }
 
 void Svg::polyline(const std::vector<Point>& points, std::string_view attrs) {
-  s_ += "<polyline points=\"";
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    if (i) s_ += ' ';
-    s_ += svg_number(points[i].x);
-    s_ += ',';
-    s_ += svg_number(points[i].y);
-  }
-  s_ += '"';
-  extra(s_, attrs);
-  s_ += "/>\n";
+  std::string xy;
+  for (const Point& q : points) xy.append(xy.empty() ? "" : " ").append(svg_number(q.x)).append(",").append(svg_number(q.y));
+  open(s_, "polyline", {}, "points=\"" + xy + "\"" + (attrs.empty() ? "" : " ") + std::string(attrs));
+  close(s_, "polyline", {});
 }
 
 void Svg::circle(double cx, double cy, double r, std::string_view attrs, std::string_view title) {
-  s_ += "<circle";
-  attr(s_, "cx", cx);
-  attr(s_, "cy", cy);
-  attr(s_, "r", r);
-  extra(s_, attrs);
+  open(s_, "circle", {{"cx", cx}, {"cy", cy}, {"r", r}}, attrs);
   close(s_, "circle", title);
 }
 
