@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-ORDER = ["dist", "report", "optim", "recipe", "model", "io", "tokenizer", "eval", "train", "sweep", "cli"]
+ORDER = ["dist", "file", "report", "optim", "recipe", "model", "io", "tokenizer", "eval", "train", "sweep", "cli"]
 # The part whose API each public header is (include/lowp/accuracy/<name>.hpp).
 PUBLIC = {
     "recipe": "recipe", "tensor_error": "model", "model": "model", "memory": "model", "sample": "model",

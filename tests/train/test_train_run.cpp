@@ -153,6 +153,11 @@ TEST(TrainRun, BadInputsFailWithOneLine) {
   expect_one_line_failure(lowp_run(args(shorty, "o2")), "must each hold one window");
   expect_one_line_failure(lowp_run(with(args(corpus(), "o3"), {"--recipe", "fp7"})), "fp7");
   expect_one_line_failure(lowp_run({"train", "--resume", (dir / "nothing").string(), "--steps", "3"}), "train.cfg");
+  // train.cfg is read by the recipes' key = value reader: a line without '=' is named with its file and line.
+  fs::create_directories(dir / "mangled");
+  std::ofstream(dir / "mangled" / "train.cfg") << "corpus = " << corpus().string() << "\nrecipe fp32\n";
+  expect_one_line_failure(lowp_run({"train", "--resume", (dir / "mangled").string(), "--steps", "3"}),
+                          (dir / "mangled" / "train.cfg").string() + " line 2 'recipe fp32': expected `key = value`");
   // A learning rate of 1e30 blows the weights up after the first update.
   const fs::path out = dir / "o4";
   auto blow_up = base_args(out);

@@ -12,7 +12,7 @@
 
 #include "cli/command.hpp"
 #include "dist/comm.hpp"
-#include "io/atomic_file.hpp"
+#include "file/atomic_file.hpp"
 #include "lowp/accuracy/eval.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/metrics.hpp"
@@ -35,7 +35,7 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-// Atomically, like every file lowp writes (io/atomic_file.hpp).
+// Atomically, like every file lowp writes (file/atomic_file.hpp).
 void write_logits(const std::string& path, const std::vector<float>& logits) {
   // float32 little-endian: the host order on every platform lowp builds for (x86-64).
   accuracy::detail::write_file_atomic(

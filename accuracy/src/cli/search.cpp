@@ -14,7 +14,7 @@
 
 #include "cli/command.hpp"
 #include "dist/comm.hpp"
-#include "io/atomic_file.hpp"
+#include "file/atomic_file.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/model_sweep.hpp"
 #include "lowp/accuracy/search.hpp"

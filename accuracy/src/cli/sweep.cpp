@@ -19,7 +19,7 @@
 
 #include "cli/command.hpp"
 #include "dist/comm.hpp"
-#include "io/atomic_file.hpp"
+#include "file/atomic_file.hpp"
 #include "lowp/accuracy/base_logits.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/model_sweep.hpp"

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <ostream>
 
-#include "io/atomic_file.hpp"
-#include "io/mapped_file.hpp"
+#include "file/atomic_file.hpp"
+#include "file/mapped_file.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy {

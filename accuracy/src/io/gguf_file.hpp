@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io/mapped_file.hpp"
+#include "file/mapped_file.hpp"
 
 namespace lowp::accuracy::detail {
 

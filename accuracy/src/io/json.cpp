@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "lowp/numerics/error.hpp"
-#include "io/mapped_file.hpp"
+#include "file/mapped_file.hpp"
 
 namespace lowp::accuracy::detail {
 

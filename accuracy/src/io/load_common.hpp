@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "io/mapped_file.hpp"
+#include "file/mapped_file.hpp"
 
 namespace lowp::accuracy::detail {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "lowp/accuracy/loaders.hpp"
-#include "io/mapped_file.hpp"
+#include "file/mapped_file.hpp"
 
 namespace lowp::accuracy {
 

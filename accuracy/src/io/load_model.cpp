@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "lowp/accuracy/loaders.hpp"
-#include "io/mapped_file.hpp"
+#include "file/mapped_file.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy {

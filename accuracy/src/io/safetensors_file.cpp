@@ -6,7 +6,7 @@
 #include <cstring>
 #include <set>
 
-#include "io/atomic_file.hpp"
+#include "file/atomic_file.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::detail {

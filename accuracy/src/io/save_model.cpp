@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "io/atomic_file.hpp"
+#include "file/atomic_file.hpp"
 #include "io/safetensors_file.hpp"
 #include "lowp/numerics/error.hpp"
 

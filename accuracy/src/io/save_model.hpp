@@ -1,5 +1,5 @@
 // Writing checkpoints (private): the three formats the loaders read, each file written whole or
-// not at all (io/atomic_file.hpp).
+// not at all (file/atomic_file.hpp).
 #pragma once
 #include <string>
 

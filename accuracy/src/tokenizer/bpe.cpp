@@ -8,7 +8,7 @@
 #include <array>
 #include <queue>
 
-#include "io/mapped_file.hpp"
+#include "file/mapped_file.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::detail {

@@ -3,7 +3,7 @@
 
 #include "lowp/accuracy/tokenizer.hpp"
 #include "lowp/numerics/error.hpp"
-#include "io/mapped_file.hpp"
+#include "file/mapped_file.hpp"
 
 namespace lowp::accuracy {
 

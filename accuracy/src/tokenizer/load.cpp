@@ -6,7 +6,7 @@
 
 #include "io/gguf_file.hpp"
 #include "lowp/accuracy/tokenizer.hpp"
-#include "io/mapped_file.hpp"
+#include "file/mapped_file.hpp"
 #include "tokenizer/bpe.hpp"
 
 namespace lowp::accuracy {

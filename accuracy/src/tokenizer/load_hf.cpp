@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "io/json.hpp"
-#include "io/mapped_file.hpp"
+#include "file/mapped_file.hpp"
 #include "tokenizer/bpe.hpp"
 
 namespace lowp::accuracy {

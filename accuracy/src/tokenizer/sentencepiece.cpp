@@ -3,7 +3,7 @@
 
 #include <sentencepiece_processor.h>
 
-#include "io/mapped_file.hpp"
+#include "file/mapped_file.hpp"
 #include "lowp/numerics/error.hpp"
 #include "tokenizer/bpe.hpp"
 

@@ -10,7 +10,7 @@
 #include <iterator>
 #include <thread>
 
-#include "io/atomic_file.hpp"
+#include "file/atomic_file.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::train {

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "dist/comm.hpp"
-#include "io/atomic_file.hpp"
+#include "file/atomic_file.hpp"
 #include "lowp/numerics/error.hpp"
 #include "recipe/train_recipe.hpp"
 #include "report/svg.hpp"

@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "dist/comm.hpp"
-#include "io/atomic_file.hpp"
+#include "file/atomic_file.hpp"
 #include "io/save_model.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/rng.hpp"

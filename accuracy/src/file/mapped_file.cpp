@@ -1,4 +1,4 @@
-#include "io/mapped_file.hpp"
+#include "file/mapped_file.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,5 +1,5 @@
 // Whole-or-nothing file writes: PATH.tmp, then rename.
-#include "io/atomic_file.hpp"
+#include "file/atomic_file.hpp"
 
 #include <filesystem>
 #include <fstream>

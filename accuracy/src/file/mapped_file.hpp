@@ -1,5 +1,6 @@
-// Read-only memory-mapped files and a bounds-checked cursor over their bytes (private to the
-// loaders). Every read is checked against the end of the data; errors name the file.
+// Read-only memory-mapped files and a bounds-checked cursor over their bytes (private to
+// lowp_accuracy: loaders, tokenizers, base logits). Every read is checked against the end of the
+// data; errors name the file.
 #pragma once
 #include <cstddef>
 #include <cstdint>
