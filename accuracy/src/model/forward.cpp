@@ -14,11 +14,10 @@
 namespace lowp::accuracy::detail {
 namespace {
 
-constexpr float kFa3POffset = 256.0f;  // FlashAttention-3's Max_offset = 8 for FP8 P
-
 using quant::QuantSpec;
 
-// out = w * x / sqrt(mean(x^2) + eps), row by row; the sum of squares in double.
+}  // namespace
+
 void rmsnorm(const float* x, const float* w, float* out, std::size_t rows, std::size_t dim, float eps) {
   for (std::size_t t = 0; t < rows; ++t) {
     const float* xr = x + t * dim;
@@ -31,10 +30,28 @@ void rmsnorm(const float* x, const float* w, float* out, std::size_t rows, std::
 
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
 
-class Window {
+void rope(const PreparedModel& pm, float* x, std::size_t rows, std::size_t heads, std::size_t pos0) {
+  const std::size_t hd = static_cast<std::size_t>(pm.cfg.head_dim()), half = hd / 2;
+  for (std::size_t t = 0; t < rows; ++t)
+    for (std::size_t h = 0; h < heads; ++h) {
+      float* v = x + t * heads * hd + h * hd;
+      const float* cs = pm.rope_cos.data() + (pos0 + t) * half;
+      const float* sn = pm.rope_sin.data() + (pos0 + t) * half;
+      for (std::size_t i = 0; i < half; ++i) {
+        const float c = cs[i], s = sn[i];
+        const float a = v[2 * i], b = v[2 * i + 1];
+        v[2 * i] = a * c - b * s;
+        v[2 * i + 1] = a * s + b * c;
+      }
+    }
+}
+
+namespace {
+
+class Window : ForwardOps {
  public:
   Window(const PreparedModel& pm, std::size_t T, ErrorLog& log, int threads)
-      : pm_(pm), r_(pm.recipe), c_(pm.cfg), T_(T), log_(log), threads_(threads),
+      : ForwardOps(pm, log, threads), r_(pm.recipe), c_(pm.cfg), T_(T),
         dim_(static_cast<std::size_t>(c_.dim)), kv_(static_cast<std::size_t>(c_.kv_dim())),
         hd_(static_cast<std::size_t>(c_.head_dim())), qd_(static_cast<std::size_t>(c_.q_dim())),
         hidden_(static_cast<std::size_t>(c_.hidden_dim)) {}
@@ -159,21 +176,7 @@ class Window {
     }
   }
 
-  // Interleaved-pair RoPE (llama2.c / GGUF): pair (2i, 2i+1) of each head turns by the
-  // position's angle for frequency i.
-  void rope(float* x, std::size_t heads) {
-    const std::size_t half = hd_ / 2;
-    for (std::size_t t = 0; t < T_; ++t)
-      for (std::size_t h = 0; h < heads; ++h) {
-        float* v = x + t * heads * hd_ + h * hd_;
-        for (std::size_t i = 0; i < half; ++i) {
-          const float c = pm_.rope_cos[t * half + i], s = pm_.rope_sin[t * half + i];
-          const float a = v[2 * i], b = v[2 * i + 1];
-          v[2 * i] = a * c - b * s;
-          v[2 * i + 1] = a * s + b * c;
-        }
-      }
-  }
+  void rope(float* x, std::size_t heads) { detail::rope(pm_, x, T_, heads, 0); }
 
   void split_qkv() {
     const std::size_t w = qd_ + 2 * kv_;
@@ -195,95 +198,96 @@ class Window {
       for (std::size_t i = 0; i < n; ++i) y[t * n + i] += bias[i];
   }
 
-  // y = x W^T for each linear of the group, outputs side by side (rows x sum n).
-  void linear(const LinearGroup& group, const float* in, float* out, int l, std::size_t rows) {
-    std::size_t total = 0;
-    for (const auto& L : group) total += L.n;
-    std::size_t col = 0;
-    for (const Linear& L : group) {
-      const float* x = in;
-      if (L.rot.kind != hadamard::RotationKind::none || (L.act && !L.engine)) {
-        xq_.assign(in, in + rows * L.k);
-        if (L.rot.kind != hadamard::RotationKind::none) L.rot.apply(xq_.data(), rows, L.k);
-        quantize_point(L.act, xq_.data(), rows, L.k, l, L.act_points);
-        x = xq_.data();
-      }
-      float* y = out;
-      if (group.size() > 1) {
-        part_.resize(rows * L.n);
-        y = part_.data();
-      }
-      if (L.engine) {
-        if (L.act) {  // attribution only: the int8 engine quantizes its own input the same way
-          xq_.assign(in, in + rows * L.k);
-          quantize_point(L.act, xq_.data(), rows, L.k, l, L.act_points);
-        }
-        L.engine->forward(in, rows, y);
-      } else {
-        quant::gemm_f32(x, L.weight, y, rows, false, threads_);
-      }
-      if (pm_.check_finite) {
-        std::string name = "the output of";
-        for (std::size_t i = 0; i < L.act_points.size(); ++i)
-          name.append(i ? "|" : " ").append(std::string_view(L.act_points[i]).substr(2));
-        finite(y, L.n, l, name, rows);
-      }
-      if (group.size() > 1)
-        for (std::size_t t = 0; t < rows; ++t) std::copy_n(y + t * L.n, L.n, out + t * total + col);
-      col += L.n;
-    }
-  }
-
+  using ForwardOps::finite;
+  using ForwardOps::linear;
   void linear(const LinearGroup& group, const float* in, float* out, int l) { linear(group, in, out, l, T_); }
 
-  void quantize_point(const std::optional<QuantSpec>& spec, float* x, std::size_t rows, std::size_t cols, int l,
-                      const std::string& point) {
-    quantize_point(spec, x, rows, cols, l, std::vector<std::string>{point});
+  void finite(const float* x, std::size_t cols, int l, const std::string& tensor) const {
+    ForwardOps::finite(x, cols, l, tensor, T_);
   }
 
-  // x <- fake_quant(x), recording the error under each name in `points`.
-  void quantize_point(const std::optional<QuantSpec>& spec, float* x, std::size_t rows, std::size_t cols, int l,
-                      const std::vector<std::string>& points) {
-    if (!spec) return;
-    check_shape(*spec, rows, cols, points[0], l);
-    before_.assign(x, x + rows * cols);
-    quant::fake_quant(*spec, x, rows, cols);
-    for (const auto& p : points) log_.add(l, p, before_.data(), x, rows * cols);
-  }
-
-  // The float32 reference only: lowp::Error naming the first tensor (rows x cols) holding a NaN/Inf.
-  void finite(const float* x, std::size_t cols, int l, const std::string& tensor, std::size_t rows = 0) const {
-    if (!pm_.check_finite) return;
-    if (!rows) rows = T_;
-    for (std::size_t i = 0; i < rows * cols; ++i)
-      if (!std::isfinite(x[i]))
-        throw Error("the float32 reference is not finite: first " + std::string(std::isnan(x[i]) ? "NaN" : "Inf") +
-                    " in " + tensor + (l >= 0 ? " of layer " + std::to_string(l) : "") + " (window position " +
-                    std::to_string(i / cols) + ")");
-  }
-
-  void check_shape(const QuantSpec& spec, std::size_t rows, std::size_t cols, const std::string& point, int l) {
-    try {
-      quant::check_shape(spec, rows, cols);
-    } catch (const Error& e) {
-      throw Error("recipe '" + r_.name + "': " + point + (l >= 0 ? " of layer " + std::to_string(l) : "") + " (" +
-                  std::to_string(rows) + "x" + std::to_string(cols) + "): " + e.what());
-    }
-  }
-
-  const PreparedModel& pm_;
   const Recipe& r_;
   const LlamaConfig& c_;
   const std::size_t T_;
-  ErrorLog& log_;
-  const int threads_;
   const std::size_t dim_, kv_, hd_, qd_, hidden_;
-  std::vector<float> x_, xb_, qkv_, q_, k_, v_, att_, out_, gu_, hb_, xq_, part_, before_;
+  std::vector<float> x_, xb_, qkv_, q_, k_, v_, att_, out_, gu_, hb_;
   std::vector<float> qh_, kh_, vt_, s_, oh_;  // one head's attention
   std::vector<float> row_sum_;                 // attn.p_form = fa3: each row's exp sum x 2^8
 };
 
 }  // namespace
+
+// y = x W^T for each linear of the group, outputs side by side (rows x sum n).
+void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, int l, std::size_t rows) {
+  std::size_t total = 0;
+  for (const auto& L : group) total += L.n;
+  std::size_t col = 0;
+  for (const Linear& L : group) {
+    const float* x = in;
+    if (L.rot.kind != hadamard::RotationKind::none || (L.act && !L.engine)) {
+      xq_.assign(in, in + rows * L.k);
+      if (L.rot.kind != hadamard::RotationKind::none) L.rot.apply(xq_.data(), rows, L.k);
+      quantize_point(L.act, xq_.data(), rows, L.k, l, L.act_points);
+      x = xq_.data();
+    }
+    float* y = out;
+    if (group.size() > 1) {
+      part_.resize(rows * L.n);
+      y = part_.data();
+    }
+    if (L.engine) {
+      if (L.act) {  // attribution only: the int8 engine quantizes its own input the same way
+        xq_.assign(in, in + rows * L.k);
+        quantize_point(L.act, xq_.data(), rows, L.k, l, L.act_points);
+      }
+      L.engine->forward(in, rows, y);
+    } else {
+      quant::gemm_f32(x, L.weight, y, rows, false, threads_);
+    }
+    if (pm_.check_finite) {
+      std::string name = "the output of";
+      for (std::size_t i = 0; i < L.act_points.size(); ++i)
+        name.append(i ? "|" : " ").append(std::string_view(L.act_points[i]).substr(2));
+      finite(y, L.n, l, name, rows);
+    }
+    if (group.size() > 1)
+      for (std::size_t t = 0; t < rows; ++t) std::copy_n(y + t * L.n, L.n, out + t * total + col);
+    col += L.n;
+  }
+}
+
+void ForwardOps::quantize_point(const std::optional<QuantSpec>& spec, float* x, std::size_t rows, std::size_t cols,
+                                int l, const std::string& point) {
+  quantize_point(spec, x, rows, cols, l, std::vector<std::string>{point});
+}
+
+void ForwardOps::quantize_point(const std::optional<QuantSpec>& spec, float* x, std::size_t rows, std::size_t cols,
+                                int l, const std::vector<std::string>& points) {
+  if (!spec) return;
+  check_shape(*spec, rows, cols, points[0], l);
+  before_.assign(x, x + rows * cols);
+  quant::fake_quant(*spec, x, rows, cols);
+  for (const auto& p : points) log_.add(l, p, before_.data(), x, rows * cols);
+}
+
+void ForwardOps::finite(const float* x, std::size_t cols, int l, const std::string& tensor, std::size_t rows) const {
+  if (!pm_.check_finite) return;
+  for (std::size_t i = 0; i < rows * cols; ++i)
+    if (!std::isfinite(x[i]))
+      throw Error("the float32 reference is not finite: first " + std::string(std::isnan(x[i]) ? "NaN" : "Inf") +
+                  " in " + tensor + (l >= 0 ? " of layer " + std::to_string(l) : "") + " (window position " +
+                  std::to_string(i / cols) + ")");
+}
+
+void ForwardOps::check_shape(const QuantSpec& spec, std::size_t rows, std::size_t cols, const std::string& point,
+                             int l) const {
+  try {
+    quant::check_shape(spec, rows, cols);
+  } catch (const Error& e) {
+    throw Error("recipe '" + pm_.recipe.name + "': " + point + (l >= 0 ? " of layer " + std::to_string(l) : "") + " (" +
+                std::to_string(rows) + "x" + std::to_string(cols) + "): " + e.what());
+  }
+}
 
 void forward_window(const PreparedModel& pm, std::span<const int> tokens, float* logits, ErrorLog& log,
                     int threads, std::size_t first_logit) {
