@@ -1,25 +1,26 @@
 // `lowp generate`: continues a prompt with a model under an evaluation recipe, as llama2.c's
-// run.c does: the prompt (from BOS) is fed token by token, then each next token is the argmax
-// (temperature 0) or a sample of softmax(logits / T); it stops at BOS, at --max-tokens new
-// tokens, or at the model's seq_len.
+// run.c does: the prompt (from BOS) is fed token by token through a KV cache (Decoder), then
+// each next token is the argmax (temperature 0) or a sample of softmax(logits / T); it stops
+// at BOS, at --max-tokens new tokens, or at the model's seq_len.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/command.hpp"
+#include "lowp/accuracy/decoder.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/accuracy/sample.hpp"
 #include "lowp/accuracy/tokenizer.hpp"
 #include "lowp/numerics/error.hpp"
-#include "model/llama.hpp"
 
 namespace lowp::cli {
 namespace {
 
 struct GenerateArgs {
-  std::string model, prompt, recipe = "fp32";
+  std::string model, prompt, recipe = "fp32", max_memory;
   int max_tokens = 256, threads = 0;
   double temperature = 0;
   std::uint64_t seed = 1;
@@ -36,26 +37,26 @@ int run_generate(Io& io, const GenerateArgs& a) {
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
+  apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
   const accuracy::LlamaModel model = accuracy::load_model(path);
   const accuracy::Tokenizer tok = accuracy::tokenizer_for_model(path, model.config.vocab_size);
   std::vector<int> ids = tok.encode(a.prompt, true);
   if (ids.empty()) throw Failure{exit_bad_data, "the tokenizer has no BOS token to start from"};
-  const std::size_t seq = static_cast<std::size_t>(model.config.seq_len), vocab = static_cast<std::size_t>(model.config.vocab_size);
+  const std::size_t seq = static_cast<std::size_t>(model.config.seq_len);
   if (ids.size() > seq)
     throw Failure{exit_usage, "the prompt has " + std::to_string(ids.size()) + " tokens, beyond the model's seq_len " + std::to_string(seq)};
 
+  // The last step feeds position limit - 1 (its logits give token `limit`).
   const std::size_t limit = std::min(seq, ids.size() - 1 + static_cast<std::size_t>(a.max_tokens));
-  const accuracy::detail::PreparedModel pm = accuracy::detail::prepare(model, recipe, limit + 1);
-  accuracy::detail::ErrorLog log;
-  std::vector<float> logits;
+  accuracy::Decoder decoder(model, recipe, std::max<std::size_t>(limit, 1), a.threads);
   // The prompt's own tokens after BOS are printed as run.c prints them.
   for (std::size_t i = 1; i < ids.size(); ++i) io.out << tok.decode_token(ids[i - 1], ids[i]);
+  if (ids.size() - 1 < limit)
+    for (std::size_t i = 0; i + 1 < ids.size(); ++i) decoder.feed(ids[i]);
   while (ids.size() - 1 < limit) {
     const std::size_t T = ids.size();
-    logits.resize(T * vocab);
-    accuracy::detail::forward_window(pm, ids, logits.data(), log, a.threads, T - 1);
-    const int next = accuracy::sample_token({logits.data() + (T - 1) * vocab, vocab}, a.temperature, a.seed, T);
+    const int next = accuracy::sample_token(decoder.step(ids.back()), a.temperature, a.seed, T);
     if (next == tok.bos() && tok.bos() >= 0) break;  // run.c: BOS delimits sequences
     io.out << tok.decode_token(ids.back(), next);
     io.out.flush();
@@ -77,6 +78,7 @@ Command add_generate_command(CLI::App& parent) {
   app->add_option("--seed", a->seed, "Seed of the sampling")->capture_default_str();
   app->add_option("--recipe", a->recipe, "Evaluation recipe the model runs under (`lowp recipes`)")->capture_default_str();
   app->add_option("--threads", a->threads, "Threads (default 0: all)");
+  add_max_memory_option(app, a->max_memory);
   app->footer("The tokenizer is found as `lowp eval --text` finds it (GGUF's own, tokenizer.bin beside the model, or bytes).");
   return {app, [a](Io& io) { return run_generate(io, *a); }};
 }

@@ -1,0 +1,139 @@
+// The decode step (lowp::accuracy::Decoder, a KV cache as llama2.c's run.c steps) against the
+// evaluator: at every position t, the step's logits are bitwise row t of evaluate() over the
+// prefix tokens[0..t]. The arithmetic is the same (gemm_f32 sums each output element the same
+// way whatever the number of rows; a longer window's P V adds exact zeros), so no tolerance.
+// Where a recipe's points act per token, that row is also row t of one window over all the
+// tokens (`lowp eval` row t); where a scale spans tokens (fp8-attn's per-tensor Q, K, V) only
+// the prefix evaluation is the reference.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "llama_test_util.hpp"
+#include "lowp/accuracy/decoder.hpp"
+#include "lowp/accuracy/eval.hpp"
+#include "lowp/accuracy/loaders.hpp"
+#include "lowp/accuracy/memory.hpp"
+#include "lowp/accuracy/recipe.hpp"
+#include "lowp/numerics/error.hpp"
+
+namespace {
+
+using namespace lowp::accuracy;
+using namespace lowp::test;
+
+std::vector<float> eval_logits(const LlamaModel& m, std::span<const int> tokens, const Recipe& r) {
+  EvalOptions opt;
+  opt.keep_logits = true;
+  opt.score_all = true;
+  return evaluate(m, tokens, r, opt).logits;
+}
+
+bool same_bits(std::span<const float> a, std::span<const float> b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::vector<int> random_tokens(std::size_t n, int vocab, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::vector<int> t(n);
+  for (int& x : t) x = static_cast<int>(gen() % static_cast<unsigned>(vocab));
+  return t;
+}
+
+// Decodes `tokens` step by step under recipe `name` and checks every position against the
+// evaluator; returns the decoded logits (positions x vocab).
+std::vector<float> check_decode(const LlamaModel& m, const std::vector<int>& tokens, const std::string& name,
+                                bool window_too) {
+  const Recipe r = find_recipe(name);
+  const std::size_t vocab = static_cast<std::size_t>(m.config.vocab_size), n = tokens.size();
+  Decoder d(m, r, n, 1);
+  std::vector<float> all;
+  const std::vector<float> window = window_too ? eval_logits(m, tokens, r) : std::vector<float>{};
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::span<const float> got = d.step(tokens[t]);
+    EXPECT_EQ(d.position(), t + 1);
+    const std::vector<float> prefix = eval_logits(m, std::span(tokens).first(t + 1), r);
+    EXPECT_TRUE(same_bits(got, std::span(prefix).subspan(t * vocab, vocab)))
+        << name << ": position " << t << " differs from evaluate() of the prefix";
+    if (window_too) {
+      EXPECT_TRUE(same_bits(got, std::span(window).subspan(t * vocab, vocab)))
+          << name << ": position " << t << " differs from row " << t << " of the whole window";
+    }
+    all.insert(all.end(), got.begin(), got.end());
+  }
+  return all;
+}
+
+TEST(Decode, EveryPositionIsTheEvaluatorsLogitsOfThePrefix) {
+  const LlamaModel m = make_model(small_config(), 11);  // GQA: 8 heads on 4 KV heads
+  const std::vector<int> tokens = random_tokens(20, m.config.vocab_size, 5);
+  const std::vector<float> fp32 = check_decode(m, tokens, "fp32", true);
+  // The mutant in mind: a cache that drops the quantization gives fp32's K and V. Each of
+  // these recipes changes the logits, so such a cache fails the comparison above.
+  for (const char* name : {"kv4", "quarot-w4a4kv4", "mxfp4", "kv4-hadamard", "switchback-int8"}) {
+    const std::vector<float> q = check_decode(m, tokens, name, true);
+    EXPECT_FALSE(same_bits(q, fp32)) << name << " leaves the logits unchanged: the test could not see it";
+  }
+  for (const char* name : {"kv4", "quarot-w4a4kv4", "mxfp4", "switchback-int8"})
+    EXPECT_TRUE(Decoder(m, find_recipe(name), 4).cached()) << name;
+}
+
+// Per-tensor scales (fp8-attn's Q, K, V; fp8-tensorwise's linear inputs; NVFP4's tensor level)
+// span the tokens: row t of one window over all tokens differs from evaluation of the prefix
+// (the amax covers later tokens), and evaluation of a longer prefix changes the earlier
+// tokens' K and V in every layer after the first. The decoder re-runs the prefix there, and
+// still gives evaluation's logits of the prefix.
+TEST(Decode, TokenSpanningScalesReRunThePrefix) {
+  const LlamaModel m = make_model(small_config(), 13);
+  const std::vector<int> tokens = random_tokens(10, m.config.vocab_size, 7);
+  const std::vector<float> fp32 = check_decode(m, tokens, "fp32", false);
+  for (const char* name : {"fp8-attn", "fp8-attn-fa3", "fp8-tensorwise", "nvfp4"}) {
+    EXPECT_FALSE(Decoder(m, find_recipe(name), 4).cached()) << name;
+    const std::vector<float> decoded = check_decode(m, tokens, name, false);
+    EXPECT_FALSE(same_bits(decoded, fp32)) << name;
+    EXPECT_FALSE(same_bits(decoded, eval_logits(m, tokens, find_recipe(name)))) << name << ": the window's rows";
+  }
+}
+
+TEST(Decode, SharedStories260KGreedyMatchesEvaluator) {
+  LOWP_REQUIRE_SHARED();
+  const LlamaModel m = load_model(shared_path("models/stories260K.bin"));
+  std::vector<int> tokens = read_ids(shared_path("data/stories260K_ref/seqA_tokens.txt"));
+  tokens.resize(24);
+  check_decode(m, tokens, "fp32", true);
+  check_decode(m, tokens, "kv4", true);
+}
+
+TEST(Decode, BadInputIsOneLine) {
+  const LlamaModel m = make_model(small_config(), 14);
+  Decoder d(m, find_recipe("fp32"), 2);
+  EXPECT_THROW(d.step(40), lowp::Error);
+  EXPECT_THROW(d.step(-1), lowp::Error);
+  d.feed(1);
+  d.step(2);
+  try {
+    d.step(3);
+    ADD_FAILURE() << "a third token in a decoder of 2 positions";
+  } catch (const lowp::Error& e) {
+    EXPECT_STREQ(e.what(), "decode: position 2 is past the 2 the decoder was made for");
+  }
+  // The cache, 2 layers x 48 positions x 4 KV heads x head_dim 8 x (K, V) x 4 bytes, and a tiny budget.
+  EXPECT_EQ(Decoder::cache_bytes(m.config, 48), 2.0 * 48 * 32 * 2 * 4);
+  set_max_memory(1024);
+  try {
+    Decoder big(m, find_recipe("fp32"), 48);
+    ADD_FAILURE() << "no refusal";
+  } catch (const lowp::Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.find('\n'), std::string::npos);
+    EXPECT_NE(msg.find("KV cache of 48 positions x 2 layers x 4 KV heads x head_dim 8"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--max-memory"), std::string::npos) << msg;
+  }
+  set_max_memory(0);
+}
+
+}  // namespace
