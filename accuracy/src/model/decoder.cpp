@@ -78,7 +78,8 @@ struct Decoder::Impl {
     out.resize(dim);
     gu.resize(2 * hidden);
     hb.resize(hidden);
-    s_row.resize(positions);
+    s_rows.resize(heads / kv_heads * positions);
+    row_sums.resize(heads / kv_heads);
     logits.resize(vocab);
   }
 
@@ -96,7 +97,7 @@ struct Decoder::Impl {
   // The cache, per layer and KV head: positions x head_dim rows of K and of V, quantized as
   // the attention reads them.
   std::vector<float> k_cache, v_cache;
-  std::vector<float> x, xb, qkv, att, out, gu, hb, s_row, logits;
+  std::vector<float> x, xb, qkv, att, out, gu, hb, s_rows, row_sums, logits;
 
   float* k_head(std::size_t l, std::size_t g) { return k_cache.data() + ((l * kv_heads + g) * positions) * hd; }
   float* v_head(std::size_t l, std::size_t g) { return v_cache.data() + ((l * kv_heads + g) * positions) * hd; }
@@ -162,36 +163,41 @@ struct Decoder::Impl {
     for (std::size_t i = 0; i < dim; ++i) x[i] += out[i];
   }
 
-  // Row `pos` of causal GQA attention over the cache, head by head, with forward_window's
-  // arithmetic for that row (attend() in model/forward.cpp): S = q_h K_g^T, the scaled
-  // softmax over positions 0..pos, P quantized (attn.p), att_h = P V_g.
+  // Row `pos` of causal GQA attention over the cache with forward_window's arithmetic for
+  // that row (attend() in model/forward.cpp): S = q_h K_g^T, the scaled softmax over positions
+  // 0..pos, P quantized (attn.p), att_h = P V_g. The `group` heads sharing KV head g are the
+  // rows of one GEMM each way (the bits of a row do not depend on the others; P's spec acts per
+  // row here, so quantizing the group's rows together changes nothing).
   void attend(const PreparedLayer& L, int li, const float* q, std::size_t T) {
-    const std::size_t group = heads / kv_heads;
+    const std::size_t group = heads / kv_heads, l = static_cast<std::size_t>(li);
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     const bool fa3 = L.p && pm.recipe.p_form == AttnPForm::fa3;
-    float* row = s_row.data();
-    for (std::size_t h = 0; h < heads; ++h) {
-      const std::size_t g = h / group;
-      quant::gemm_f32(q + h * hd, k_head(static_cast<std::size_t>(li), g), row, 1, T, hd, false, threads);
-      float mx = -INFINITY;
-      for (std::size_t j = 0; j < T; ++j) mx = std::max(mx, row[j] *= scale);
-      float sum = 0;
-      for (std::size_t j = 0; j < T; ++j) sum += row[j] = std::exp(row[j] - mx);
-      float row_sum = 0;
-      if (fa3) {  // 2^8 exp(S - rowmax), divided out after P V
-        for (std::size_t j = 0; j < T; ++j) row[j] *= detail::kFa3POffset;
-        row_sum = sum * detail::kFa3POffset;
-      } else {
-        for (std::size_t j = 0; j < T; ++j) row[j] /= sum;
+    float* S = s_rows.data();
+    for (std::size_t g = 0; g < kv_heads; ++g) {
+      const std::size_t h0 = g * group;  // heads h0 .. h0 + group - 1, contiguous in q and att
+      quant::gemm_f32(q + h0 * hd, k_head(l, g), S, group, T, hd, false, threads);
+      for (std::size_t r = 0; r < group; ++r) {
+        float* row = S + r * T;
+        float mx = -INFINITY;
+        for (std::size_t j = 0; j < T; ++j) mx = std::max(mx, row[j] *= scale);
+        float sum = 0;
+        for (std::size_t j = 0; j < T; ++j) sum += row[j] = std::exp(row[j] - mx);
+        if (fa3) {  // 2^8 exp(S - rowmax), divided out after P V
+          for (std::size_t j = 0; j < T; ++j) row[j] *= detail::kFa3POffset;
+          row_sums[r] = sum * detail::kFa3POffset;
+        } else {
+          for (std::size_t j = 0; j < T; ++j) row[j] /= sum;
+        }
       }
-      point(L.p, row, 1, T, li, "p");
-      float* o = att.data() + h * hd;
-      quant::gemm_f32(row, quant::Layout::as_is, v_head(static_cast<std::size_t>(li), g), quant::Layout::transposed, o,
-                      1, hd, T, false, threads);
-      if (fa3) {
-        const float inv = 1.0f / row_sum;
-        for (std::size_t d = 0; d < hd; ++d) o[d] *= inv;
-      }
+      point(L.p, S, group, T, li, "p");
+      float* o = att.data() + h0 * hd;
+      quant::gemm_f32(S, quant::Layout::as_is, v_head(l, g), quant::Layout::transposed, o, group, hd, T, false,
+                      threads);
+      if (fa3)
+        for (std::size_t r = 0; r < group; ++r) {
+          const float inv = 1.0f / row_sums[r];
+          for (std::size_t d = 0; d < hd; ++d) o[r * hd + d] *= inv;
+        }
     }
   }
 
