@@ -99,6 +99,13 @@ TEST(Decode, TokenSpanningScalesReRunThePrefix) {
   }
 }
 
+// Every built-in recipe, cached or re-run: each position is evaluation's logits of the prefix.
+TEST(Decode, EveryBuiltinRecipeMatchesTheEvaluator) {
+  const LlamaModel m = make_model(small_config(), 15);
+  const std::vector<int> tokens = random_tokens(6, m.config.vocab_size, 8);
+  for (const Recipe& r : builtin_recipes()) check_decode(m, tokens, r.name, false);
+}
+
 TEST(Decode, SharedStories260KGreedyMatchesEvaluator) {
   LOWP_REQUIRE_SHARED();
   const LlamaModel m = load_model(shared_path("models/stories260K.bin"));
