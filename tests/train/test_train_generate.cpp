@@ -48,6 +48,13 @@ TEST(Generate, BadInputsFailWithOneLine) {
   const auto r3 = lowp_run({"generate", "--model", "shakespeare", "--recipe", "nope"});
   EXPECT_EQ(r3.code, 2);
   EXPECT_NE(r3.err.find("nope"), std::string::npos) << r3.err;
+  // The weights (3.3 MiB) fit, the KV cache (4 layers x 128 positions x 2 KV heads x 32 x 2
+  // floats, 256 KiB) does not: one line naming it.
+  const auto r4 = lowp_run({"generate", "--model", "shakespeare", "--max-memory", "3.4M"});
+  EXPECT_EQ(r4.code, 1);
+  EXPECT_EQ(r4.err.find('\n'), r4.err.size() - 1) << r4.err;
+  EXPECT_NE(r4.err.find("KV cache of 128 positions x 4 layers"), std::string::npos) << r4.err;
+  EXPECT_NE(r4.err.find("(--max-memory)"), std::string::npos) << r4.err;
 }
 
 }  // namespace

@@ -217,25 +217,21 @@ struct Decoder::Impl {
 Decoder::Decoder(const LlamaModel& model, const Recipe& recipe, std::size_t positions, int threads) {
   const LlamaConfig& c = model.config;
   if (positions == 0) throw Error("decode: a decoder for 0 positions");
-  {
-    // What the decoder allocates, checked before any of it is: the recipe's weight copies (as
-    // evaluate() counts them), the cache, and a re-run's window (evaluate()'s count).
-    const double P = static_cast<double>(positions), dim = c.dim, kv = c.kv_dim(), qd = c.q_dim(),
-                 hidden = c.hidden_dim, vocab = c.vocab_size;
-    double need = weight_bytes(c) * ((recipe.is_identity() ? 0 : 1) + (recipe.quarot ? 1 : 0));
-    need += cache_bytes(c, positions) + 4 * (4 * dim + 2 * qd + 2 * kv + 3 * hidden + P + vocab);
-    check_memory(need, "decode: a KV cache of " + std::to_string(positions) + " positions x " +
-                           std::to_string(c.n_layers) + " layers x " + std::to_string(c.n_kv_heads) +
-                           " KV heads x head_dim " + std::to_string(c.head_dim()) +
-                           " (K and V, float32) and the recipe's weights");
-  }
+  // What the run holds, checked before the decoder allocates any of it, as evaluate() counts
+  // it: the model's weights (unless mapped), the recipe's copies, then the cache and the step's
+  // rows, or a re-run's window.
+  const double P = static_cast<double>(positions), dim = c.dim, kv = c.kv_dim(), qd = c.q_dim(),
+               hidden = c.hidden_dim, vocab = c.vocab_size;
+  const double weights =
+      weight_bytes(c) * ((model.mapped ? 0 : 1) + (recipe.is_identity() ? 0 : 1) + (recipe.quarot ? 1 : 0));
+  check_memory(weights + cache_bytes(c, positions) + 4 * (4 * dim + 2 * qd + 2 * kv + 3 * hidden + P + vocab),
+               "decode: a KV cache of " + std::to_string(positions) + " positions x " + std::to_string(c.n_layers) +
+                   " layers x " + std::to_string(c.n_kv_heads) + " KV heads x head_dim " +
+                   std::to_string(c.head_dim()) + " (K and V, float32) and the weights");
   auto pm = detail::prepare(model, recipe, positions);
-  if (!cacheable(pm)) {
-    const double P = static_cast<double>(positions), dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim,
-                 vocab = c.vocab_size;
-    check_memory(4 * P * (8 * dim + 4 * kv + 4 * hidden + 2 * P + 2 * vocab + c.head_dim()),
-                 "decode: re-running windows of up to " + std::to_string(positions) + " positions");
-  }
+  if (!cacheable(pm))
+    check_memory(weights + 4 * P * (8 * dim + 4 * kv + 4 * hidden + 2 * P + 2 * vocab + c.head_dim()),
+                 "decode: re-running windows of up to " + std::to_string(positions) + " positions and the weights");
   impl_ = std::make_unique<Impl>(std::move(pm), positions, threads);
 }
 
