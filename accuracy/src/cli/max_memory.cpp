@@ -1,4 +1,4 @@
-// --max-memory, shared by the subcommands that read checkpoints (eval, sweep).
+// --max-memory, shared by the subcommands that read checkpoints (eval, sweep, generate).
 #include "cli/command.hpp"
 #include "lowp/accuracy/memory.hpp"
 #include "lowp/numerics/error.hpp"
