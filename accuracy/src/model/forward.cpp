@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/attention.hpp"
+#include "model/attention.hpp"
 #include "model/llama.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/gemm.hpp"
@@ -126,54 +128,28 @@ class Window : ForwardOps {
     finite(x_.data(), dim_, l, "the residual stream after the FFN");
   }
 
-  // Causal grouped-query attention, head by head: S = Q_h K_g^T / sqrt(hd), P = softmax over
-  // positions <= t, att_h = P V_g. The GEMMs thread inside gemm_f32 (OpenMP).
+  // Causal grouped-query attention (model/attention.cpp) with this layer's attn.p quantizing each
+  // head's P; the heads' errors are logged in head order, as one T x T tensor each.
   void attend(int l) {
     const auto heads = static_cast<std::size_t>(c_.n_heads);
-    const std::size_t group = heads / static_cast<std::size_t>(c_.n_kv_heads);
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
     att_.resize(T_ * qd_);
-    qh_.resize(T_ * hd_);
-    kh_.resize(T_ * hd_);
-    vt_.resize(hd_ * T_);
-    s_.resize(T_ * T_);
-    oh_.resize(T_ * hd_);
-    // FlashAttention-3's P (attn.p_form = fa3): the unnormalized exponentials are quantized.
     const std::optional<QuantSpec>& p_spec = pm_.layers[static_cast<std::size_t>(l)].p;  // this layer's attn.p
-    const bool fa3 = p_spec && r_.p_form == AttnPForm::fa3;
-    if (fa3) row_sum_.resize(T_);
-    for (std::size_t h = 0; h < heads; ++h) {
-      const std::size_t g = h / group;
-      for (std::size_t t = 0; t < T_; ++t)
-        for (std::size_t d = 0; d < hd_; ++d) {
-          qh_[t * hd_ + d] = q_[t * qd_ + h * hd_ + d];
-          kh_[t * hd_ + d] = k_[t * kv_ + g * hd_ + d];
-          vt_[d * T_ + t] = v_[t * kv_ + g * hd_ + d];
-        }
-      quant::gemm_f32(qh_.data(), kh_.data(), s_.data(), T_, T_, hd_, false, threads_);
-      for (std::size_t i = 0; i < T_; ++i) {
-        float* row = s_.data() + i * T_;
-        float mx = -INFINITY;
-        for (std::size_t j = 0; j <= i; ++j) mx = std::max(mx, row[j] *= scale);
-        float sum = 0;
-        for (std::size_t j = 0; j <= i; ++j) sum += row[j] = std::exp(row[j] - mx);
-        if (fa3) {  // 2^8 exp(S - rowmax): exact power-of-two scaling, divided out below
-          for (std::size_t j = 0; j <= i; ++j) row[j] *= kFa3POffset;
-          row_sum_[i] = sum * kFa3POffset;
-        } else {
-          for (std::size_t j = 0; j <= i; ++j) row[j] /= sum;
-        }
-        std::fill(row + i + 1, row + T_, 0.0f);
-      }
-      quantize_point(p_spec, s_.data(), T_, T_, l, "p");  // each head's P: one T x T tensor
-      quant::gemm_f32(s_.data(), vt_.data(), oh_.data(), T_, hd_, T_, false, threads_);
-      if (fa3)
-        for (std::size_t t = 0; t < T_; ++t) {  // as FA3's finalize: O times 1 / row sum
-          const float inv = 1.0f / row_sum_[t];
-          for (std::size_t d = 0; d < hd_; ++d) oh_[t * hd_ + d] *= inv;
-        }
-      for (std::size_t t = 0; t < T_; ++t) std::copy_n(oh_.data() + t * hd_, hd_, att_.data() + t * qd_ + h * hd_);
+    AttentionP pq;
+    std::vector<ErrorLog> head_logs;
+    if (p_spec) {
+      check_shape(*p_spec, T_, T_, "p", l);
+      head_logs.resize(heads);
+      pq.fa3 = r_.p_form == AttnPForm::fa3;  // FlashAttention-3's P: the unnormalized exponentials
+      pq.quantize = [&](std::size_t h, float* p) {
+        const std::vector<float> before(p, p + T_ * T_);
+        quant::fake_quant(*p_spec, p, T_, T_);
+        head_logs[h].add(l, "p", before.data(), p, T_ * T_);
+      };
     }
+    const AttentionShape shape{1, T_, heads, static_cast<std::size_t>(c_.n_kv_heads), hd_};
+    attention_forward(shape, q_.data(), k_.data(), v_.data(), att_.data(), nullptr, threads_, pq);
+    for (const ErrorLog& h : head_logs)
+      for (const TensorError& e : h.entries()) log_.add(e);
   }
 
   void rope(float* x, std::size_t heads) { detail::rope(pm_, x, T_, heads, 0); }
@@ -211,8 +187,6 @@ class Window : ForwardOps {
   const std::size_t T_;
   const std::size_t dim_, kv_, hd_, qd_, hidden_;
   std::vector<float> x_, xb_, qkv_, q_, k_, v_, att_, out_, gu_, hb_;
-  std::vector<float> qh_, kh_, vt_, s_, oh_;  // one head's attention
-  std::vector<float> row_sum_;                 // attn.p_form = fa3: each row's exp sum x 2^8
 };
 
 }  // namespace

@@ -111,10 +111,11 @@ class ForwardOps {
   const PreparedModel& pm_;
   ErrorLog& log_;
   const int threads_;
-
- private:
+  // lowp::Error naming the recipe, the point and its shape when `spec` cannot take rows x cols.
   void check_shape(const quant::QuantSpec& spec, std::size_t rows, std::size_t cols, const std::string& point,
                    int l) const;
+
+ private:
   std::vector<float> xq_, part_, before_;
 };
 

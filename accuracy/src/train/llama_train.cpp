@@ -19,6 +19,7 @@
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/rng.hpp"
 #include "lowp/quant/gemm.hpp"
+#include "model/attention.hpp"
 
 namespace lowp::accuracy::train {
 namespace {
@@ -167,6 +168,10 @@ TrainLlama::TrainLlama(const LlamaModel& m, const LinearFor& linear_for, const q
   }
   zero_grad();
   rope_tables(c_, rope_cos_, rope_sin_);
+}
+
+detail::AttentionShape TrainLlama::attention_shape() const {
+  return {B_, T_, static_cast<std::size_t>(c_.n_heads), static_cast<std::size_t>(c_.n_kv_heads), hd_};
 }
 
 void TrainLlama::zero_grad() {
@@ -329,103 +334,6 @@ void TrainLlama::rope_backward(float* dx, std::size_t heads) const {
       }
 }
 
-// ---------------------------------------------------------------- attention
-
-// Per sequence and head: S = Q_h K_g^T / sqrt(hd), P = causal softmax(S), att_h = P V_g.
-// (b, head) pairs are independent: OpenMP runs them, each GEMM single-threaded.
-void TrainLlama::attention_forward(Layer& L, int threads) {
-  const auto heads = static_cast<std::size_t>(c_.n_heads);
-  const std::size_t group = heads / static_cast<std::size_t>(c_.n_kv_heads), T = T_;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
-  L.att.resize(B_ * T * dim_);
-  L.p.resize(B_ * heads * T * T);
-#pragma omp parallel num_threads(threads)
-  {
-    std::vector<float> qh(T * hd_), kh(T * hd_), vh(T * hd_), oh(T * hd_);
-#pragma omp for schedule(dynamic, 1)
-    for (std::ptrdiff_t job = 0; job < static_cast<std::ptrdiff_t>(B_ * heads); ++job) {
-      const std::size_t b = static_cast<std::size_t>(job) / heads, h = static_cast<std::size_t>(job) % heads;
-      const std::size_t g = h / group;
-      for (std::size_t t = 0; t < T; ++t)
-        for (std::size_t d = 0; d < hd_; ++d) {
-          qh[t * hd_ + d] = L.q[(b * T + t) * dim_ + h * hd_ + d];
-          kh[t * hd_ + d] = L.k[(b * T + t) * kv_ + g * hd_ + d];
-          vh[t * hd_ + d] = L.v[(b * T + t) * kv_ + g * hd_ + d];
-        }
-      float* s = L.p.data() + static_cast<std::size_t>(job) * T * T;
-      quant::gemm_f32(qh.data(), kh.data(), s, T, T, hd_, false, 1);
-      for (std::size_t i = 0; i < T; ++i) {
-        float* row = s + i * T;
-        float mx = -INFINITY;
-        for (std::size_t j = 0; j <= i; ++j) mx = std::max(mx, row[j] *= scale);
-        float sum = 0;
-        for (std::size_t j = 0; j <= i; ++j) sum += row[j] = std::exp(row[j] - mx);
-        for (std::size_t j = 0; j <= i; ++j) row[j] /= sum;
-        std::fill(row + i + 1, row + T, 0.0f);
-      }
-      quant::gemm_f32(s, quant::Layout::as_is, vh.data(), quant::Layout::transposed, oh.data(), T, hd_, T, false, 1);
-      for (std::size_t t = 0; t < T; ++t) std::copy_n(oh.data() + t * hd_, hd_, L.att.data() + (b * T + t) * dim_ + h * hd_);
-    }
-  }
-}
-
-// dP = dO V^T; dV += P^T dO; dS = P (dP - rowsum(dP P)) / sqrt(hd); dQ = dS K; dK += dS^T Q.
-// Jobs are (sequence, KV head): the heads sharing a KV head add into dK, dV in head order.
-void TrainLlama::attention_backward(Layer& L, const std::vector<float>& datt, std::vector<float>& dq,
-                                    std::vector<float>& dk, std::vector<float>& dv, int threads) {
-  const auto heads = static_cast<std::size_t>(c_.n_heads), kvh = static_cast<std::size_t>(c_.n_kv_heads);
-  const std::size_t group = heads / kvh, T = T_;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
-  dq.assign(B_ * T * dim_, 0.0f);
-  dk.assign(B_ * T * kv_, 0.0f);
-  dv.assign(B_ * T * kv_, 0.0f);
-#pragma omp parallel num_threads(threads)
-  {
-    using quant::Layout;
-    std::vector<float> qh(T * hd_), kh(T * hd_), vh(T * hd_), doh(T * hd_), dp(T * T), dqh(T * hd_), dkh(T * hd_),
-        dvh(T * hd_);
-#pragma omp for schedule(dynamic, 1)
-    for (std::ptrdiff_t job = 0; job < static_cast<std::ptrdiff_t>(B_ * kvh); ++job) {
-      const std::size_t b = static_cast<std::size_t>(job) / kvh, g = static_cast<std::size_t>(job) % kvh;
-      for (std::size_t t = 0; t < T; ++t)
-        for (std::size_t d = 0; d < hd_; ++d) {
-          kh[t * hd_ + d] = L.k[(b * T + t) * kv_ + g * hd_ + d];
-          vh[t * hd_ + d] = L.v[(b * T + t) * kv_ + g * hd_ + d];
-        }
-      std::fill(dkh.begin(), dkh.end(), 0.0f);
-      std::fill(dvh.begin(), dvh.end(), 0.0f);
-      for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
-        for (std::size_t t = 0; t < T; ++t)
-          for (std::size_t d = 0; d < hd_; ++d) {
-            qh[t * hd_ + d] = L.q[(b * T + t) * dim_ + h * hd_ + d];
-            doh[t * hd_ + d] = datt[(b * T + t) * dim_ + h * hd_ + d];
-          }
-        const float* P = L.p.data() + (b * heads + h) * T * T;
-        quant::gemm_f32(doh.data(), vh.data(), dp.data(), T, T, hd_, false, 1);  // dP = dO V^T
-        quant::gemm_f32(P, Layout::transposed, doh.data(), Layout::transposed, dvh.data(), T, hd_, T, true,
-                        1);  // dV += P^T dO
-        for (std::size_t i = 0; i < T; ++i) {  // dS
-          const float* pr = P + i * T;
-          float* dr = dp.data() + i * T;
-          double rs = 0;
-          for (std::size_t j = 0; j <= i; ++j) rs += static_cast<double>(pr[j]) * dr[j];
-          for (std::size_t j = 0; j < T; ++j)
-            dr[j] = j <= i ? static_cast<float>(pr[j] * (dr[j] - rs) * scale) : 0.0f;
-        }
-        quant::gemm_f32(dp.data(), Layout::as_is, kh.data(), Layout::transposed, dqh.data(), T, hd_, T, false,
-                        1);  // dQ = dS K
-        quant::gemm_f32(dp.data(), Layout::transposed, qh.data(), Layout::transposed, dkh.data(), T, hd_, T, true,
-                        1);  // dK += dS^T Q
-        for (std::size_t t = 0; t < T; ++t) std::copy_n(dqh.data() + t * hd_, hd_, dq.data() + (b * T + t) * dim_ + h * hd_);
-      }
-      for (std::size_t t = 0; t < T; ++t) {
-        std::copy_n(dkh.data() + t * hd_, hd_, dk.data() + (b * T + t) * kv_ + g * hd_);
-        std::copy_n(dvh.data() + t * hd_, hd_, dv.data() + (b * T + t) * kv_ + g * hd_);
-      }
-    }
-  }
-}
-
 // ---------------------------------------------------------------- whole model
 
 double TrainLlama::forward(std::span<const int> tokens, std::span<const int> targets, std::size_t B, std::size_t T,
@@ -467,7 +375,9 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
     L.lin[kV].forward(L.xn1.data(), R, L.v.data(), mix(ls, kV));
     rope_forward(L.q.data(), static_cast<std::size_t>(c_.n_heads));
     rope_forward(L.k.data(), static_cast<std::size_t>(c_.n_kv_heads));
-    attention_forward(L, threads);
+    L.att.resize(R * dim_);
+    L.p.resize(B * static_cast<std::size_t>(c_.n_heads) * T * T);
+    detail::attention_forward(attention_shape(), L.q.data(), L.k.data(), L.v.data(), L.att.data(), L.p.data(), threads);
     L.lin[kO].forward(L.att.data(), R, tmp.data(), mix(ls, kO));
     for (std::size_t i = 0; i < R * dim_; ++i) x[i] += tmp[i];
     // feed-forward block
@@ -565,7 +475,11 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
                      R, dim_, threads);
     // attention block
     L.lin[kO].backward(dx.data(), datt.data(), mix(ls, kO));
-    attention_backward(L, datt, dq, dk, dv, threads);
+    dq.resize(R * dim_);
+    dk.resize(R * kv_);
+    dv.resize(R * kv_);
+    detail::attention_backward(attention_shape(), L.q.data(), L.k.data(), L.v.data(), L.p.data(), datt.data(), dq.data(),
+                               dk.data(), dv.data(), threads);
     rope_backward(dq.data(), static_cast<std::size_t>(c_.n_heads));
     rope_backward(dk.data(), static_cast<std::size_t>(c_.n_kv_heads));
     L.lin[kQ].backward(dq.data(), dxn.data(), mix(ls, kQ));

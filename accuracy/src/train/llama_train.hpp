@@ -17,6 +17,7 @@
 
 #include "lowp/accuracy/model.hpp"
 #include "lowp/quant/linear.hpp"
+#include "model/attention.hpp"
 #include "train/train_model.hpp"
 
 namespace lowp::accuracy::train {
@@ -83,9 +84,7 @@ class TrainLlama : public TrainModel {
     // Saved by the forward for the backward.
     std::vector<float> x_in, inv1, xn1, q, k, v, p, att, x_mid, inv2, xn2, g, u, h;
   };
-  void attention_forward(Layer& L, int threads);
-  void attention_backward(Layer& L, const std::vector<float>& datt, std::vector<float>& dq, std::vector<float>& dk,
-                          std::vector<float>& dv, int threads);
+  detail::AttentionShape attention_shape() const;
   void rope_forward(float* x, std::size_t heads) const;
   void rope_backward(float* dx, std::size_t heads) const;
 

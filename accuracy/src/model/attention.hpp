@@ -1,0 +1,41 @@
+// Causal grouped-query attention, forward and backward (private to lowp_accuracy). One
+// implementation for evaluation (model/forward.cpp) and training (train/llama_train.cpp).
+//
+// Shapes, for B sequences of T positions each from position 0 (row r = b * T + t):
+//   Q, dQ, out, dout:  [B*T, heads,    head_dim]   (row stride heads * head_dim)
+//   K, V, dK, dV:      [B*T, kv_heads, head_dim]   (row stride kv_heads * head_dim)
+//   P:                 [B, heads, T, T]            the softmax, zero above the diagonal
+// Head h reads KV head h / (heads / kv_heads). Per (sequence, head):
+//   S = Q_h K_g^T / sqrt(head_dim), P = softmax over positions <= t, out_h = P V_g.
+#pragma once
+#include <cstddef>
+#include <functional>
+
+namespace lowp::accuracy::detail {
+
+struct AttentionShape {
+  std::size_t B = 1, T = 0, heads = 0, kv_heads = 0, head_dim = 0;
+};
+
+// What evaluation does to P before P V (training leaves it empty).
+struct AttentionP {
+  // Called on each (sequence, head)'s P (T x T; job = b * heads + h) from a worker thread: it
+  // must touch only `p` and state of its own job.
+  std::function<void(std::size_t job, float* p)> quantize;
+  // FlashAttention-3's P (attn.p_form = fa3): P holds the unnormalized exp(S - rowmax) times
+  // 2^8 when quantized, and each output row is divided by its row sum times 2^8 after P V.
+  bool fa3 = false;
+};
+
+// out = softmax(Q K^T / sqrt(head_dim)) V, causal. `p`: B*heads*T*T floats to keep P for the
+// backward, or nullptr (a scratch P per worker). Bits do not depend on `threads`.
+void attention_forward(const AttentionShape& s, const float* q, const float* k, const float* v, float* out, float* p,
+                       int threads, const AttentionP& pq = {});
+
+// From the forward's P (without `AttentionP`) and dout: dQ, dK, dV (overwritten).
+//   dP = dO V^T; dV += P^T dO; dS = P (dP - rowsum(dP P)) / sqrt(hd); dQ = dS K; dK += dS^T Q.
+// The heads sharing a KV head add into dK, dV in head order (the same at any thread count).
+void attention_backward(const AttentionShape& s, const float* q, const float* k, const float* v, const float* p,
+                        const float* dout, float* dq, float* dk, float* dv, int threads);
+
+}  // namespace lowp::accuracy::detail
