@@ -44,7 +44,7 @@ struct TrainSetup {
 
   // The optimizer step on the gradients the net holds; the weights change in place.
   void optimizer_step() {
-    opt->step(accuracy::train::optimizer_tensors(*net, c));
+    opt->step(accuracy::train::optimizer_tensors(*net));
     net->weights_changed();
   }
 };

@@ -3,12 +3,13 @@
 //   per layer:  x += attention(rmsnorm(x))      q,k,v = linears; RoPE; causal GQA softmax(QK^T/sqrt(hd)) V; o-proj
 //               x += ffn(rmsnorm(x))            down(silu(gate(x)) * up(x))
 //   logits = classifier(rmsnorm(x))
-// Every quantization point is a quantize_point(...) call at the place it acts.
+// Every quantization point is a quantize_point(...) call at the place it acts; the layers are
+// model/layers.hpp's and model/attention.hpp's, shared with training.
 #include <algorithm>
 #include <cmath>
 
 #include "model/attention.hpp"
-#include "model/attention.hpp"
+#include "model/layers.hpp"
 #include "model/llama.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/gemm.hpp"
@@ -20,32 +21,14 @@ using quant::QuantSpec;
 
 }  // namespace
 
+// The decode step's pieces (model/llama.hpp), on model/layers.hpp's layers.
 void rmsnorm(const float* x, const float* w, float* out, std::size_t rows, std::size_t dim, float eps) {
-  for (std::size_t t = 0; t < rows; ++t) {
-    const float* xr = x + t * dim;
-    double ss = 0;
-    for (std::size_t i = 0; i < dim; ++i) ss += static_cast<double>(xr[i]) * xr[i];
-    const auto inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + eps));
-    for (std::size_t i = 0; i < dim; ++i) out[t * dim + i] = w[i] * (xr[i] * inv);
-  }
+  rmsnorm_forward(out, nullptr, x, w, rows, dim, eps, 1);
 }
-
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
 
 void rope(const PreparedModel& pm, float* x, std::size_t rows, std::size_t heads, std::size_t pos0) {
   const std::size_t hd = static_cast<std::size_t>(pm.cfg.head_dim()), half = hd / 2;
-  for (std::size_t t = 0; t < rows; ++t)
-    for (std::size_t h = 0; h < heads; ++h) {
-      float* v = x + t * heads * hd + h * hd;
-      const float* cs = pm.rope_cos.data() + (pos0 + t) * half;
-      const float* sn = pm.rope_sin.data() + (pos0 + t) * half;
-      for (std::size_t i = 0; i < half; ++i) {
-        const float c = cs[i], s = sn[i];
-        const float a = v[2 * i], b = v[2 * i + 1];
-        v[2 * i] = a * c - b * s;
-        v[2 * i + 1] = a * s + b * c;
-      }
-    }
+  rope_forward(x, pm.rope_cos.data() + pos0 * half, pm.rope_sin.data() + pos0 * half, 1, rows, heads, hd);
 }
 
 namespace {
@@ -61,15 +44,14 @@ class Window : ForwardOps {
   // Logits of rows [first, T) only: rows before `first` are not scored.
   void run(std::span<const int> tokens, float* logits, std::size_t first) {
     x_.resize(T_ * dim_);
-    for (std::size_t t = 0; t < T_; ++t)
-      quant::widen_rows(pm_.embedding_view, static_cast<std::size_t>(tokens[t]), 1, x_.data() + t * dim_);
+    embedding_forward(x_.data(), pm_.embedding_view, tokens);
     finite(x_.data(), dim_, -1, "token_embedding rows");
     for (std::size_t l = 0; l < pm_.layers.size(); ++l) {
       attention_block(static_cast<int>(l));
       ffn_block(static_cast<int>(l));
     }
     xb_.resize(T_ * dim_);
-    rmsnorm(x_.data(), pm_.final_norm.data(), xb_.data(), T_, dim_, c_.norm_eps);
+    rmsnorm_forward(xb_.data(), nullptr, x_.data(), pm_.final_norm.data(), T_, dim_, c_.norm_eps, threads_);
     finite(xb_.data(), dim_, -1, "the final RMSNorm output");
     const std::size_t vocab = static_cast<std::size_t>(c_.vocab_size);
     linear(pm_.classifier, xb_.data() + first * dim_, logits + first * vocab, -1, T_ - first);
@@ -79,14 +61,14 @@ class Window : ForwardOps {
   void attention_block(int l) {
     const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
     xb_.resize(T_ * dim_);
-    rmsnorm(x_.data(), L.attn_norm.data(), xb_.data(), T_, dim_, c_.norm_eps);
+    rmsnorm_forward(xb_.data(), nullptr, x_.data(), L.attn_norm.data(), T_, dim_, c_.norm_eps, threads_);
     finite(xb_.data(), dim_, l, "the attn_norm output");
     qkv_.resize(T_ * (qd_ + 2 * kv_));
     linear(L.qkv, xb_.data(), qkv_.data(), l);
-    add_bias(qkv_.data(), L.qkv_bias);
+    bias_forward(qkv_.data(), L.qkv_bias.data(), T_, L.qkv_bias.size());
     split_qkv();
-    rope(q_.data(), static_cast<std::size_t>(c_.n_heads));
-    rope(k_.data(), static_cast<std::size_t>(c_.n_kv_heads));
+    rope_forward(q_.data(), pm_.rope_cos.data(), pm_.rope_sin.data(), 1, T_, static_cast<std::size_t>(c_.n_heads), hd_);
+    rope_forward(k_.data(), pm_.rope_cos.data(), pm_.rope_sin.data(), 1, T_, static_cast<std::size_t>(c_.n_kv_heads), hd_);
     const bool rotate = pm_.head_rotation.kind != hadamard::RotationKind::none;
     if (rotate) {  // HadaCore / FA3: Q R (K R)^T = Q K^T
       pm_.head_rotation.apply(q_.data(), T_ * static_cast<std::size_t>(c_.n_heads), hd_);
@@ -99,32 +81,30 @@ class Window : ForwardOps {
     quantize_point(L.k, k_.data(), T_, kv_, l, "k");
     quantize_point(L.v, v_.data(), T_, kv_, l, "v");
     attend(l);
-    finite(att_.data(), dim_, l, "the attention output (softmax(QK^T) V)");
+    finite(att_.data(), qd_, l, "the attention output (softmax(QK^T) V)");
     if (rotate && r_.rotate_v)  // P (V R) R^T = P V
       pm_.head_rotation.apply_inverse(att_.data(), T_ * static_cast<std::size_t>(c_.n_heads), hd_);
     out_.resize(T_ * dim_);
     linear(L.wo, att_.data(), out_.data(), l);
-    add_bias(out_.data(), L.wo_bias);
-    for (std::size_t i = 0; i < T_ * dim_; ++i) x_[i] += out_[i];
+    bias_forward(out_.data(), L.wo_bias.data(), T_, L.wo_bias.size());
+    residual_forward(x_.data(), out_.data(), T_ * dim_);
     finite(x_.data(), dim_, l, "the residual stream after attention");
   }
 
   void ffn_block(int l) {
     const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
-    rmsnorm(x_.data(), L.ffn_norm.data(), xb_.data(), T_, dim_, c_.norm_eps);
+    rmsnorm_forward(xb_.data(), nullptr, x_.data(), L.ffn_norm.data(), T_, dim_, c_.norm_eps, threads_);
     finite(xb_.data(), dim_, l, "the ffn_norm output");
     gu_.resize(T_ * 2 * hidden_);
     linear(L.gate_up, xb_.data(), gu_.data(), l);
     hb_.resize(T_ * hidden_);
-    for (std::size_t t = 0; t < T_; ++t)
-      for (std::size_t i = 0; i < hidden_; ++i)
-        hb_[t * hidden_ + i] = silu(gu_[t * 2 * hidden_ + i]) * gu_[t * 2 * hidden_ + hidden_ + i];
+    swiglu_forward(hb_.data(), gu_.data(), gu_.data() + hidden_, T_, hidden_, 2 * hidden_);
     finite(hb_.data(), hidden_, l, "silu(gate) * up");
     if (pm_.down_rotation.kind != hadamard::RotationKind::none)  // QuaRot's online Hadamard
       pm_.down_rotation.apply(hb_.data(), T_, hidden_);
     out_.resize(T_ * dim_);
     linear(L.down, hb_.data(), out_.data(), l);
-    for (std::size_t i = 0; i < T_ * dim_; ++i) x_[i] += out_[i];
+    residual_forward(x_.data(), out_.data(), T_ * dim_);
     finite(x_.data(), dim_, l, "the residual stream after the FFN");
   }
 
@@ -152,8 +132,6 @@ class Window : ForwardOps {
       for (const TensorError& e : h.entries()) log_.add(e);
   }
 
-  void rope(float* x, std::size_t heads) { detail::rope(pm_, x, T_, heads, 0); }
-
   void split_qkv() {
     const std::size_t w = qd_ + 2 * kv_;
     q_.resize(T_ * qd_);
@@ -165,13 +143,6 @@ class Window : ForwardOps {
       std::copy_n(row + qd_, kv_, k_.data() + t * kv_);
       std::copy_n(row + qd_ + kv_, kv_, v_.data() + t * kv_);
     }
-  }
-
-  // Each of the T_ rows of y (width bias.size()) += bias.
-  void add_bias(float* y, const std::vector<float>& bias) const {
-    const std::size_t n = bias.size();
-    for (std::size_t t = 0; t < T_ && n; ++t)
-      for (std::size_t i = 0; i < n; ++i) y[t * n + i] += bias[i];
   }
 
   using ForwardOps::finite;

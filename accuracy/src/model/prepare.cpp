@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "model/layers.hpp"
 #include "model/llama.hpp"
 #include "lowp/numerics/error.hpp"
 
@@ -263,21 +264,9 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
   const Member cls[] = {{LinearKind::classifier, cls_w, vocab}};
   pm.classifier = prep.group(cls, dim, -1);
 
-  // RoPE angles in double, rounded once: pair i of a head turns by pos * theta^(-2i/head_dim),
-  // times the linear scale, over the pair's frequency factor. Only the positions the run
-  // evaluates: the header's seq_len is not evidence of anything (and --ctx may pass it).
-  const std::size_t half = hd / 2, seq = positions;
-  pm.rope_cos.resize(seq * half);
-  pm.rope_sin.resize(seq * half);
-  for (std::size_t pos = 0; pos < seq; ++pos)
-    for (std::size_t i = 0; i < half; ++i) {
-      double freq = std::pow(static_cast<double>(c.rope_theta), -static_cast<double>(2 * i) / static_cast<double>(hd)) *
-                    static_cast<double>(c.rope_freq_scale);
-      if (!c.rope_freq_factors.empty()) freq /= static_cast<double>(c.rope_freq_factors[i]);
-      const double angle = static_cast<double>(pos) * freq;
-      pm.rope_cos[pos * half + i] = static_cast<float>(std::cos(angle));
-      pm.rope_sin[pos * half + i] = static_cast<float>(std::sin(angle));
-    }
+  // Only the positions the run evaluates: the header's seq_len is not evidence of anything (and
+  // --ctx may pass it).
+  rope_tables(c, positions, pm.rope_cos, pm.rope_sin);
   return pm;
 }
 

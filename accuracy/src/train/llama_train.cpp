@@ -20,6 +20,7 @@
 #include "lowp/numerics/rng.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "model/attention.hpp"
+#include "model/layers.hpp"
 
 namespace lowp::accuracy::train {
 namespace {
@@ -38,58 +39,6 @@ float normal(std::uint64_t seed, std::uint64_t i) {
   const double u1 = (static_cast<double>(random_bits(key, 2 * i)) + 1.0) / 4294967296.0;
   const double u2 = static_cast<double>(random_bits(key, 2 * i + 1)) / 4294967296.0;
   return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
-}
-
-// out = w * (x * inv) with inv = 1 / sqrt(mean(x^2) + eps), the sum of squares in double.
-void rmsnorm_forward(const float* x, const float* w, float* out, float* inv, std::size_t rows, std::size_t dim,
-                     float eps, int threads) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::ptrdiff_t tt = 0; tt < static_cast<std::ptrdiff_t>(rows); ++tt) {
-    const auto t = static_cast<std::size_t>(tt);
-    const float* xr = x + t * dim;
-    double ss = 0;
-    for (std::size_t i = 0; i < dim; ++i) ss += static_cast<double>(xr[i]) * xr[i];
-    const auto r = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + eps));
-    inv[t] = r;
-    for (std::size_t i = 0; i < dim; ++i) out[t * dim + i] = w[i] * (xr[i] * r);
-  }
-}
-
-// dx += inv * (w dy) - x inv^3 / dim * sum(w dy x);  dw += sum over rows of dy * x * inv.
-void rmsnorm_backward(const float* x, const float* w, const float* inv, const float* dy, float* dx, float* dw,
-                      std::size_t rows, std::size_t dim, int threads) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::ptrdiff_t tt = 0; tt < static_cast<std::ptrdiff_t>(rows); ++tt) {
-    const auto t = static_cast<std::size_t>(tt);
-    const float* xr = x + t * dim;
-    const float* g = dy + t * dim;
-    double dot = 0;
-    for (std::size_t i = 0; i < dim; ++i) dot += static_cast<double>(w[i]) * g[i] * xr[i];
-    const double r = inv[t], c = dot * r * r * r / static_cast<double>(dim);
-    for (std::size_t i = 0; i < dim; ++i)
-      dx[t * dim + i] += static_cast<float>(r * w[i] * g[i] - c * xr[i]);
-  }
-  // Rows in order (the same at any thread count), a whole row at a time: reading down the
-  // columns instead would stream both matrices once per column.
-  std::vector<double> acc(dim, 0.0);
-  for (std::size_t t = 0; t < rows; ++t)
-    for (std::size_t i = 0; i < dim; ++i) acc[i] += static_cast<double>(dy[t * dim + i]) * x[t * dim + i] * inv[t];
-  for (std::size_t i = 0; i < dim; ++i) dw[i] += static_cast<float>(acc[i]);
-}
-
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
-
-void swiglu_forward(const float* g, const float* u, float* h, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) h[i] = silu(g[i]) * u[i];
-}
-
-// h = silu(g) u: dg = dh u silu'(g), silu'(g) = s (1 + g (1 - s)) with s = sigmoid(g); du = dh silu(g).
-void swiglu_backward(const float* g, const float* u, const float* dh, float* dg, float* du, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    const double s = 1.0 / (1.0 + std::exp(-static_cast<double>(g[i])));
-    dg[i] = static_cast<float>(dh[i] * u[i] * s * (1.0 + g[i] * (1.0 - s)));
-    du[i] = static_cast<float>(dh[i] * g[i] * s);
-  }
 }
 
 bool all_finite(const std::vector<float>& v) {
@@ -142,6 +91,7 @@ TrainLlama::TrainLlama(const LlamaModel& m, const LinearFor& linear_for, const q
       dim_(static_cast<std::size_t>(c_.dim)),
       kv_(static_cast<std::size_t>(c_.kv_dim())),
       hd_(static_cast<std::size_t>(c_.head_dim())),
+      qd_(static_cast<std::size_t>(c_.q_dim())),
       hidden_(static_cast<std::size_t>(c_.hidden_dim)),
       vocab_(static_cast<std::size_t>(c_.vocab_size)) {
   validate(m);
@@ -152,12 +102,14 @@ TrainLlama::TrainLlama(const LlamaModel& m, const LinearFor& linear_for, const q
     L.attn_norm = w.attn_norm;
     L.ffn_norm = w.ffn_norm;
     const std::vector<float>* src[kLinears] = {&w.wq, &w.wk, &w.wv, &w.wo, &w.w_gate, &w.w_up, &w.w_down};
-    const std::size_t in[kLinears] = {dim_, dim_, dim_, dim_, dim_, dim_, hidden_};
-    const std::size_t out[kLinears] = {dim_, kv_, kv_, dim_, hidden_, hidden_, dim_};
+    const std::size_t in[kLinears] = {dim_, dim_, dim_, qd_, dim_, dim_, hidden_};
+    const std::size_t out[kLinears] = {qd_, kv_, kv_, dim_, hidden_, hidden_, dim_};
     for (int i = 0; i < kLinears; ++i) {
       L.lin.emplace_back(linear_for(i, l), in[i], out[i], false);
       L.lin.back().weight() = *src[i];
     }
+    const std::vector<float>* bias[4] = {&w.bq, &w.bk, &w.bv, &w.bo};
+    for (int i = 0; i < 4; ++i) L.bias[i] = *bias[i];
     layers_.push_back(std::move(L));
   }
   final_norm_ = m.final_norm;
@@ -167,7 +119,7 @@ TrainLlama::TrainLlama(const LlamaModel& m, const LinearFor& linear_for, const q
     weights_changed();
   }
   zero_grad();
-  rope_tables(c_, rope_cos_, rope_sin_);
+  detail::rope_tables(c_, static_cast<std::size_t>(c_.seq_len), rope_cos_, rope_sin_);
 }
 
 detail::AttentionShape TrainLlama::attention_shape() const {
@@ -180,6 +132,7 @@ void TrainLlama::zero_grad() {
     L.d_attn_norm.assign(dim_, 0.0f);
     L.d_ffn_norm.assign(dim_, 0.0f);
     for (auto& q : L.lin) std::fill(q.weight_grad().begin(), q.weight_grad().end(), 0.0f);
+    for (int i = 0; i < 4; ++i) L.dbias[i].assign(L.bias[i].size(), 0.0f);
   }
   d_final_norm_.assign(dim_, 0.0f);
   d_classifier_.assign(classifier_.size(), 0.0f);
@@ -188,10 +141,14 @@ void TrainLlama::zero_grad() {
 std::vector<TrainLlama::Param> TrainLlama::params() {
   std::vector<LayerParams> layers;
   for (Layer& L : layers_) {
-    LayerParams lp{&L.attn_norm, &L.d_attn_norm, &L.ffn_norm, &L.d_ffn_norm, {}, {}};
+    LayerParams lp{&L.attn_norm, &L.d_attn_norm, &L.ffn_norm, &L.d_ffn_norm, {}, {}, {}, {}};
     for (int i = 0; i < kLinears; ++i) {
       lp.w[i] = &L.lin[i].weight();
       lp.dw[i] = &L.lin[i].weight_grad();
+    }
+    for (int i = 0; i < 4; ++i) {
+      lp.b[i] = &L.bias[i];
+      lp.db[i] = &L.dbias[i];
     }
     layers.push_back(lp);
   }
@@ -294,70 +251,29 @@ std::vector<TrainLlama::LinearStats> TrainLlama::take_stats() {
 LlamaModel TrainLlama::to_model() const {
   std::vector<TrainedLayer> layers;
   for (const auto& L : layers_) {
-    TrainedLayer t{&L.attn_norm, &L.ffn_norm, {}};
+    TrainedLayer t{&L.attn_norm, &L.ffn_norm, {}, {}};
     for (std::size_t i = 0; i < 7; ++i) t.linear[i] = &L.lin[i].weight();
+    for (std::size_t i = 0; i < 4; ++i) t.bias[i] = &L.bias[i];
     layers.push_back(t);
   }
   return trained_model(c_, embedding_, layers, final_norm_, classifier_);
-}
-
-// ---------------------------------------------------------------- RoPE
-
-void TrainLlama::rope_forward(float* x, std::size_t heads) const {
-  const std::size_t half = hd_ / 2;
-  for (std::size_t b = 0; b < B_; ++b)
-    for (std::size_t t = 0; t < T_; ++t)
-      for (std::size_t h = 0; h < heads; ++h) {
-        float* v = x + ((b * T_ + t) * heads + h) * hd_;
-        for (std::size_t i = 0; i < half; ++i) {
-          const float c = rope_cos_[t * half + i], s = rope_sin_[t * half + i];
-          const float a = v[2 * i], bb = v[2 * i + 1];
-          v[2 * i] = a * c - bb * s;
-          v[2 * i + 1] = a * s + bb * c;
-        }
-      }
-}
-
-// The transpose of the rotation: (da, db) = (dv0 c + dv1 s, -dv0 s + dv1 c).
-void TrainLlama::rope_backward(float* dx, std::size_t heads) const {
-  const std::size_t half = hd_ / 2;
-  for (std::size_t b = 0; b < B_; ++b)
-    for (std::size_t t = 0; t < T_; ++t)
-      for (std::size_t h = 0; h < heads; ++h) {
-        float* v = dx + ((b * T_ + t) * heads + h) * hd_;
-        for (std::size_t i = 0; i < half; ++i) {
-          const float c = rope_cos_[t * half + i], s = rope_sin_[t * half + i];
-          const float d0 = v[2 * i], d1 = v[2 * i + 1];
-          v[2 * i] = d0 * c + d1 * s;
-          v[2 * i + 1] = -d0 * s + d1 * c;
-        }
-      }
 }
 
 // ---------------------------------------------------------------- whole model
 
 double TrainLlama::forward(std::span<const int> tokens, std::span<const int> targets, std::size_t B, std::size_t T,
                            int threads, std::uint64_t seed) {
-  if (B == 0 || T == 0 || tokens.size() != B * T || (!targets.empty() && targets.size() != B * T))
-    throw Error("train forward: " + std::to_string(tokens.size()) + " tokens for batch " + std::to_string(B) +
-                " x window " + std::to_string(T));
-  if (T > static_cast<std::size_t>(c_.seq_len))
-    throw Error("train forward: window " + std::to_string(T) + " is beyond seq_len " + std::to_string(c_.seq_len));
-  for (int t : tokens)
-    if (t < 0 || static_cast<std::size_t>(t) >= vocab_)
-      throw Error("train forward: token " + std::to_string(t) + " outside the vocabulary of " + std::to_string(vocab_));
-  for (int y : targets)
-    if (y < 0 || static_cast<std::size_t>(y) >= vocab_)
-      throw Error("train forward: target " + std::to_string(y) + " outside the vocabulary of " + std::to_string(vocab_));
+  using namespace detail;
+  check_batch(tokens, targets, B, T, static_cast<std::size_t>(c_.seq_len), vocab_, "train forward");
   threads = threads > 0 ? threads : omp_get_max_threads();
   B_ = B;
   T_ = T;
   tokens_.assign(tokens.begin(), tokens.end());
   targets_.assign(targets.begin(), targets.end());
-  const std::size_t R = B * T;
+  const std::size_t R = B * T, heads = static_cast<std::size_t>(c_.n_heads), kvh = static_cast<std::size_t>(c_.n_kv_heads);
+  const float *cos = rope_cos_.data(), *sin = rope_sin_.data();
   std::vector<float> x(R * dim_), tmp(R * dim_);
-  for (std::size_t r = 0; r < R; ++r)
-    std::copy_n(embedding_.data() + static_cast<std::size_t>(tokens[r]) * dim_, dim_, x.data() + r * dim_);
+  embedding_forward(x.data(), quant::StoredMatrix{quant::StoredType::f32, embedding_.data(), vocab_, dim_}, tokens);
 
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     Layer& L = layers_[l];
@@ -366,39 +282,44 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
     L.x_in = x;
     L.inv1.resize(R);
     L.xn1.resize(R * dim_);
-    rmsnorm_forward(x.data(), L.attn_norm.data(), L.xn1.data(), L.inv1.data(), R, dim_, c_.norm_eps, threads);
-    L.q.resize(R * dim_);
+    rmsnorm_forward(L.xn1.data(), L.inv1.data(), x.data(), L.attn_norm.data(), R, dim_, c_.norm_eps, threads);
+    L.q.resize(R * qd_);
     L.k.resize(R * kv_);
     L.v.resize(R * kv_);
     L.lin[kQ].forward(L.xn1.data(), R, L.q.data(), mix(ls, kQ));
     L.lin[kK].forward(L.xn1.data(), R, L.k.data(), mix(ls, kK));
     L.lin[kV].forward(L.xn1.data(), R, L.v.data(), mix(ls, kV));
-    rope_forward(L.q.data(), static_cast<std::size_t>(c_.n_heads));
-    rope_forward(L.k.data(), static_cast<std::size_t>(c_.n_kv_heads));
-    L.att.resize(R * dim_);
-    L.p.resize(B * static_cast<std::size_t>(c_.n_heads) * T * T);
-    detail::attention_forward(attention_shape(), L.q.data(), L.k.data(), L.v.data(), L.att.data(), L.p.data(), threads);
+    bias_forward(L.q.data(), L.bias[0].data(), R, L.bias[0].size());
+    bias_forward(L.k.data(), L.bias[1].data(), R, L.bias[1].size());
+    bias_forward(L.v.data(), L.bias[2].data(), R, L.bias[2].size());
+    rope_forward(L.q.data(), cos, sin, B, T, heads, hd_);
+    rope_forward(L.k.data(), cos, sin, B, T, kvh, hd_);
+    L.att.resize(R * qd_);
+    L.p.resize(B * heads * T * T);
+    attention_forward(attention_shape(), L.q.data(), L.k.data(), L.v.data(), L.att.data(), L.p.data(), threads);
     L.lin[kO].forward(L.att.data(), R, tmp.data(), mix(ls, kO));
-    for (std::size_t i = 0; i < R * dim_; ++i) x[i] += tmp[i];
+    bias_forward(tmp.data(), L.bias[3].data(), R, L.bias[3].size());
+    residual_forward(x.data(), tmp.data(), R * dim_);
     // feed-forward block
     L.x_mid = x;
     L.inv2.resize(R);
     L.xn2.resize(R * dim_);
-    rmsnorm_forward(x.data(), L.ffn_norm.data(), L.xn2.data(), L.inv2.data(), R, dim_, c_.norm_eps, threads);
+    rmsnorm_forward(L.xn2.data(), L.inv2.data(), x.data(), L.ffn_norm.data(), R, dim_, c_.norm_eps, threads);
     L.g.resize(R * hidden_);
     L.u.resize(R * hidden_);
     L.h.resize(R * hidden_);
     L.lin[kGate].forward(L.xn2.data(), R, L.g.data(), mix(ls, kGate));
     L.lin[kUp].forward(L.xn2.data(), R, L.u.data(), mix(ls, kUp));
-    swiglu_forward(L.g.data(), L.u.data(), L.h.data(), R * hidden_);
+    swiglu_forward(L.h.data(), L.g.data(), L.u.data(), R, hidden_, hidden_);
     L.lin[kDown].forward(L.h.data(), R, tmp.data(), mix(ls, kDown));
-    for (std::size_t i = 0; i < R * dim_; ++i) x[i] += tmp[i];
+    residual_forward(x.data(), tmp.data(), R * dim_);
   }
   x_final_ = std::move(x);
   inv_final_.resize(R);
   xn_final_.resize(R * dim_);
-  rmsnorm_forward(x_final_.data(), final_norm_.data(), xn_final_.data(), inv_final_.data(), R, dim_, c_.norm_eps,
+  rmsnorm_forward(xn_final_.data(), inv_final_.data(), x_final_.data(), final_norm_.data(), R, dim_, c_.norm_eps,
                   threads);
+  // classifier
   logits_.resize(R * vocab_);
   const std::vector<float>& wcls = classifier_.empty() ? embedding_ : classifier_;
   if (cls_)
@@ -406,41 +327,22 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
   else
     quant::gemm_f32(xn_final_.data(), wcls.data(), logits_.data(), R, vocab_, dim_, false, threads);
   if (targets.empty()) return std::numeric_limits<double>::quiet_NaN();
-
-  // Cross-entropy: log-sum-exp per row in double, rows summed in order; the sums are kept for
-  // the backward's softmax.
-  double total = 0;
+  // Cross-entropy: the row sums are kept for the backward's softmax.
   ce_sum_.resize(R);
-  for (std::size_t r = 0; r < R; ++r) {
-    const float* row = logits_.data() + r * vocab_;
-    const int y = targets[r];
-    const float mx = *std::max_element(row, row + vocab_);
-    double se = 0;
-    for (std::size_t j = 0; j < vocab_; ++j) se += std::exp(static_cast<double>(row[j]) - mx);
-    ce_sum_[r] = se;
-    total += std::log(se) + mx - row[y];
-  }
-  return total / static_cast<double>(R);
+  return crossentropy_forward(logits_.data(), targets_.data(), R, vocab_, ce_sum_.data()) / static_cast<double>(R);
 }
 
 void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows) {
+  using namespace detail;
   const std::size_t R = B_ * T_;
   if (R == 0 || targets_.size() != R) throw Error("train backward: no forward pass with targets to differentiate");
   threads = threads > 0 ? threads : omp_get_max_threads();
-  const double rows = static_cast<double>(loss_rows > 0 ? loss_rows : R);
+  const std::size_t heads = static_cast<std::size_t>(c_.n_heads), kvh = static_cast<std::size_t>(c_.n_kv_heads);
+  const float *cos = rope_cos_.data(), *sin = rope_sin_.data();
   // Cross-entropy: dlogits = (softmax - onehot) / rows, in place.
   std::vector<float>& dlogits = logits_;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::ptrdiff_t rr = 0; rr < static_cast<std::ptrdiff_t>(R); ++rr) {
-    const auto r = static_cast<std::size_t>(rr);
-    float* row = dlogits.data() + r * vocab_;
-    const float mx = *std::max_element(row, row + vocab_);
-    const double se = ce_sum_[r];  // the forward's, summed exactly so
-    for (std::size_t j = 0; j < vocab_; ++j) {
-      const double p = std::exp(static_cast<double>(row[j]) - mx) / se;
-      row[j] = static_cast<float>((p - (static_cast<int>(j) == targets_[r] ? 1.0 : 0.0)) / rows);
-    }
-  }
+  crossentropy_backward(dlogits.data(), ce_sum_.data(), targets_.data(), R, vocab_,
+                        static_cast<double>(loss_rows > 0 ? loss_rows : R), threads);
   // Classifier: dxn = dlogits Wcls; dWcls += dlogits^T xn.
   std::vector<float>& wcls = classifier_.empty() ? embedding_ : classifier_;
   std::vector<float>& dwcls = classifier_.empty() ? d_embedding_ : d_classifier_;
@@ -457,44 +359,41 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
     quant::gemm_f32(dlogits.data(), Layout::transposed, xn_final_.data(), Layout::transposed, dwcls.data(), vocab_,
                     dim_, R, true, threads);
   }
-  rmsnorm_backward(x_final_.data(), final_norm_.data(), inv_final_.data(), dxn.data(), dx.data(),
-                   d_final_norm_.data(), R, dim_, threads);
+  rmsnorm_backward(dx.data(), d_final_norm_.data(), dxn.data(), x_final_.data(), final_norm_.data(), inv_final_.data(),
+                   R, dim_, threads);
 
-  std::vector<float> dtmp(R * dim_), dh(R * hidden_), dg(R * hidden_), du(R * hidden_), datt(R * dim_);
-  std::vector<float> dq, dk, dv;
+  std::vector<float> dtmp(R * dim_), dh(R * hidden_), dg(R * hidden_), du(R * hidden_), datt(R * qd_);
+  std::vector<float> dq(R * qd_), dk(R * kv_), dv(R * kv_);
   for (std::size_t li = layers_.size(); li-- > 0;) {
     Layer& L = layers_[li];
     const std::uint64_t ls = mix(mix(seed, li + 1), 0xbac);
-    // feed-forward block: dx flows through unchanged and into the branch.
+    // feed-forward block: dx flows through the residual unchanged and into the branch.
     L.lin[kDown].backward(dx.data(), dh.data(), mix(ls, kDown));
-    swiglu_backward(L.g.data(), L.u.data(), dh.data(), dg.data(), du.data(), R * hidden_);
+    swiglu_backward(dg.data(), du.data(), dh.data(), L.g.data(), L.u.data(), R * hidden_);
     L.lin[kGate].backward(dg.data(), dxn.data(), mix(ls, kGate));
     L.lin[kUp].backward(du.data(), dtmp.data(), mix(ls, kUp));
-    for (std::size_t i = 0; i < R * dim_; ++i) dxn[i] += dtmp[i];
-    rmsnorm_backward(L.x_mid.data(), L.ffn_norm.data(), L.inv2.data(), dxn.data(), dx.data(), L.d_ffn_norm.data(),
-                     R, dim_, threads);
+    residual_forward(dxn.data(), dtmp.data(), R * dim_);
+    rmsnorm_backward(dx.data(), L.d_ffn_norm.data(), dxn.data(), L.x_mid.data(), L.ffn_norm.data(), L.inv2.data(), R,
+                     dim_, threads);
     // attention block
+    bias_backward(L.dbias[3].data(), dx.data(), R, L.dbias[3].size());
     L.lin[kO].backward(dx.data(), datt.data(), mix(ls, kO));
-    dq.resize(R * dim_);
-    dk.resize(R * kv_);
-    dv.resize(R * kv_);
-    detail::attention_backward(attention_shape(), L.q.data(), L.k.data(), L.v.data(), L.p.data(), datt.data(), dq.data(),
-                               dk.data(), dv.data(), threads);
-    rope_backward(dq.data(), static_cast<std::size_t>(c_.n_heads));
-    rope_backward(dk.data(), static_cast<std::size_t>(c_.n_kv_heads));
+    attention_backward(attention_shape(), L.q.data(), L.k.data(), L.v.data(), L.p.data(), datt.data(), dq.data(),
+                       dk.data(), dv.data(), threads);
+    rope_backward(dq.data(), cos, sin, B_, T_, heads, hd_);
+    rope_backward(dk.data(), cos, sin, B_, T_, kvh, hd_);
+    bias_backward(L.dbias[0].data(), dq.data(), R, L.dbias[0].size());
+    bias_backward(L.dbias[1].data(), dk.data(), R, L.dbias[1].size());
+    bias_backward(L.dbias[2].data(), dv.data(), R, L.dbias[2].size());
     L.lin[kQ].backward(dq.data(), dxn.data(), mix(ls, kQ));
     L.lin[kK].backward(dk.data(), dtmp.data(), mix(ls, kK));
-    for (std::size_t i = 0; i < R * dim_; ++i) dxn[i] += dtmp[i];
+    residual_forward(dxn.data(), dtmp.data(), R * dim_);
     L.lin[kV].backward(dv.data(), dtmp.data(), mix(ls, kV));
-    for (std::size_t i = 0; i < R * dim_; ++i) dxn[i] += dtmp[i];
-    rmsnorm_backward(L.x_in.data(), L.attn_norm.data(), L.inv1.data(), dxn.data(), dx.data(), L.d_attn_norm.data(),
-                     R, dim_, threads);
+    residual_forward(dxn.data(), dtmp.data(), R * dim_);
+    rmsnorm_backward(dx.data(), L.d_attn_norm.data(), dxn.data(), L.x_in.data(), L.attn_norm.data(), L.inv1.data(), R,
+                     dim_, threads);
   }
-  // Embedding: rows scattered in token order.
-  for (std::size_t r = 0; r < R; ++r) {
-    float* d = d_embedding_.data() + static_cast<std::size_t>(tokens_[r]) * dim_;
-    for (std::size_t i = 0; i < dim_; ++i) d[i] += dx[r * dim_ + i];
-  }
+  embedding_backward(d_embedding_.data(), dx.data(), tokens_, dim_);
 }
 
 std::string TrainLlama::first_nonfinite_activation() const {

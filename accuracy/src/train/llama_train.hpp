@@ -81,15 +81,14 @@ class TrainLlama : public TrainModel {
   struct Layer {
     std::vector<float> attn_norm, ffn_norm, d_attn_norm, d_ffn_norm;
     std::vector<quant::QuantLinear> lin;  // wq wk wv wo gate up down
+    std::vector<float> bias[4], dbias[4];  // bq bk bv bo: empty when the model has none
     // Saved by the forward for the backward.
     std::vector<float> x_in, inv1, xn1, q, k, v, p, att, x_mid, inv2, xn2, g, u, h;
   };
   detail::AttentionShape attention_shape() const;
-  void rope_forward(float* x, std::size_t heads) const;
-  void rope_backward(float* dx, std::size_t heads) const;
 
   LlamaConfig c_;
-  std::size_t dim_, kv_, hd_, hidden_, vocab_;
+  std::size_t dim_, kv_, hd_, qd_, hidden_, vocab_;
   std::size_t B_ = 0, T_ = 0;
   std::vector<float> embedding_, d_embedding_;
   std::vector<Layer> layers_;

@@ -31,6 +31,7 @@
 
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
+#include "model/layers.hpp"
 
 namespace lowp::accuracy::train {
 namespace {
@@ -126,9 +127,13 @@ ScalifyLlama::ScalifyLlama(const LlamaModel& m, const ScalifyConfig& cfg)
       dim_(static_cast<std::size_t>(c_.dim)),
       kv_(static_cast<std::size_t>(c_.kv_dim())),
       hd_(static_cast<std::size_t>(c_.head_dim())),
+      qd_(static_cast<std::size_t>(c_.q_dim())),
       hidden_(static_cast<std::size_t>(c_.hidden_dim)),
       vocab_(static_cast<std::size_t>(c_.vocab_size)) {
   validate(m);
+  for (const LayerWeights& w : m.layers)
+    if (!w.bq.empty() || !w.bk.empty() || !w.bv.empty() || !w.bo.empty())
+      throw Error("the scalify recipe does not train attention biases (" + m.path + " has them)");
   embedding_ = m.token_embedding;
   for (const LayerWeights& w : m.layers) {
     Layer L;
@@ -142,14 +147,14 @@ ScalifyLlama::ScalifyLlama(const LlamaModel& m, const ScalifyConfig& cfg)
   classifier_ = m.classifier;
   weights_changed();
   zero_grad();
-  rope_tables(c_, rope_cos_, rope_sin_);
+  detail::rope_tables(c_, static_cast<std::size_t>(c_.seq_len), rope_cos_, rope_sin_);
 }
 
 void ScalifyLlama::weights_changed() {
   const Format& f = cfg_.weight;
   emb_ = cast_weight(embedding_, vocab_, dim_, f);
-  const std::size_t in[kLinears] = {dim_, dim_, dim_, dim_, dim_, dim_, hidden_};
-  const std::size_t out[kLinears] = {dim_, kv_, kv_, dim_, hidden_, hidden_, dim_};
+  const std::size_t in[kLinears] = {dim_, dim_, dim_, qd_, dim_, dim_, hidden_};
+  const std::size_t out[kLinears] = {qd_, kv_, kv_, dim_, hidden_, hidden_, dim_};
   for (Layer& L : layers_) {
     L.gain1 = cast_weight(L.attn_norm, 1, dim_, f);
     L.gain2 = cast_weight(L.ffn_norm, 1, dim_, f);
@@ -173,7 +178,7 @@ void ScalifyLlama::zero_grad() {
 std::vector<TrainParam> ScalifyLlama::params() {
   std::vector<LayerParams> layers;
   for (Layer& L : layers_) {
-    LayerParams lp{&L.attn_norm, &L.d_attn_norm, &L.ffn_norm, &L.d_ffn_norm, {}, {}};
+    LayerParams lp{&L.attn_norm, &L.d_attn_norm, &L.ffn_norm, &L.d_ffn_norm, {}, {}, {}, {}};
     for (int i = 0; i < kLinears; ++i) {
       lp.w[i] = &L.w[i];
       lp.dw[i] = &L.dw[i];
@@ -186,7 +191,8 @@ std::vector<TrainParam> ScalifyLlama::params() {
 LlamaModel ScalifyLlama::to_model() const {
   std::vector<TrainedLayer> layers;
   for (const Layer& L : layers_) {
-    TrainedLayer t{&L.attn_norm, &L.ffn_norm, {}};
+    static const std::vector<float> none;
+    TrainedLayer t{&L.attn_norm, &L.ffn_norm, {}, {&none, &none, &none, &none}};
     for (std::size_t i = 0; i < 7; ++i) t.linear[i] = &L.w[i];
     layers.push_back(t);
   }
@@ -200,22 +206,12 @@ void ScalifyLlama::load_linear_state(std::span<const std::uint8_t> bytes) {
 
 // ---------------------------------------------------------------- RoPE
 
-// An orthogonal rotation of pairs: the scale is kept, the rotated data are cast again.
-// `inverse` applies the transpose (the backward pass).
+// An orthogonal rotation of pairs (model/layers.hpp's, on the data): the scale is kept, the
+// rotated data are cast again. `inverse` applies the transpose (the backward pass).
 ScaledTensor ScalifyLlama::rope(const ScaledTensor& x, std::size_t heads, bool inverse) const {
-  const std::size_t half = hd_ / 2;
   std::vector<float> d = x.data;
-  for (std::size_t b = 0; b < B_; ++b)
-    for (std::size_t t = 0; t < T_; ++t)
-      for (std::size_t h = 0; h < heads; ++h) {
-        float* v = d.data() + ((b * T_ + t) * heads + h) * hd_;
-        for (std::size_t i = 0; i < half; ++i) {
-          const float c = rope_cos_[t * half + i], s = inverse ? -rope_sin_[t * half + i] : rope_sin_[t * half + i];
-          const float a = v[2 * i], bb = v[2 * i + 1];
-          v[2 * i] = a * c - bb * s;
-          v[2 * i + 1] = a * s + bb * c;
-        }
-      }
+  (inverse ? detail::rope_backward : detail::rope_forward)(d.data(), rope_cos_.data(), rope_sin_.data(), B_, T_, heads,
+                                                           hd_);
   return quant::scaled_from_data(std::move(d), x.rows, x.cols, x.format, x.scale);
 }
 
@@ -228,7 +224,7 @@ ScaledTensor ScalifyLlama::attention_forward(Layer& L, int threads) const {
   const std::size_t group = heads / static_cast<std::size_t>(c_.n_kv_heads), T = T_;
   const float inv_sqrt = 1.0f / std::sqrt(static_cast<float>(hd_));
   const Format &a = cfg_.act, &fs = cfg_.fwd;
-  ScaledTensor att{fs, B_ * T, dim_, std::vector<float>(B_ * T * dim_), 1.0f};
+  ScaledTensor att{fs, B_ * T, qd_, std::vector<float>(B_ * T * qd_), 1.0f};
   std::vector<float> scales(B_ * heads);
   L.p.assign(B_ * heads, ScaledTensor{});
   parallel_jobs(B_ * heads, threads, [&](std::size_t job) {
@@ -254,7 +250,7 @@ void ScalifyLlama::attention_backward(Layer& L, const ScaledTensor& datt, Scaled
   const std::size_t group = heads / kvh, T = T_;
   const float inv_sqrt = 1.0f / std::sqrt(static_cast<float>(hd_));
   const Format &a = cfg_.act, &gr = cfg_.grad, &gf = cfg_.bwd;
-  dq = ScaledTensor{gf, B_ * T, dim_, std::vector<float>(B_ * T * dim_), 1.0f};
+  dq = ScaledTensor{gf, B_ * T, qd_, std::vector<float>(B_ * T * qd_), 1.0f};
   dk = ScaledTensor{gf, B_ * T, kv_, std::vector<float>(B_ * T * kv_), 1.0f};
   dv = dk;
   std::vector<float> sq(B_ * heads), sk(B_ * kvh), sv(B_ * kvh);
@@ -291,17 +287,7 @@ void ScalifyLlama::attention_backward(Layer& L, const ScaledTensor& datt, Scaled
 
 double ScalifyLlama::forward(std::span<const int> tokens, std::span<const int> targets, std::size_t B, std::size_t T,
                              int threads, std::uint64_t) {
-  if (B == 0 || T == 0 || tokens.size() != B * T || (!targets.empty() && targets.size() != B * T))
-    throw Error("train forward: " + std::to_string(tokens.size()) + " tokens for batch " + std::to_string(B) +
-                " x window " + std::to_string(T));
-  if (T > static_cast<std::size_t>(c_.seq_len))
-    throw Error("train forward: window " + std::to_string(T) + " is beyond seq_len " + std::to_string(c_.seq_len));
-  for (int t : tokens)
-    if (t < 0 || static_cast<std::size_t>(t) >= vocab_)
-      throw Error("train forward: token " + std::to_string(t) + " outside the vocabulary of " + std::to_string(vocab_));
-  for (int t : targets)
-    if (t < 0 || static_cast<std::size_t>(t) >= vocab_)
-      throw Error("train forward: target " + std::to_string(t) + " outside the vocabulary");
+  detail::check_batch(tokens, targets, B, T, static_cast<std::size_t>(c_.seq_len), vocab_, "train forward");
   threads = threads > 0 ? threads : omp_get_max_threads();
   const Threads limit(threads);
   B_ = B;

@@ -17,6 +17,8 @@ LlamaModel trained_model(const LlamaConfig& c, const std::vector<float>& embeddi
     w.ffn_norm = *L.ffn_norm;
     std::vector<float>* dst[7] = {&w.wq, &w.wk, &w.wv, &w.wo, &w.w_gate, &w.w_up, &w.w_down};
     for (std::size_t i = 0; i < 7; ++i) *dst[i] = *L.linear[i];
+    std::vector<float>* bias[4] = {&w.bq, &w.bk, &w.bv, &w.bo};
+    for (std::size_t i = 0; i < 4; ++i) *bias[i] = *L.bias[i];
     m.layers.push_back(std::move(w));
   }
   m.final_norm = final_norm;
@@ -29,44 +31,32 @@ std::vector<TrainParam> param_list(std::vector<float>& embedding, std::vector<fl
                                    std::vector<float>& d_final_norm, std::vector<float>& classifier,
                                    std::vector<float>& d_classifier) {
   constexpr const char* kName[7] = {"wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down"};
+  constexpr const char* kBias[4] = {"bq", "bk", "bv", "bo"};
   std::vector<TrainParam> p;
-  const auto add = [&](std::string name, int layer, std::vector<float>& v, std::vector<float>& g) {
-    p.push_back({std::move(name), layer, v.data(), g.data(), v.size()});
+  const auto add = [&](std::string name, int layer, std::vector<float>& v, std::vector<float>& g, bool matrix) {
+    p.push_back({std::move(name), layer, v.data(), g.data(), v.size(), matrix});
   };
-  add("tok_embeddings", -1, embedding, d_embedding);
+  add("tok_embeddings", -1, embedding, d_embedding, true);
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const LayerParams& L = layers[l];
     const std::string pre = "layers." + std::to_string(l) + ".";
     const int li = static_cast<int>(l);
-    add(pre + "attn_norm", li, *L.attn_norm, *L.d_attn_norm);
-    for (int i : {0, 1, 2, 3}) add(pre + kName[i], li, *L.w[i], *L.dw[i]);
-    add(pre + "ffn_norm", li, *L.ffn_norm, *L.d_ffn_norm);
-    for (int i : {4, 6, 5}) add(pre + kName[i], li, *L.w[i], *L.dw[i]);  // gate, down, up
+    add(pre + "attn_norm", li, *L.attn_norm, *L.d_attn_norm, false);
+    for (int i : {0, 1, 2, 3}) add(pre + kName[i], li, *L.w[i], *L.dw[i], true);
+    for (int i : {0, 1, 2, 3})
+      if (L.b[i] && !L.b[i]->empty()) add(pre + kBias[i], li, *L.b[i], *L.db[i], false);
+    add(pre + "ffn_norm", li, *L.ffn_norm, *L.d_ffn_norm, false);
+    for (int i : {4, 6, 5}) add(pre + kName[i], li, *L.w[i], *L.dw[i], true);  // gate, down, up
   }
-  add("norm", -1, final_norm, d_final_norm);
-  if (!classifier.empty()) add("output", -1, classifier, d_classifier);
+  add("norm", -1, final_norm, d_final_norm, false);
+  if (!classifier.empty()) add("output", -1, classifier, d_classifier, true);
   return p;
 }
 
-void rope_tables(const LlamaConfig& c, std::vector<float>& cos_table, std::vector<float>& sin_table) {
-  const std::size_t hd = static_cast<std::size_t>(c.head_dim()), half = hd / 2, seq = static_cast<std::size_t>(c.seq_len);
-  cos_table.resize(seq * half);
-  sin_table.resize(seq * half);
-  for (std::size_t pos = 0; pos < seq; ++pos)
-    for (std::size_t i = 0; i < half; ++i) {
-      const double freq =
-          std::pow(static_cast<double>(c.rope_theta), -static_cast<double>(2 * i) / static_cast<double>(hd));
-      const double angle = static_cast<double>(pos) * freq;
-      cos_table[pos * half + i] = static_cast<float>(std::cos(angle));
-      sin_table[pos * half + i] = static_cast<float>(std::sin(angle));
-    }
-}
-
-std::vector<lowp::train::ParamTensor> optimizer_tensors(TrainModel& net, const LlamaConfig& c) {
+std::vector<lowp::train::ParamTensor> optimizer_tensors(TrainModel& net) {
   std::vector<lowp::train::ParamTensor> t;
   for (const TrainParam& p : net.params())
-    t.push_back({p.name, std::span<float>(p.value, p.size), std::span<const float>(p.grad, p.size),
-                 p.size > static_cast<std::size_t>(c.dim)});
+    t.push_back({p.name, std::span<float>(p.value, p.size), std::span<const float>(p.grad, p.size), p.matrix});
   return t;
 }
 

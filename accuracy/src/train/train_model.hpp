@@ -23,6 +23,7 @@ struct TrainParam {
   float* value = nullptr;
   float* grad = nullptr;
   std::size_t size = 0;
+  bool matrix = false;  // a weight matrix (takes weight decay), not a norm gain or a bias
 };
 
 // Per linear, the quantized GEMM operands' statistics (QuantLinear::collect_stats order).
@@ -32,32 +33,31 @@ struct TrainLinearStats {
   std::array<quant::OperandStats, 6> ops;
 };
 
-// The trained tensors as a model to save or evaluate (llama2.c layout): per layer its two norm
-// gains and its seven block linears in the order wq wk wv wo gate up down; `classifier` empty
-// when tied.
+// The trained tensors as a model to save or evaluate (the config's architecture kept): per
+// layer its two norm gains, its seven block linears in the order wq wk wv wo gate up down and
+// its attention biases bq bk bv bo (empty when the model has none); `classifier` empty when tied.
 struct TrainedLayer {
   const std::vector<float>* attn_norm;
   const std::vector<float>* ffn_norm;
   std::array<const std::vector<float>*, 7> linear;
+  std::array<const std::vector<float>*, 4> bias;
 };
 LlamaModel trained_model(const LlamaConfig& c, const std::vector<float>& embedding, std::span<const TrainedLayer> layers,
                          const std::vector<float>& final_norm, const std::vector<float>& classifier);
 
-// One layer's trained tensors with their gradients, for params(): the norm gains and the seven
-// linears in TrainedLayer's order (wq wk wv wo gate up down).
+// One layer's trained tensors with their gradients, for params(): the norm gains, the seven
+// linears in TrainedLayer's order (wq wk wv wo gate up down) and the biases (bq bk bv bo; empty
+// vectors are no parameters).
 struct LayerParams {
   std::vector<float>*attn_norm, *d_attn_norm, *ffn_norm, *d_ffn_norm;
   std::array<std::vector<float>*, 7> w, dw;
+  std::array<std::vector<float>*, 4> b, db;
 };
 // TrainModel::params() of both trainable Llamas, in checkpoint order; `classifier` empty when tied.
 std::vector<TrainParam> param_list(std::vector<float>& embedding, std::vector<float>& d_embedding,
                                    std::span<const LayerParams> layers, std::vector<float>& final_norm,
                                    std::vector<float>& d_final_norm, std::vector<float>& classifier,
                                    std::vector<float>& d_classifier);
-
-// The interleaved-RoPE tables of both trainable Llamas, seq_len x head_dim/2: angles in double,
-// rounded once (as model/prepare.cpp without rope scaling).
-void rope_tables(const LlamaConfig& c, std::vector<float>& cos_table, std::vector<float>& sin_table);
 
 class TrainModel {
  public:
@@ -71,8 +71,8 @@ class TrainModel {
   // micro-batch passes its whole batch's, so micro-batch gradients add up to the batch's.
   virtual void backward(int threads, std::uint64_t seed, std::size_t loss_rows = 0) = 0;
   virtual void zero_grad() = 0;
-  // In checkpoint order: embedding, then per layer attn_norm wq wk wv wo ffn_norm w_gate w_down
-  // w_up, then the final norm and the untied classifier.
+  // In checkpoint order: embedding, then per layer attn_norm wq wk wv wo (bq bk bv bo when the
+  // model has them) ffn_norm w_gate w_down w_up, then the final norm and the untied classifier.
   virtual std::vector<TrainParam> params() = 0;
   // Call after writing parameter values (cached low-precision weights are rebuilt).
   virtual void weights_changed() = 0;
@@ -92,8 +92,8 @@ class TrainModel {
   virtual std::string first_nonfinite_activation() const = 0;
 };
 
-// The optimizer's view of `net`'s parameters, in params() order: the matrices (more values
-// than c.dim) take weight decay, the norm gains do not.
-std::vector<lowp::train::ParamTensor> optimizer_tensors(TrainModel& net, const LlamaConfig& c);
+// The optimizer's view of `net`'s parameters, in params() order: the matrices take weight
+// decay, the norm gains and biases do not.
+std::vector<lowp::train::ParamTensor> optimizer_tensors(TrainModel& net);
 
 }  // namespace lowp::accuracy::train

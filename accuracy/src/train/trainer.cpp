@@ -251,7 +251,7 @@ class Trainer {
     }
   }
 
-  std::vector<lowp::train::ParamTensor> tensors() { return optimizer_tensors(*net_, o_.config); }
+  std::vector<lowp::train::ParamTensor> tensors() { return optimizer_tensors(*net_); }
 
   // One optimizer step (global-norm clipping inside); the weights change in place, so the
   // linears drop their cached quantized weights. RMS(g^2/v) per layer from its tensors.
