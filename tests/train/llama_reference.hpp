@@ -14,13 +14,17 @@ using accuracy::LlamaConfig;
 using accuracy::LlamaModel;
 using V = std::vector<double>;
 
-// The parameters in TrainLlama::params() order, in double.
+// The parameters in TrainLlama::params() order, in double (the biases bq bk bv bo after wo
+// when the model has them).
 inline std::vector<V> flatten(const LlamaModel& m) {
   std::vector<V> p;
   const auto add = [&](const std::vector<float>& v) { p.emplace_back(v.begin(), v.end()); };
   add(m.token_embedding);
   for (const auto& l : m.layers) {
-    for (const auto* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.w_gate, &l.w_down, &l.w_up}) add(*t);
+    for (const auto* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo}) add(*t);
+    for (const auto* t : {&l.bq, &l.bk, &l.bv, &l.bo})
+      if (!t->empty()) add(*t);
+    for (const auto* t : {&l.ffn_norm, &l.w_gate, &l.w_down, &l.w_up}) add(*t);
   }
   add(m.final_norm);
   if (!m.classifier.empty()) add(m.classifier);
@@ -45,36 +49,48 @@ inline V rmsnorm(const V& x, const V& w, double eps) {
 }
 
 // Mean cross-entropy of B sequences of T tokens, position by position, everything in double.
+// `biases`: every layer has bq bk bv bo (flatten's order). RoPE frequency of pair j:
+// theta^(-2j/head_dim) * rope_freq_scale / rope_freq_factors[j].
 inline double reference_loss(const LlamaConfig& c, const std::vector<V>& p, const std::vector<int>& tok,
-                      const std::vector<int>& tgt, std::size_t B, std::size_t T) {
-  const std::size_t dim = c.dim, hd = c.head_dim(), kv = c.kv_dim(), hid = c.hidden_dim, L = c.n_layers,
-                    H = c.n_heads, group = H / c.n_kv_heads, vocab = c.vocab_size;
+                      const std::vector<int>& tgt, std::size_t B, std::size_t T, bool biases = false) {
+  const std::size_t dim = c.dim, hd = c.head_dim(), qd = c.q_dim(), kv = c.kv_dim(), hid = c.hidden_dim,
+                    L = c.n_layers, H = c.n_heads, group = H / c.n_kv_heads, vocab = c.vocab_size;
+  const std::size_t per = biases ? 13 : 9;
   const V& E = p[0];
-  const V& out_norm = p[1 + 9 * L];
-  const V& Wcls = p.size() > 2 + 9 * L ? p[2 + 9 * L] : E;
+  const V& out_norm = p[1 + per * L];
+  const V& Wcls = p.size() > 2 + per * L ? p[2 + per * L] : E;
   double total = 0;
   for (std::size_t b = 0; b < B; ++b) {
     std::vector<V> x(T);
     for (std::size_t t = 0; t < T; ++t) x[t] = V(E.begin() + tok[b * T + t] * dim, E.begin() + (tok[b * T + t] + 1) * dim);
     for (std::size_t l = 0; l < L; ++l) {
-      const V* w = &p[1 + 9 * l];  // attn_norm wq wk wv wo ffn_norm gate down up
+      const V* w = &p[1 + per * l];  // attn_norm wq wk wv wo [bq bk bv bo] ffn_norm gate down up
+      const V* bias = biases ? w + 5 : nullptr;
+      if (biases) w += 4;  // w[5..8] are then ffn_norm gate down up again
+      const V* wa = &p[1 + per * l];
       std::vector<V> q(T), k(T), v(T);
       for (std::size_t t = 0; t < T; ++t) {
-        const V xn = rmsnorm(x[t], w[0], c.norm_eps);
-        q[t] = matvec(w[1], xn, dim, dim);
-        k[t] = matvec(w[2], xn, kv, dim);
-        v[t] = matvec(w[3], xn, kv, dim);
+        const V xn = rmsnorm(x[t], wa[0], c.norm_eps);
+        q[t] = matvec(wa[1], xn, qd, dim);
+        k[t] = matvec(wa[2], xn, kv, dim);
+        v[t] = matvec(wa[3], xn, kv, dim);
+        if (bias) {
+          for (std::size_t i = 0; i < qd; ++i) q[t][i] += bias[0][i];
+          for (std::size_t i = 0; i < kv; ++i) k[t][i] += bias[1][i], v[t][i] += bias[2][i];
+        }
         for (auto* vec : {&q[t], &k[t]})
           for (std::size_t i = 0; i < vec->size(); i += 2) {
             const std::size_t j = (i % hd) / 2;
-            const double ang = static_cast<double>(t) * std::pow(static_cast<double>(c.rope_theta), -2.0 * j / hd);
+            double freq = std::pow(static_cast<double>(c.rope_theta), -2.0 * j / hd) * c.rope_freq_scale;
+            if (!c.rope_freq_factors.empty()) freq /= c.rope_freq_factors[j];
+            const double ang = static_cast<double>(t) * freq;
             const double a = (*vec)[i], bb = (*vec)[i + 1];
             (*vec)[i] = a * std::cos(ang) - bb * std::sin(ang);
             (*vec)[i + 1] = a * std::sin(ang) + bb * std::cos(ang);
           }
       }
       for (std::size_t t = 0; t < T; ++t) {
-        V att(dim, 0.0);
+        V att(qd, 0.0);
         for (std::size_t h = 0; h < H; ++h) {
           const std::size_t g = h / group;
           V s(t + 1);
@@ -90,8 +106,8 @@ inline double reference_loss(const LlamaConfig& c, const std::vector<V>& p, cons
           for (std::size_t u = 0; u <= t; ++u)
             for (std::size_t i = 0; i < hd; ++i) att[h * hd + i] += s[u] / z * v[u][g * hd + i];
         }
-        const V o = matvec(w[4], att, dim, dim);
-        for (std::size_t i = 0; i < dim; ++i) x[t][i] += o[i];
+        const V o = matvec(wa[4], att, dim, qd);
+        for (std::size_t i = 0; i < dim; ++i) x[t][i] += o[i] + (bias ? bias[3][i] : 0.0);
       }
       for (std::size_t t = 0; t < T; ++t) {
         const V xn = rmsnorm(x[t], w[5], c.norm_eps);
