@@ -1,4 +1,5 @@
-// `lowp train`: trains a byte-level Llama on a text corpus under a recipe (or several).
+// `lowp train`: trains a byte-level Llama on a text corpus under a recipe (or several), or
+// fine-tunes a checkpoint lowp evaluates (--init) on its own tokens.
 #include <unistd.h>
 
 #include <cmath>
@@ -120,6 +121,10 @@ int run_train(Io& io, TrainArgs a) {
     if (o.corpus.empty()) throw Failure{exit_usage, "--corpus is required"};
     if (o.out.empty()) throw Failure{exit_usage, "--out is required"};
     const bool shape = a.dim || a.layers || a.heads || a.kv_heads || a.hidden;
+    if (!o.init.empty() && (shape || !a.config.empty()))
+      throw Failure{exit_usage, std::string("--init takes the model's shape from ") + o.init + ": " +
+                                    (a.config.empty() ? "--dim/--layers/--heads/--kv-heads/--hidden" : "--config") +
+                                    " cannot be given with it"};
     if (!a.config.empty() && shape) throw Failure{exit_usage, "give --config or --dim/--layers/--heads/--kv-heads/--hidden, not both"};
     try {
       o.config = named_config(a.config.empty() ? "small" : a.config);
@@ -136,6 +141,7 @@ int run_train(Io& io, TrainArgs a) {
       o.config.hidden_dim = a.hidden ? a.hidden : (a.dim * 8 / 3 + 31) / 32 * 32;
     }
     if (a.ctx) o.config.seq_len = a.ctx;
+    if (!o.init.empty() && !a.ctx) o.config.seq_len = 0;  // the default window: 128, or the model's context if shorter
   }
   if (o.threads < 0) throw Failure{exit_usage, "--threads must be >= 0, not " + std::to_string(o.threads)};
   if (a.seeds < 1) throw Failure{exit_usage, "--seeds must be at least 1, not " + std::to_string(a.seeds)};
@@ -151,14 +157,14 @@ int run_train(Io& io, TrainArgs a) {
   }
   const TrainResult r = run_training(o, resume, [&](const StepInfo& s) { progress("", s); });
   if (!lead) return exit_ok;
+  for (const std::string& note : r.notes) io.out << "note: " << note << "\n";
   char buf[160];
   if (o.grad_comm != "fp32" && !resume) {
     std::snprintf(buf, sizeof buf, "gradients communicated in %s across %d rank(s): mean SQNR %.1f dB\n", o.grad_comm.c_str(),
                   accuracy::dist::size(), r.grad_comm_sqnr_db);
     io.out << buf;
   }
-  std::snprintf(buf, sizeof buf, "final val_loss %.4f nats/token; checkpoints in %s (model.bin, model.gguf, model.safetensors)\n",
-                r.final_val_loss, o.out.c_str());
+  std::snprintf(buf, sizeof buf, "final val_loss %.4f nats/token; checkpoints in %s\n", r.final_val_loss, o.out.c_str());
   io.out << buf;
   return exit_ok;
 }
@@ -167,8 +173,13 @@ int run_train(Io& io, TrainArgs a) {
 
 Command add_train_command(CLI::App& parent) {
   auto a = std::make_shared<TrainArgs>();
-  CLI::App* app = parent.add_subcommand("train", "Train a byte-level Llama on a text corpus under a training recipe");
-  app->add_option("--corpus", a->o.corpus, "Text file; each byte is one token, the last 10% is held out");
+  CLI::App* app = parent.add_subcommand("train", "Train a byte-level Llama on a text corpus under a training recipe, "
+                                                 "or fine-tune a checkpoint (--init)");
+  app->add_option("--corpus", a->o.corpus, "Text file; each byte is one token (with --init: the model's own tokens), "
+                                           "the last 10% is held out");
+  app->add_option("--init", a->o.init, "Fine-tune MODEL: a llama2.c .bin, GGUF (any weight type, dequantized to float32 "
+                                       "master weights) or Hugging Face folder; its shape and architecture are kept "
+                                       "(no --config/--dim/...), the corpus is tokenized with its tokenizer");
   app->add_option("--recipe", a->o.recipe, "Training recipe: a built-in name (`lowp recipes`, training section) or a training recipe file (docs/training.md)")->capture_default_str();
   app->add_option("--recipes", a->recipes, "Comma-separated training recipes (names or files) trained alike into DIR/<name>/ (fp32 always included), "
                                             "then DIR/summary.csv and DIR/loss.svg");
@@ -185,7 +196,7 @@ Command add_train_command(CLI::App& parent) {
   app->add_option("--heads", a->heads, "Attention heads");
   app->add_option("--kv-heads", a->kv_heads, "KV heads (default: --heads)");
   app->add_option("--hidden", a->hidden, "SwiGLU width (default: 8/3 dim rounded up to 32)");
-  app->add_option("--ctx", a->ctx, "Window length in tokens (default 128)");
+  app->add_option("--ctx", a->ctx, "Window length in tokens (default 128; with --init at most the model's context)");
   app->add_option("--batch", a->o.batch, "Windows per step")->capture_default_str();
   app->add_option("--micro-batch", a->o.micro_batch, "Windows per micro-batch (default: --batch); the step's gradient is the "
                   "micro-batches' sum in order, and under mpirun the micro-batches are dealt to the ranks");
@@ -199,7 +210,9 @@ Command add_train_command(CLI::App& parent) {
       "Writes DIR/log.csv (step,train_loss,val_loss,lr,grad_norm,tokens_per_second, then RMS(g^2/v)\n"
       "per layer) and, atomically, model.bin (llama2.c), model.gguf, model.safetensors + config.json\n"
       "and state.bin (weights and optimizer state for --resume). Same seed: bitwise the same\n"
-      "log (but tokens_per_second) and checkpoints at any --threads.\n"
+      "log (but tokens_per_second) and checkpoints at any --threads. With --init the exports keep\n"
+      "the model's architecture (GQA, untied classifier, biases, head_dim, RoPE theta and scaling,\n"
+      "context length); model.bin only where llama2.c's format holds it (a note says otherwise).\n"
       "Under `mpirun -np N` the micro-batches of each step are dealt to the ranks and summed in\n"
       "order: the same log and checkpoints as one process (docs/training.md); --recipes are\n"
       "dealt to the ranks instead.");

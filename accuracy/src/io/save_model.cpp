@@ -60,8 +60,22 @@ bool byte_vocab(int vocab) { return vocab >= 256 && vocab <= 272; }
 
 }  // namespace
 
+std::string llama2c_cannot_hold(const LlamaModel& m) {
+  const LlamaConfig& c = m.config;
+  LlamaConfig plain;  // llama2.c's fixed choices
+  if (c.head_size != 0 && c.head_size * c.n_heads != c.dim) return "a head_dim other than dim / n_heads";
+  for (const auto& l : m.layers)
+    if (!l.bq.empty() || !l.bk.empty() || !l.bv.empty() || !l.bo.empty()) return "attention biases";
+  if (c.rope_theta != plain.rope_theta) return "a RoPE theta other than 10000";
+  if (c.rope_freq_scale != 1.0f || !c.rope_freq_factors.empty()) return "RoPE scaling";
+  if (c.norm_eps != plain.norm_eps) return "an RMSNorm eps other than 1e-5";
+  return "";
+}
+
 void save_llama2c(const LlamaModel& m, const std::string& path) {
   validate(m);
+  if (const std::string why = llama2c_cannot_hold(m); !why.empty())
+    throw Error(path + ": llama2.c's format cannot hold " + why);
   const LlamaConfig& c = m.config;
   Buffer b;
   const bool tied = m.classifier.empty();
@@ -117,8 +131,16 @@ void save_gguf(const LlamaModel& m, const std::string& path) {
                                                {"llama.attention.head_count_kv", c.n_kv_heads},
                                                {"llama.vocab_size", c.vocab_size}};
   for (const auto& [k, v] : ints) key(k, u32), kv.put<std::uint32_t>(static_cast<std::uint32_t>(v));
+  if (c.head_size != 0) {  // head_dim other than dim / n_heads
+    key("llama.attention.key_length", u32), kv.put<std::uint32_t>(static_cast<std::uint32_t>(c.head_size));
+    key("llama.attention.value_length", u32), kv.put<std::uint32_t>(static_cast<std::uint32_t>(c.head_size));
+  }
   key("llama.attention.layer_norm_rms_epsilon", f32), kv.put<float>(c.norm_eps);
   key("llama.rope.freq_base", f32), kv.put<float>(c.rope_theta);
+  if (c.rope_freq_scale != 1.0f) {  // the loader reads back 1 / factor
+    key("llama.rope.scaling.type", string), kv_str("linear");
+    key("llama.rope.scaling.factor", f32), kv.put<float>(static_cast<float>(1.0 / static_cast<double>(c.rope_freq_scale)));
+  }
   key("general.file_type", u32), kv.put<std::uint32_t>(0);  // all F32
   if (byte_vocab(c.vocab_size)) {
     const int n = c.vocab_size;
@@ -145,16 +167,23 @@ void save_gguf(const LlamaModel& m, const std::string& path) {
     const std::vector<float>* data;
     std::vector<std::uint64_t> ne;
   };
-  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kvd = c.kv_dim(), vocab = c.vocab_size;
+  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kvd = c.kv_dim(), vocab = c.vocab_size, qd = c.q_dim();
   std::vector<T> ts = {{"token_embd.weight", &m.token_embedding, {dim, vocab}}};
+  if (!c.rope_freq_factors.empty())
+    ts.push_back({"rope_freqs.weight", &c.rope_freq_factors, {static_cast<std::uint64_t>(c.rope_freq_factors.size())}});
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
     const auto& w = m.layers[l];
     const std::string p = "blk." + std::to_string(l) + ".";
     ts.push_back({p + "attn_norm.weight", &w.attn_norm, {dim}});
-    ts.push_back({p + "attn_q.weight", &w.wq, {dim, dim}});
+    ts.push_back({p + "attn_q.weight", &w.wq, {dim, qd}});
     ts.push_back({p + "attn_k.weight", &w.wk, {dim, kvd}});
     ts.push_back({p + "attn_v.weight", &w.wv, {dim, kvd}});
-    ts.push_back({p + "attn_output.weight", &w.wo, {dim, dim}});
+    ts.push_back({p + "attn_output.weight", &w.wo, {qd, dim}});
+    // The llama architecture's biases, in lowp's (interleaved) row order as the loader reads them.
+    if (!w.bq.empty()) ts.push_back({p + "attn_q.bias", &w.bq, {qd}});
+    if (!w.bk.empty()) ts.push_back({p + "attn_k.bias", &w.bk, {kvd}});
+    if (!w.bv.empty()) ts.push_back({p + "attn_v.bias", &w.bv, {kvd}});
+    if (!w.bo.empty()) ts.push_back({p + "attn_output.bias", &w.bo, {dim}});
     ts.push_back({p + "ffn_norm.weight", &w.ffn_norm, {dim}});
     ts.push_back({p + "ffn_gate.weight", &w.w_gate, {dim, hid}});
     ts.push_back({p + "ffn_down.weight", &w.w_down, {hid, dim}});
@@ -188,22 +217,40 @@ void save_gguf(const LlamaModel& m, const std::string& path) {
 void save_safetensors(const LlamaModel& m, const std::string& path) {
   validate(m);
   const LlamaConfig& c = m.config;
+  // transformers' Llama has all four attention biases or none (attention_bias); Qwen2 has q/k/v.
+  bool qkv = false, o = false, mixed = false;
+  for (const auto& l : m.layers) {
+    const bool lq = !l.bq.empty() && !l.bk.empty() && !l.bv.empty(), lo = !l.bo.empty();
+    if ((lq != (!l.bq.empty() || !l.bk.empty() || !l.bv.empty())) || (&l != &m.layers[0] && (lq != qkv || lo != o)))
+      mixed = true;
+    qkv = lq, o = lo;
+  }
+  if (mixed || (o && !qkv)) throw Error(path + ": these attention biases fit neither Llama's attention_bias nor Qwen2's");
+  if (!c.rope_freq_factors.empty())
+    throw Error(path + ": config.json cannot hold RoPE frequency factors (Llama 3 scaling's parameters are not kept)");
+  const bool qwen2 = qkv && !o;
   struct T {
     std::string name;
     std::vector<float> data;
     std::vector<std::uint64_t> shape;
   };
-  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kvd = c.kv_dim(), vocab = c.vocab_size;
+  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kvd = c.kv_dim(), vocab = c.vocab_size, qd = c.q_dim();
   const int hd = c.head_dim();
   std::vector<T> ts = {{"model.embed_tokens.weight", m.token_embedding, {vocab, dim}}};
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
     const auto& w = m.layers[l];
     const std::string p = "model.layers." + std::to_string(l) + ".";
     ts.push_back({p + "input_layernorm.weight", w.attn_norm, {dim}});
-    ts.push_back({p + "self_attn.q_proj.weight", permute_hf(w.wq, c.n_heads, hd, c.dim), {dim, dim}});
+    ts.push_back({p + "self_attn.q_proj.weight", permute_hf(w.wq, c.n_heads, hd, c.dim), {qd, dim}});
     ts.push_back({p + "self_attn.k_proj.weight", permute_hf(w.wk, c.n_kv_heads, hd, c.dim), {kvd, dim}});
     ts.push_back({p + "self_attn.v_proj.weight", w.wv, {kvd, dim}});
-    ts.push_back({p + "self_attn.o_proj.weight", w.wo, {dim, dim}});
+    ts.push_back({p + "self_attn.o_proj.weight", w.wo, {dim, qd}});
+    if (qkv) {
+      ts.push_back({p + "self_attn.q_proj.bias", permute_hf(w.bq, c.n_heads, hd, 1), {qd}});
+      ts.push_back({p + "self_attn.k_proj.bias", permute_hf(w.bk, c.n_kv_heads, hd, 1), {kvd}});
+      ts.push_back({p + "self_attn.v_proj.bias", w.bv, {kvd}});
+    }
+    if (o) ts.push_back({p + "self_attn.o_proj.bias", w.bo, {dim}});
     ts.push_back({p + "post_attention_layernorm.weight", w.ffn_norm, {dim}});
     ts.push_back({p + "mlp.gate_proj.weight", w.w_gate, {hid, dim}});
     ts.push_back({p + "mlp.down_proj.weight", w.w_down, {dim, hid}});
@@ -218,7 +265,8 @@ void save_safetensors(const LlamaModel& m, const std::string& path) {
   const std::vector<std::uint8_t> file = safetensors_file(st, {{"format", "pt"}});
 
   const std::string tied = m.classifier.empty() ? "true" : "false";
-  std::string cfg = "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n";
+  std::string cfg = qwen2 ? "{\n  \"architectures\": [\"Qwen2ForCausalLM\"],\n  \"model_type\": \"qwen2\",\n"
+                          : "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n";
   cfg += "  \"hidden_size\": " + std::to_string(c.dim) + ",\n";
   cfg += "  \"intermediate_size\": " + std::to_string(c.hidden_dim) + ",\n";
   cfg += "  \"num_hidden_layers\": " + std::to_string(c.n_layers) + ",\n";
@@ -229,7 +277,11 @@ void save_safetensors(const LlamaModel& m, const std::string& path) {
   cfg += "  \"max_position_embeddings\": " + std::to_string(c.seq_len) + ",\n";
   cfg += "  \"rms_norm_eps\": " + float_text(c.norm_eps) + ",\n";
   cfg += "  \"rope_theta\": " + float_text(c.rope_theta) + ",\n";
-  cfg += "  \"hidden_act\": \"silu\",\n  \"attention_bias\": false,\n  \"mlp_bias\": false,\n";
+  if (c.rope_freq_scale != 1.0f)
+    cfg += "  \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": " +
+           float_text(static_cast<float>(1.0 / static_cast<double>(c.rope_freq_scale))) + "},\n";
+  cfg += std::string("  \"hidden_act\": \"silu\",\n  \"attention_bias\": ") + (qkv && o ? "true" : "false") +
+         ",\n  \"mlp_bias\": false,\n";
   if (byte_vocab(c.vocab_size) && c.vocab_size > 257) cfg += "  \"bos_token_id\": 256,\n  \"eos_token_id\": 257,\n";
   cfg += "  \"tie_word_embeddings\": " + tied + ",\n  \"torch_dtype\": \"float32\"\n}\n";
   const std::filesystem::path config = std::filesystem::path(path).parent_path() / "config.json";

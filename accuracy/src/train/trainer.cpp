@@ -18,6 +18,8 @@
 #include "dist/comm.hpp"
 #include "file/atomic_file.hpp"
 #include "io/save_model.hpp"
+#include "lowp/accuracy/loaders.hpp"
+#include "lowp/accuracy/tokenizer.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/rng.hpp"
 #include "lowp/quant/linear.hpp"
@@ -58,6 +60,7 @@ void save_config(const TrainOptions& o) {
     << num(o.min_lr_ratio) << "\ngrad_clip = " << num(o.grad_clip) << "\neval_every = " << o.eval_every
     << "\nsave_every = " << o.save_every << "\nval_windows = " << o.val_windows << "\ntied = " << o.tied << "\nmicro_batch = " << o.micro_batch
     << "\ngrad_comm = " << o.grad_comm << "\n";
+  if (!o.init.empty()) s << "init = " << o.init << "\n";
   detail::write_file_atomic((fs::path(o.out) / "train.cfg").string(), s.str());
 }
 
@@ -98,6 +101,7 @@ TrainOptions load_config(const std::string& dir, TrainOptions o) {
     o.tied = get("tied") == "1";
     if (kv.count("micro_batch")) o.micro_batch = std::stoi(kv["micro_batch"]);  // absent before data parallelism
     if (kv.count("grad_comm")) o.grad_comm = kv["grad_comm"];
+    if (kv.count("init")) o.init = kv["init"];
   } catch (const std::logic_error&) {
     throw Error(path + ": a value does not parse");
   }
@@ -128,22 +132,34 @@ struct ThreadLimit {
 
 class Trainer {
  public:
-  Trainer(const TrainOptions& o, bool resume) : o_(o) {
+  // `init`: the checkpoint of --init (its weights are moved from), or nullptr.
+  Trainer(const TrainOptions& o, bool resume, LlamaModel* init) : o_(o) {
     const std::string text = read_text(o.corpus);
     if (text.empty()) throw Error("corpus '" + o.corpus + "' is empty");
-    const std::size_t n = text.size(), T = static_cast<std::size_t>(o.config.seq_len);
+    const char* unit = "bytes";
+    if (init) {  // the model's own tokens, as `lowp eval --text` finds its tokenizer (no BOS)
+      data_ = tokenizer_for_model(o.init, o.config.vocab_size).encode(text, false, false);
+      unit = "tokens";
+    } else {
+      data_.assign(text.begin(), text.end());
+      for (auto& b : data_) b &= 0xff;
+    }
+    const std::size_t n = data_.size(), T = static_cast<std::size_t>(o.config.seq_len);
     n_train_ = n - n / 10;
     if (n_train_ < T + 1 || n - n_train_ < T + 1)
-      throw Error("corpus '" + o.corpus + "' has " + std::to_string(n) + " bytes: its first 90% and last 10% must each hold one window of " +
-                  std::to_string(T + 1) + " bytes (--ctx " + std::to_string(T) + ")");
-    data_.assign(text.begin(), text.end());
-    for (auto& b : data_) b &= 0xff;
+      throw Error("corpus '" + o.corpus + "' has " + std::to_string(n) + " " + unit + ": its first 90% and last 10% must each hold one window of " +
+                  std::to_string(T + 1) + " " + unit + " (--ctx " + std::to_string(T) + ")");
     recipe_ = lowp::train::find_train_recipe(o.recipe);
     const std::size_t n_layers = static_cast<std::size_t>(o.config.n_layers);
+    LlamaModel start = init ? std::move(*init) : init_model(o.config, o.seed, o.tied);
+    if (init) {
+      export_seq_len_ = start.config.seq_len;
+      start.config.seq_len = o.config.seq_len;  // the window
+    }
     if (recipe_.scalify)
-      net_ = std::make_unique<ScalifyLlama>(init_model(o.config, o.seed, o.tied), recipe_.scalify_formats);
+      net_ = std::make_unique<ScalifyLlama>(start, recipe_.scalify_formats);
     else
-      net_ = std::make_unique<TrainLlama>(init_model(o.config, o.seed, o.tied), [&](int linear, std::size_t layer) {
+      net_ = std::make_unique<TrainLlama>(start, [&](int linear, std::size_t layer) {
         return lowp::train::linear_for(recipe_, static_cast<LinearKind>(linear), layer, n_layers);
       }, &recipe_.classifier);
     opt_ = std::make_unique<lowp::train::Optimizer>(optimizer_config(o, recipe_));
@@ -392,12 +408,24 @@ class Trainer {
     last_saved_ = static_cast<int>(opt_->steps_done());
   }
 
-  void write_exports() const {
-    const LlamaModel m = net_->to_model();
+  // model.gguf and model.safetensors + config.json always (unless config.json cannot hold the
+  // architecture), model.bin where llama2.c's format can hold it; what is skipped is noted once.
+  void write_exports() {
+    LlamaModel m = net_->to_model();
+    if (export_seq_len_ > 0) m.config.seq_len = export_seq_len_;  // --init: the model's own context
     const fs::path dir(o_.out);
-    detail::save_llama2c(m, (dir / "model.bin").string());
+    const auto note = [&](const std::string& line) {
+      if (std::find(result_.notes.begin(), result_.notes.end(), line) == result_.notes.end()) result_.notes.push_back(line);
+    };
+    if (const std::string why = detail::llama2c_cannot_hold(m); why.empty())
+      detail::save_llama2c(m, (dir / "model.bin").string());
+    else
+      note("model.bin not written: llama2.c's format cannot hold " + why);
     detail::save_gguf(m, (dir / "model.gguf").string());
-    detail::save_safetensors(m, (dir / "model.safetensors").string());
+    if (m.config.rope_freq_factors.empty())
+      detail::save_safetensors(m, (dir / "model.safetensors").string());
+    else
+      note("model.safetensors not written: config.json cannot hold RoPE frequency factors");
   }
 
   // Everything is checked before anything is loaded: a refused state.bin leaves no half-loaded run.
@@ -427,6 +455,7 @@ class Trainer {
   }
 
   TrainOptions o_;
+  int export_seq_len_ = 0;  // --init: the checkpoint's seq_len, which the exports keep
   std::vector<int> data_;
   std::size_t n_train_ = 0;
   std::unique_ptr<TrainModel> net_;
@@ -475,6 +504,20 @@ TrainResult run_training(TrainOptions o, bool resume, const std::function<void(c
     o.steps = steps;
     o.threads = threads;
   }
+  std::unique_ptr<LlamaModel> init;
+  if (!o.init.empty()) {  // the checkpoint's shape and architecture; --ctx stays the window
+    o.init = resolve_model_path(o.init);
+    if (!fs::exists(o.init)) throw Error("--init " + o.init + ": no such file or directory");
+    init = std::make_unique<LlamaModel>(load_model(o.init, WeightStorage::widened));
+    const int window = o.config.seq_len > 0 ? o.config.seq_len : std::min(128, init->config.seq_len);
+    if (window > init->config.seq_len)
+      throw Error("--ctx " + std::to_string(window) + " is beyond the context length " +
+                  std::to_string(init->config.seq_len) + " of " + o.init);
+    o.config = init->config;
+    o.config.seq_len = window;
+    o.tied = init->classifier.empty();
+    o.init = fs::absolute(o.init).string();  // resume finds it
+  }
   if (o.steps <= 0) throw Error("--steps must be positive, not " + std::to_string(o.steps));
   if (o.batch <= 0) throw Error("--batch must be positive, not " + std::to_string(o.batch));
   if (o.micro_batch < 0 || (o.micro_batch > 0 && o.batch % o.micro_batch != 0))
@@ -490,7 +533,7 @@ TrainResult run_training(TrainOptions o, bool resume, const std::function<void(c
   const auto builtin = lowp::train::builtin_train_recipes();
   const bool named = std::any_of(builtin.begin(), builtin.end(), [&](const auto& r) { return r.name == o.recipe; });
   if (!named) o.recipe = fs::absolute(o.recipe).string();  // resume finds the file
-  Trainer trainer(o, resume);
+  Trainer trainer(o, resume, init.get());
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec) throw Error("cannot create " + o.out + ": " + ec.message());

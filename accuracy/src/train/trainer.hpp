@@ -1,4 +1,5 @@
-// The training loop behind `lowp train` (private): byte-level corpus, last 10% held out,
+// The training loop behind `lowp train` (private): a corpus of bytes (or, fine-tuning a
+// checkpoint, of the model's own tokens), last 10% held out,
 // counter-based batch sampling (so a resumed run draws the same batches), the training recipe's
 // linears and optimizer (optim/optimizer.hpp), DIR/log.csv, checkpoints in every format.
 #pragma once
@@ -12,7 +13,11 @@
 namespace lowp::accuracy::train {
 
 struct TrainOptions {
-  std::string corpus;            // a text file: each byte one token
+  std::string corpus;            // a text file: each byte one token (with `init`: the model's tokenizer)
+  // A checkpoint lowp evaluates (llama2.c .bin, GGUF of any weight type, HF folder) to start
+  // from: its shape, architecture and weights (dequantized to float32) replace `config` but
+  // config.seq_len (the window) and `tied`; the exports keep its architecture and seq_len.
+  std::string init;
   std::string recipe = "fp32";   // a training recipe: built-in name or file (recipe/train_recipe.hpp)
   std::string out;               // DIR
   int steps = 0;
@@ -46,6 +51,7 @@ struct StepInfo {
 
 struct TrainResult {
   double final_val_loss = 0;
+  std::vector<std::string> notes;  // exports that were not written, and why (one line each)
   double grad_comm_sqnr_db = 0;  // mean over the steps (--grad-comm other than fp32)
   std::vector<std::pair<int, double>> val_curve;  // (step, val loss) of this run (resumed: from log.csv)
 };
