@@ -1,12 +1,12 @@
-// The Llama's training forward and backward passes, block by block (llm.c style: each
-// *_forward beside its *_backward, in the order the forward runs them). Names as in the papers:
+// The Llama's training forward and backward passes, block by block, in the order the forward
+// runs them; the layers (each *_forward beside its *_backward, llm.c style) are the evaluator's,
+// model/layers.hpp and model/attention.hpp. Names as in the papers:
 //   x = E[tokens]
-//   per layer:  xn1 = rmsnorm(x) ; q,k,v = xn1 Wq^T, Wk^T, Wv^T ; RoPE(q, k)
-//               S = q k^T / sqrt(hd) (causal) ; P = softmax(S) ; att = P v ; x += att Wo^T
+//   per layer:  xn1 = rmsnorm(x) ; q,k,v = xn1 Wq^T + bq, Wk^T + bk, Wv^T + bv ; RoPE(q, k)
+//               S = q k^T / sqrt(hd) (causal) ; P = softmax(S) ; att = P v ; x += att Wo^T + bo
 //               xn2 = rmsnorm(x) ; g = xn2 Wgate^T ; u = xn2 Wup^T ; h = silu(g) u ; x += h Wdown^T
 //   logits = rmsnorm(x) Wcls^T ; loss = mean cross-entropy
-// The arithmetic of every forward step is the evaluator's (model/forward.cpp), operation for
-// operation, so fp32 logits agree bitwise; tests/train checks it.
+// (the biases only when the model has them).
 #include "train/llama_train.hpp"
 
 #include <omp.h>

@@ -3,8 +3,9 @@
 //
 // Every linear of a block (wq wk wv wo w_gate w_up w_down) is a quant::QuantLinear, so its
 // forward, dgrad and wgrad GEMMs follow the recipe given for it; so is the classifier unless its
-// recipe is fp32. The embedding, the norms and the attention matmuls stay in float32. With fp32
-// everywhere the forward gives bitwise the logits of detail::forward_window (lowp eval).
+// recipe is fp32. The embedding, the norms, the biases and the attention matmuls stay in
+// float32. The architecture is the evaluator's: GQA, head_dim, q/k/v/o biases, RoPE theta and
+// scaling, tied or untied classifier.
 #pragma once
 #include <array>
 #include <cstddef>
