@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "support/test_support.hpp"
@@ -297,6 +298,38 @@ TEST(TrainOptimizer, BadInputIsOneClearError) {
   EXPECT_EQ(other.steps_done(), 0u);
   other.load(bytes, prob.view(p, g));
   EXPECT_EQ(other.steps_done(), 1u);
+}
+
+// Threads take whole tensors: the parameters and the state after 3 steps are bitwise the same at
+// 1, 2 and 3 threads, for every moment format and master (tensors large enough to run parallel).
+TEST(TrainOptimizer, BitwiseTheSameAtAnyThreadCount) {
+  Problem prob(9);
+  prob.p = {test::normal_floats(36000, 1), test::normal_floats(17, 2), test::normal_floats(30001, 3)};
+  const auto run = [&](MomentFormat f, MasterFormat master, int threads) {
+    OptimizerConfig c = base_config(OptimizerKind::stable_adamw);
+    c.moments = f;
+    c.master = master;
+    c.master_stochastic = master == MasterFormat::bf16;
+    c.seed = 3;
+    auto p = prob.p;
+    Optimizer opt(c);
+    opt.init_params(prob.view(p, prob.p));
+    std::vector<double> stats;
+    for (int s = 1; s <= 3; ++s) {
+      const StepStats st = opt.step(prob.view(p, prob.grads(s)), threads);
+      stats.push_back(st.grad_norm);
+      for (const TensorStepStats& t : st.tensors) stats.push_back(t.rms_g2_over_v);
+    }
+    return std::make_tuple(p, opt.save(), stats);
+  };
+  for (MomentFormat f : {MomentFormat::fp32, MomentFormat::bf16, MomentFormat::e4m3_scaled})
+    for (MasterFormat master : {MasterFormat::fp32, MasterFormat::bf16}) {
+      const auto one = run(f, master, 1);
+      EXPECT_TRUE(one == run(f, master, 2)) << name(f) << " " << name(master);
+      if (f == MomentFormat::fp32) {
+        EXPECT_TRUE(one == run(f, master, 3)) << name(master);
+      }
+    }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // AdamW / StableAdamW with low-precision master weights and moments (optimizer.hpp).
 #include "optim/optimizer.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -260,8 +262,74 @@ void Optimizer::match(std::span<const ParamTensor> tensors, const std::vector<Sl
   }
 }
 
-StepStats Optimizer::step(std::span<const ParamTensor> tensors) {
+// One tensor's step (the element loops of optimizer.hpp's formulas). The sum of r runs over the
+// elements in order, so the tensor's result is the same whichever thread takes it.
+TensorStepStats Optimizer::step_tensor(const ParamTensor& p, std::size_t k, Slot& slot, const StepStats& st,
+                                       double bc1, double bc2, Buffers& buf) const {
   const OptimizerConfig& c = config_;
+  const std::size_t n = slot.size;
+  TensorStepStats ts;
+  ts.count = n;
+  double sum = 0;
+  const double e2 = c.eps * c.eps;
+  std::vector<double>& m = buf.m;
+  std::vector<double>& v = buf.v;
+  if (c.moments == MomentFormat::fp32) {
+    // Stored as float per element: update, store and read back in one pass.
+    if (slot.m.f32.empty()) slot.m.f32.assign(n, 0.0f);
+    if (slot.v.f32.empty()) slot.v.f32.assign(n, 0.0f);
+    float* mf = slot.m.f32.data();
+    float* vf = slot.v.f32.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      const double g = st.clip_scale * static_cast<double>(p.grad[i]);
+      mf[i] = static_cast<float>(c.beta1 * static_cast<double>(mf[i]) + (1.0 - c.beta1) * g);
+      vf[i] = static_cast<float>(c.beta2 * static_cast<double>(vf[i]) + (1.0 - c.beta2) * g * g);
+      sum += g * g / std::max(static_cast<double>(vf[i]) / bc2, e2);
+    }
+  } else {
+    std::vector<double>& g = buf.g;
+    fetch(slot.m, n, m, false);
+    fetch(slot.v, n, v, true);
+    g.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      g[i] = st.clip_scale * static_cast<double>(p.grad[i]);
+      m[i] = c.beta1 * m[i] + (1.0 - c.beta1) * g[i];
+      v[i] = c.beta2 * v[i] + (1.0 - c.beta2) * g[i] * g[i];
+    }
+    store(slot.m, m, false);
+    store(slot.v, v, true);
+    fetch(slot.m, n, m, false);
+    fetch(slot.v, n, v, true);
+    for (std::size_t i = 0; i < n; ++i) sum += g[i] * g[i] / std::max(v[i] / bc2, e2);
+  }
+  ts.rms_g2_over_v = n ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
+  if (c.kind == OptimizerKind::stable_adamw) ts.lr_scale = 1.0 / std::max(1.0, ts.rms_g2_over_v / c.update_clip);
+  // The clipped rate scales the Adam step only; decay uses lr_t (the paper's reference code).
+  const double lr = st.lr * ts.lr_scale;
+  const double decay = p.decay ? st.lr * c.weight_decay : 0.0;
+  const bool f32 = c.moments == MomentFormat::fp32;
+  const float* mf = slot.m.f32.data();
+  const float* vf = slot.v.f32.data();
+  const auto updated = [&](std::size_t i) {
+    const double x = p.param[i];
+    const double mi = f32 ? static_cast<double>(mf[i]) : m[i], vi = f32 ? static_cast<double>(vf[i]) : v[i];
+    return x - decay * x - lr * (mi / bc1) / (std::sqrt(vi / bc2) + c.eps);
+  };
+  if (c.master == MasterFormat::fp32) {
+    for (std::size_t i = 0; i < n; ++i) p.param[i] = static_cast<float>(updated(i));
+  } else if (c.master_stochastic) {
+    const RngKey key = rng_key(mix(mix(c.seed, t_), k));
+    for (std::size_t i = 0; i < n; ++i)
+      p.param[i] = round_bf16_stochastic(to_float_odd(updated(i)), random_bits(key, i) >> 16);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) p.param[i] = round_bf16(to_float_odd(updated(i)));
+  }
+  return ts;
+}
+
+StepStats Optimizer::step(std::span<const ParamTensor> tensors, int threads) {
+  const OptimizerConfig& c = config_;
+  if (threads < 0) throw Error("optimizer: threads = " + std::to_string(threads) + " is negative");
   if (slots_.empty() && t_ == 0) {
     for (const ParamTensor& p : tensors) slots_.push_back(Slot{p.name, p.param.size(), {}, {}});
   }
@@ -279,46 +347,35 @@ StepStats Optimizer::step(std::span<const ParamTensor> tensors) {
   st.lr = learning_rate(c.schedule, t_);
   const double bc1 = 1.0 - std::pow(c.beta1, static_cast<double>(t_));
   const double bc2 = 1.0 - std::pow(c.beta2, static_cast<double>(t_));
-  std::vector<double> m, v, g;
-  for (std::size_t k = 0; k < tensors.size(); ++k) {
-    const ParamTensor& p = tensors[k];
-    Slot& slot = slots_[k];
-    const std::size_t n = slot.size;
-    fetch(slot.m, n, m, false);
-    fetch(slot.v, n, v, true);
-    g.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      g[i] = st.clip_scale * static_cast<double>(p.grad[i]);
-      m[i] = c.beta1 * m[i] + (1.0 - c.beta1) * g[i];
-      v[i] = c.beta2 * v[i] + (1.0 - c.beta2) * g[i] * g[i];
-    }
-    store(slot.m, m, false);
-    store(slot.v, v, true);
-    fetch(slot.m, n, m, false);
-    fetch(slot.v, n, v, true);
-    TensorStepStats ts;
-    ts.count = n;
-    double sum = 0;
-    for (std::size_t i = 0; i < n; ++i) sum += g[i] * g[i] / std::max(v[i] / bc2, c.eps * c.eps);
-    ts.rms_g2_over_v = n ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
-    if (c.kind == OptimizerKind::stable_adamw) ts.lr_scale = 1.0 / std::max(1.0, ts.rms_g2_over_v / c.update_clip);
-    // The clipped rate scales the Adam step only; decay uses lr_t (the paper's reference code).
-    const double lr = st.lr * ts.lr_scale;
-    const double decay = p.decay ? st.lr * c.weight_decay : 0.0;
-    const RngKey key = rng_key(mix(mix(c.seed, t_), k));
-    for (std::size_t i = 0; i < n; ++i) {
-      const double x = p.param[i];
-      const double y = x - decay * x - lr * (m[i] / bc1) / (std::sqrt(v[i] / bc2) + c.eps);
-      if (c.master == MasterFormat::fp32) {
-        p.param[i] = static_cast<float>(y);
-      } else if (c.master_stochastic) {
-        p.param[i] = round_bf16_stochastic(to_float_odd(y), random_bits(key, i) >> 16);
-      } else {
-        p.param[i] = round_bf16(to_float_odd(y));
+  // Tensors are independent once the global norm is known: threads take whole tensors, the
+  // largest first (dynamic), and each tensor's sums run in element order, so the bits do not
+  // depend on the thread count. (The global norm above stays one sum in order: splitting it
+  // would change its rounding and with it every clipped step.)
+  const std::size_t K = tensors.size();
+  std::vector<std::size_t> order(K);
+  for (std::size_t k = 0; k < K; ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return slots_[a].size > slots_[b].size; });
+  st.tensors.resize(K);
+  std::size_t total = 0;
+  for (const Slot& s : slots_) total += s.size;
+  const int team = threads > 0 ? threads : omp_get_max_threads();
+  bool failed = false;
+  std::string failure;
+#pragma omp parallel num_threads(team) if (team > 1 && K > 1 && total >= (std::size_t{1} << 16))
+  {
+    Buffers buf;
+#pragma omp for schedule(dynamic, 1)
+    for (std::ptrdiff_t j = 0; j < static_cast<std::ptrdiff_t>(K); ++j) {
+      const std::size_t k = order[static_cast<std::size_t>(j)];
+      try {
+        st.tensors[k] = step_tensor(tensors[k], k, slots_[k], st, bc1, bc2, buf);
+      } catch (const std::exception& e) {  // exceptions must not leave an OpenMP region
+#pragma omp critical(lowp_optimizer_error)
+        if (!failed) failed = true, failure = e.what();
       }
     }
-    st.tensors.push_back(ts);
   }
+  if (failed) throw Error(failure);
   return st;
 }
 

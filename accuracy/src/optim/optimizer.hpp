@@ -108,7 +108,8 @@ class Optimizer {
   // One step over all tensors. The first call fixes the tensor list; later calls must pass
   // the same names and sizes (lowp::Error naming the tensor otherwise). A non-finite
   // gradient norm throws lowp::Error naming the first non-finite tensor, before any change.
-  StepStats step(std::span<const ParamTensor> tensors);
+  // threads: the OpenMP team (0: all); the bits do not depend on it.
+  StepStats step(std::span<const ParamTensor> tensors, int threads = 0);
 
   // The whole state (config checks, step count, moments) as bytes, and back: load() checks
   // the magic, the sizes and the moment format and, given `expect`, that the state's tensors
@@ -129,6 +130,11 @@ class Optimizer {
     std::size_t size = 0;
     Moment m, v;
   };
+  struct Buffers {  // one worker's scratch for the low-precision moment formats
+    std::vector<double> m, v, g;
+  };
+  TensorStepStats step_tensor(const ParamTensor& p, std::size_t k, Slot& slot, const StepStats& st, double bc1,
+                              double bc2, Buffers& buf) const;
   // Throws lowp::Error naming the first tensor whose name or size differs from the slot's.
   static void match(std::span<const ParamTensor> tensors, const std::vector<Slot>& slots, const char* what);
   void store(Moment& mo, const std::vector<double>& x, bool second) const;
