@@ -1,16 +1,19 @@
-// bench_train: one optimizer step (zero grads, forward, backward, the recipe's optimizer) of the default
-// `lowp train` config ("small": dim 128, 4 layers, 4 heads, 2 KV heads, hidden 384, byte
-// vocabulary 258, tied classifier) on a batch of 8 windows of 128 tokens, per recipe.
-//   BM_train_step_<recipe>   counters: tokens_per_second (wall), tokens_per_cpu_second;
-//                            x_fp32 = this step's CPU time / the fp32 step's, both in this process
-//   BM_train_step_fp32       also mfu = model FLOPs per CPU second (6 x parameters x tokens +
+// bench_train: one optimizer step (zero grads, forward, backward, the recipe's optimizer) of a
+// `lowp train` config on a batch of 8 windows of 128 tokens, per recipe: the default "small" (dim
+// 128, 4 layers, 4 heads, 2 KV heads, hidden 384, byte vocabulary 258, tied classifier) and, for
+// the names ending in _medium, "medium" (dim 256, hidden 768, head_dim 64; the rest the same).
+//   BM_train_step_<recipe>[_medium]   counters: tokens_per_second (wall), tokens_per_cpu_second;
+//                            x_fp32 = this step's CPU time / the fp32 step's of the same config,
+//                            both in this process
+//   BM_train_step_fp32[_medium]  also mfu = model FLOPs per CPU second (6 x parameters x tokens +
 //                            attention) / the float32 GEMM rate per CPU second measured here
-//                            (gemm_f32 on the step's largest linear shape, 1024 x 384 x 128)
+//                            (gemm_f32 on the step's largest linear shape: 1024 x hidden x dim)
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <ctime>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,7 +29,7 @@ constexpr std::size_t kBatch = 8, kCtx = 128;
 
 // One step as the trainer runs it: zero the gradients, forward, backward, the optimizer.
 struct Setup : lowp::bench::TrainSetup {
-  explicit Setup(const std::string& name) : TrainSetup(name, kBatch, kCtx) {}
+  Setup(const std::string& name, const std::string& config) : TrainSetup(name, kBatch, kCtx, config) {}
   void run() {
     net->zero_grad();
     net->forward(tok, tgt, kBatch, kCtx, 0, ++step);
@@ -46,13 +49,14 @@ double cpu_seconds_per(const std::function<void()>& f, int reps) {
   return (cpu_now() - t0) / reps;
 }
 
-// The fp32 step's CPU time, measured once in this process: the baseline of every x_fp32.
-double fp32_step_cpu_seconds() {
-  static const double s = [] {
-    Setup fp32("fp32");
-    return cpu_seconds_per([&] { fp32.run(); }, 3);
-  }();
-  return s;
+// The fp32 step's CPU time per config, measured once in this process: the baseline of every x_fp32.
+double fp32_step_cpu_seconds(const std::string& config) {
+  static std::map<std::string, double> s;
+  if (!s.count(config)) {
+    Setup fp32("fp32", config);
+    s[config] = cpu_seconds_per([&] { fp32.run(); }, 3);
+  }
+  return s[config];
 }
 
 double model_flops_per_step(const LlamaConfig& c) {
@@ -63,9 +67,9 @@ double model_flops_per_step(const LlamaConfig& c) {
   return 6.0 * params * tokens + attention;
 }
 
-void train_step(benchmark::State& state, const std::string& recipe) {
-  Setup s(recipe);
-  const double base = fp32_step_cpu_seconds();
+void train_step(benchmark::State& state, const std::string& recipe, const std::string& config) {
+  Setup s(recipe, config);
+  const double base = fp32_step_cpu_seconds(config);
   s.run();
   const auto t0 = std::chrono::steady_clock::now();
   const double c0 = cpu_now();
@@ -77,7 +81,7 @@ void train_step(benchmark::State& state, const std::string& recipe) {
   state.counters["tokens_per_cpu_second"] = static_cast<double>(kBatch * kCtx) / cpu;
   state.counters["x_fp32"] = cpu / base;  // CPU time of this step / CPU time of the fp32 step
   if (recipe == "fp32") {
-    const std::size_t M = kBatch * kCtx, N = 384, K = 128;
+    const std::size_t M = kBatch * kCtx, N = static_cast<std::size_t>(s.c.hidden_dim), K = static_cast<std::size_t>(s.c.dim);
     std::vector<float> a(M * K, 0.5f), b(N * K, 0.25f), c(M * N);
     const double g = cpu_seconds_per([&] { lowp::quant::gemm_f32(a.data(), b.data(), c.data(), M, N, K); }, 50);
     state.counters["gemm_gflops_per_cpu_s"] = 2.0 * M * N * K / g * 1e-9;
@@ -87,10 +91,20 @@ void train_step(benchmark::State& state, const std::string& recipe) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(train_step, fp32, std::string("fp32"))->Name("BM_train_step_fp32")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(train_step, bf16, std::string("bf16"))->Name("BM_train_step_bf16")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(train_step, fp8, std::string("fp8-tensorwise"))->Name("BM_train_step_fp8_tensorwise")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(train_step, mxfp8, std::string("mxfp8"))->Name("BM_train_step_mxfp8")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(train_step, nvfp4, std::string("nvfp4"))->Name("BM_train_step_nvfp4")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(train_step, quartet, std::string("quartet-fp4"))->Name("BM_train_step_quartet")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(train_step, switchback, std::string("switchback-int8"))->Name("BM_train_step_switchback")->Unit(benchmark::kMillisecond)->UseRealTime();
+#define LOWP_TRAIN_STEP(id, recipe)                                                                    \
+  BENCHMARK_CAPTURE(train_step, id, std::string(recipe), std::string("small"))                         \
+      ->Name("BM_train_step_" #id)                                                                     \
+      ->Unit(benchmark::kMillisecond)                                                                  \
+      ->UseRealTime();                                                                                 \
+  BENCHMARK_CAPTURE(train_step, id##_medium, std::string(recipe), std::string("medium"))               \
+      ->Name("BM_train_step_" #id "_medium")                                                           \
+      ->Unit(benchmark::kMillisecond)                                                                  \
+      ->UseRealTime()
+
+LOWP_TRAIN_STEP(fp32, "fp32");
+LOWP_TRAIN_STEP(bf16, "bf16");
+LOWP_TRAIN_STEP(fp8_tensorwise, "fp8-tensorwise");
+LOWP_TRAIN_STEP(mxfp8, "mxfp8");
+LOWP_TRAIN_STEP(nvfp4, "nvfp4");
+LOWP_TRAIN_STEP(quartet, "quartet-fp4");
+LOWP_TRAIN_STEP(switchback, "switchback-int8");

@@ -1,4 +1,4 @@
-// The step bench_train and bench_mpi_train time: the default `lowp train` config ("small") with
+// The step bench_train and bench_mpi_train time: a named `lowp train` config (default "small") with
 // windows of `ctx` tokens, one recipe's TrainLlama and optimizer, and a fixed batch of byte tokens.
 #pragma once
 #include <cstddef>
@@ -15,15 +15,15 @@
 namespace lowp::bench {
 
 struct TrainSetup {
-  accuracy::LlamaConfig c = accuracy::train::named_config("small");
+  accuracy::LlamaConfig c;
   lowp::train::TrainRecipe recipe;
   std::unique_ptr<accuracy::train::TrainLlama> net;
   std::unique_ptr<lowp::train::Optimizer> opt;
   std::vector<int> tok, tgt;  // batch x ctx each; tgt is tok shifted by one
   std::uint64_t step = 0;
 
-  TrainSetup(const std::string& recipe_name, std::size_t batch, std::size_t ctx)
-      : recipe(lowp::train::find_train_recipe(recipe_name)) {
+  TrainSetup(const std::string& recipe_name, std::size_t batch, std::size_t ctx, const std::string& config = "small")
+      : c(accuracy::train::named_config(config)), recipe(lowp::train::find_train_recipe(recipe_name)) {
     c.seq_len = static_cast<int>(ctx);
     const auto layers = static_cast<std::size_t>(c.n_layers);
     net = std::make_unique<accuracy::train::TrainLlama>(
