@@ -280,12 +280,18 @@ TensorStepStats Optimizer::step_tensor(const ParamTensor& p, std::size_t k, Slot
     if (slot.v.f32.empty()) slot.v.f32.assign(n, 0.0f);
     float* mf = slot.m.f32.data();
     float* vf = slot.v.f32.data();
+    std::vector<double>& term = buf.g;  // the terms of r's sum, added in order below
+    term.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       const double g = st.clip_scale * static_cast<double>(p.grad[i]);
-      mf[i] = static_cast<float>(c.beta1 * static_cast<double>(mf[i]) + (1.0 - c.beta1) * g);
-      vf[i] = static_cast<float>(c.beta2 * static_cast<double>(vf[i]) + (1.0 - c.beta2) * g * g);
-      sum += g * g / std::max(static_cast<double>(vf[i]) / bc2, e2);
+      const auto mi = static_cast<float>(c.beta1 * static_cast<double>(mf[i]) + (1.0 - c.beta1) * g);
+      const auto vi = static_cast<float>(c.beta2 * static_cast<double>(vf[i]) + (1.0 - c.beta2) * g * g);
+      mf[i] = mi;
+      vf[i] = vi;
+      const double vh = static_cast<double>(vi) / bc2;
+      term[i] = g * g / (vh > e2 ? vh : e2);
     }
+    for (std::size_t i = 0; i < n; ++i) sum += term[i];
   } else {
     std::vector<double>& g = buf.g;
     fetch(slot.m, n, m, false);
@@ -315,7 +321,14 @@ TensorStepStats Optimizer::step_tensor(const ParamTensor& p, std::size_t k, Slot
     const double mi = f32 ? static_cast<double>(mf[i]) : m[i], vi = f32 ? static_cast<double>(vf[i]) : v[i];
     return x - decay * x - lr * (mi / bc1) / (std::sqrt(vi / bc2) + c.eps);
   };
-  if (c.master == MasterFormat::fp32) {
+  if (c.master == MasterFormat::fp32 && f32) {  // the default, as its own loop so that it vectorizes
+    float* x = p.param.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      const double xi = x[i];
+      x[i] = static_cast<float>(xi - decay * xi -
+                                lr * (static_cast<double>(mf[i]) / bc1) / (std::sqrt(static_cast<double>(vf[i]) / bc2) + c.eps));
+    }
+  } else if (c.master == MasterFormat::fp32) {
     for (std::size_t i = 0; i < n; ++i) p.param[i] = static_cast<float>(updated(i));
   } else if (c.master_stochastic) {
     const RngKey key = rng_key(mix(mix(c.seed, t_), k));
