@@ -8,6 +8,9 @@
 //   BM_train_step_fp32[_medium]  also mfu = model FLOPs per CPU second (6 x parameters x tokens +
 //                            attention) / the float32 GEMM rate per CPU second measured here
 //                            (gemm_f32 on the step's largest linear shape: 1024 x hidden x dim)
+//   BM_train_attention[_medium]  one layer's attention forward and backward (model/attention.cpp)
+//                            on the step's shapes; mfu as above with the attention's share of the
+//                            model FLOPs (12 T^2 dim per sequence, the full T x T products)
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -20,6 +23,7 @@
 
 #include "lowp/quant/gemm.hpp"
 #include "lowp/quant/linear.hpp"
+#include "model/attention.hpp"
 #include "train_setup.hpp"
 
 namespace {
@@ -89,6 +93,41 @@ void train_step(benchmark::State& state, const std::string& recipe, const std::s
   }
 }
 
+// The float32 GEMM rate per CPU second on the config's largest linear shape (as train_step's mfu).
+double gemm_rate(const LlamaConfig& c) {
+  const std::size_t M = kBatch * kCtx, N = static_cast<std::size_t>(c.hidden_dim), K = static_cast<std::size_t>(c.dim);
+  std::vector<float> a(M * K, 0.5f), b(N * K, 0.25f), out(M * N);
+  const double g = cpu_seconds_per([&] { lowp::quant::gemm_f32(a.data(), b.data(), out.data(), M, N, K); }, 50);
+  return 2.0 * M * N * K / g;
+}
+
+void train_attention(benchmark::State& state, const std::string& config) {
+  const LlamaConfig c = lowp::accuracy::train::named_config(config);
+  const lowp::accuracy::detail::AttentionShape sh{kBatch, kCtx, static_cast<std::size_t>(c.n_heads),
+                                                  static_cast<std::size_t>(c.n_kv_heads),
+                                                  static_cast<std::size_t>(c.head_dim())};
+  const std::size_t R = kBatch * kCtx, qd = sh.heads * sh.head_dim, kvd = sh.kv_heads * sh.head_dim;
+  std::vector<float> q(R * qd), k(R * kvd), v(R * kvd), out(R * qd), dout(R * qd), dq(R * qd), dk(R * kvd), dv(R * kvd);
+  std::vector<float> p(kBatch * sh.heads * kCtx * kCtx);
+  std::uint32_t x = 1;
+  const auto fill = [&](std::vector<float>& a) {
+    for (float& e : a) e = static_cast<float>((x = x * 1664525u + 1013904223u) >> 8) * 0x1p-24f - 0.5f;
+  };
+  fill(q), fill(k), fill(v), fill(dout);
+  const auto run = [&] {
+    lowp::accuracy::detail::attention_forward(sh, q.data(), k.data(), v.data(), out.data(), p.data(), 0);
+    lowp::accuracy::detail::attention_backward(sh, q.data(), k.data(), v.data(), p.data(), dout.data(), dq.data(),
+                                               dk.data(), dv.data(), 0);
+  };
+  const double rate = gemm_rate(c);
+  run();
+  const double c0 = cpu_now();
+  for (auto _ : state) run();
+  const double cpu = (cpu_now() - c0) / static_cast<double>(state.iterations());
+  const double flops = 12.0 * kCtx * kCtx * static_cast<double>(c.dim) * kBatch;
+  state.counters["mfu"] = flops / cpu / rate;
+}
+
 }  // namespace
 
 #define LOWP_TRAIN_STEP(id, recipe)                                                                    \
@@ -108,3 +147,5 @@ LOWP_TRAIN_STEP(mxfp8, "mxfp8");
 LOWP_TRAIN_STEP(nvfp4, "nvfp4");
 LOWP_TRAIN_STEP(quartet, "quartet-fp4");
 LOWP_TRAIN_STEP(switchback, "switchback-int8");
+BENCHMARK_CAPTURE(train_attention, small, std::string("small"))->Name("BM_train_attention")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_attention, medium, std::string("medium"))->Name("BM_train_attention_medium")->Unit(benchmark::kMillisecond)->UseRealTime();

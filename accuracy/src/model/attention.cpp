@@ -1,21 +1,40 @@
-// Causal GQA attention, head by head: each (sequence, head) is one job of two small GEMMs and a
-// scalar softmax; OpenMP runs the jobs, each GEMM single-threaded (gemm_f32's bits do not depend
-// on its thread count, so neither do these).
+// Causal GQA attention. Each (sequence, head) is one job on an OpenMP thread; inside it the
+// queries go in blocks of kBlock rows: a block's scores against the keys up to its last row are
+// one GEMM (the causal upper triangle beyond the block is never computed), its softmax is fused
+// on that block (scale, max, exp, sum, normalize in one place), and its output is one GEMM with
+// V. The backward takes the same blocks from the kept P. Every GEMM is gemm_f32 on one thread
+// and every sum has a fixed order, so the bits do not depend on the thread count.
+//
+// Evaluation's attn.p hook needs a head's whole P before P V, so with a hook the job computes all
+// T x T scores at once; the softmax is the same function either way.
 #include "model/attention.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <exception>
 #include <mutex>
 #include <vector>
 
+#include "lowp/numerics/error.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "model/llama.hpp"
 
 namespace lowp::accuracy::detail {
 namespace {
+
+constexpr std::size_t kBlock = 32;     // query rows per block
+constexpr std::size_t kLanes = 8;      // partial sums per reduction, combined pairwise in lane order
+
+// Where the block of query rows starting at i0 starts in a job's kept P (blocks of kBlock rows x
+// the keys they see, one after another: kBlock^2 (1 + 2 + ... + i0 / kBlock) floats precede it).
+std::size_t block_offset(std::size_t i0) {
+  const std::size_t b = i0 / kBlock;
+  return kBlock * kBlock * b * (b + 1) / 2;
+}
 
 // Runs f(job) for job in [0, n) on `threads` threads; the first exception is rethrown after.
 template <class F>
@@ -23,7 +42,7 @@ void parallel_jobs(std::size_t n, int threads, F f) {
   std::exception_ptr err;
   std::mutex mu;
   if (threads <= 0) threads = omp_get_max_threads();
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(threads) if (threads > 1 && n > 1)
   {
     auto state = f.make_state();
 #pragma omp for schedule(dynamic, 1)
@@ -49,55 +68,163 @@ void scatter_head(const float* in, std::size_t stride, std::size_t r0, std::size
   for (std::size_t t = 0; t < T; ++t) std::copy_n(in + t * hd, hd, x + (r0 + t) * stride + h * hd);
 }
 
-struct ForwardScratch {
-  std::vector<float> qh, kh, vh, oh, p, row_sum;
-};
+// e^x for x <= 0 (NaN passes through), within 2 ulps of the exact value above e^-87 and 0 below
+// (where e^x < 2^-125): Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2, Cephes' degree-7
+// polynomial, 2^n built in the exponent field. Branch-free, so the compiler vectorizes the
+// softmax loops (a libm call per score would not be).
+inline float exp_nonpositive(float x) {
+  const float xc = std::max(x, -87.0f);  // NaN stays NaN
+  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+  n = std::min(0.0f, std::max(-126.0f, n));  // NaN -> -126: the int conversion below is defined
+  const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;  // n ln2 in two parts, exact
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const float two_n = std::bit_cast<float>(static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23);
+  return x < -87.0f ? 0.0f : p * two_n;
+}
+
+// Combines kLanes partial sums in a fixed tree.
+inline float combine(const float* l) { return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])); }
+
+// One causal row of scores s[0, n): s[j] = e^(scale s[j] - max) and returns their sum; divided by
+// the sum when `normalize`. The max and the sum are kLanes-lane reductions (lane j % kLanes).
+float softmax_row(float* s, std::size_t n, float scale, bool normalize) {
+  float mx[kLanes], sum[kLanes];
+  std::fill_n(mx, kLanes, -INFINITY);
+  std::fill_n(sum, kLanes, 0.0f);
+  const std::size_t body = n / kLanes * kLanes;
+  for (std::size_t j = 0; j < n; ++j) s[j] *= scale;
+  for (std::size_t j = 0; j < body; j += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) mx[l] = std::max(mx[l], s[j + l]);
+  for (std::size_t j = body; j < n; ++j) mx[j - body] = std::max(mx[j - body], s[j]);
+  const float m = std::max(std::max(std::max(mx[0], mx[1]), std::max(mx[2], mx[3])),
+                           std::max(std::max(mx[4], mx[5]), std::max(mx[6], mx[7])));
+  for (std::size_t j = 0; j < n; ++j) s[j] = exp_nonpositive(s[j] - m);
+  for (std::size_t j = 0; j < body; j += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) sum[l] += s[j + l];
+  for (std::size_t j = body; j < n; ++j) sum[j - body] += s[j];
+  const float total = combine(sum);
+  if (normalize)
+    for (std::size_t j = 0; j < n; ++j) s[j] /= total;
+  return total;
+}
+
+// sum_j a[j] b[j] over [0, n) in kLanes lanes.
+float dot(const float* a, const float* b, std::size_t n) {
+  float acc[kLanes] = {};
+  const std::size_t body = n / kLanes * kLanes;
+  for (std::size_t j = 0; j < body; j += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) acc[l] += a[j + l] * b[j + l];
+  for (std::size_t j = body; j < n; ++j) acc[j - body] += a[j] * b[j];
+  return combine(acc);
+}
+
+// The query-side rows of the `group` heads g*group.. of sequence b, stacked block by block: block
+// [i0, i1) holds head 0's rows i0..i1-1, then head 1's, ... (group * (i1 - i0) rows of hd), so that
+// a block of all the heads reading one KV head is one GEMM operand.
+void gather_group(const float* x, std::size_t stride, std::size_t r0, std::size_t T, std::size_t h0, std::size_t group,
+                  std::size_t hd, float* out) {
+  for (std::size_t i0 = 0; i0 < T; i0 += kBlock) {
+    const std::size_t m = std::min(T, i0 + kBlock) - i0;
+    for (std::size_t j = 0; j < group; ++j) gather_head(x + i0 * stride, stride, r0, m, h0 + j, hd, out + (i0 * group + j * m) * hd);
+  }
+}
+void scatter_group(const float* in, std::size_t stride, std::size_t r0, std::size_t T, std::size_t h0, std::size_t group,
+                   std::size_t hd, float* x) {
+  for (std::size_t i0 = 0; i0 < T; i0 += kBlock) {
+    const std::size_t m = std::min(T, i0 + kBlock) - i0;
+    for (std::size_t j = 0; j < group; ++j) scatter_head(in + (i0 * group + j * m) * hd, stride, r0, m, h0 + j, hd, x + i0 * stride);
+  }
+}
 
 }  // namespace
 
 void attention_forward(const AttentionShape& s, const float* q, const float* k, const float* v, float* out, float* p,
                        int threads, const AttentionP& pq) {
-  const std::size_t T = s.T, hd = s.head_dim, heads = s.heads, group = s.heads / s.kv_heads;
-  const std::size_t qd = heads * hd, kvd = s.kv_heads * hd;
+  const std::size_t T = s.T, hd = s.head_dim, heads = s.heads, kvh = s.kv_heads, group = s.heads / s.kv_heads;
+  const std::size_t qd = heads * hd, kvd = kvh * hd;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const bool fa3 = pq.quantize && pq.fa3;
+  if (!pq.quantize) {
+    // Job: one (sequence, KV head) with its group of heads. Query block [i0, i1) of all of them
+    // (G = group * (i1 - i0) stacked rows) sees keys [0, i1):
+    //   S_b = Q_b K^T (G x i1), P_b = causal softmax per row, O_b = P_b V;
+    // P_b is computed where it is kept (or in a scratch).
+    struct Scratch {
+      std::vector<float> qg, kh, vh, og, s;
+    };
+    struct Job {
+      std::size_t T, hd, heads, kvh, group, qd, kvd;
+      float scale;
+      const float *q, *k, *v;
+      float *out, *p;
+      Scratch make_state() const {
+        return Scratch{std::vector<float>(group * T * hd), std::vector<float>(T * hd), std::vector<float>(T * hd),
+                       std::vector<float>(group * T * hd), std::vector<float>(p ? 0 : group * kBlock * T)};
+      }
+      void operator()(Scratch& w, std::size_t job) const {
+        const std::size_t b = job / kvh, g = job % kvh;
+        gather_group(q, qd, b * T, T, g * group, group, hd, w.qg.data());
+        gather_head(k, kvd, b * T, T, g, hd, w.kh.data());
+        gather_head(v, kvd, b * T, T, g, hd, w.vh.data());
+        for (std::size_t i0 = 0; i0 < T; i0 += kBlock) {
+          const std::size_t i1 = std::min(T, i0 + kBlock), m = i1 - i0, G = group * m;
+          float* S = p ? p + job * group * T * T + group * block_offset(i0) : w.s.data();
+          quant::gemm_f32(w.qg.data() + group * i0 * hd, w.kh.data(), S, G, i1, hd, false, 1);
+          for (std::size_t r = 0; r < G; ++r) {
+            float* row = S + r * i1;
+            const std::size_t n = i0 + r % m + 1;
+            softmax_row(row, n, scale, true);
+            std::fill(row + n, row + i1, 0.0f);
+          }
+          quant::gemm_f32(S, quant::Layout::as_is, w.vh.data(), quant::Layout::transposed,
+                          w.og.data() + group * i0 * hd, G, hd, i1, false, 1);
+        }
+        scatter_group(w.og.data(), qd, b * T, T, g * group, group, hd, out);
+      }
+    };
+    parallel_jobs(s.B * kvh, threads, Job{T, hd, heads, kvh, group, qd, kvd, scale, q, k, v, out, p});
+    return;
+  }
+  // With evaluation's hook: per (sequence, head) all of P (the hook sees it whole), then O = P V.
+  if (p) throw Error("attention_forward: P is not kept under an attn.p hook (evaluation only)");
+  const bool fa3 = pq.fa3;
+  struct Scratch {
+    std::vector<float> qh, kh, vh, oh, s, row_sum;
+  };
   struct Job {
-    const AttentionShape& s;
     std::size_t T, hd, heads, group, qd, kvd;
     float scale;
     bool fa3;
     const float *q, *k, *v;
-    float *out, *p;
+    float* out;
     const AttentionP& pq;
-    ForwardScratch make_state() const {
-      ForwardScratch w{std::vector<float>(T * hd), std::vector<float>(T * hd), std::vector<float>(T * hd),
-                       std::vector<float>(T * hd), {}, {}};
-      if (!p) w.p.resize(T * T);
-      if (fa3) w.row_sum.resize(T);
-      return w;
+    Scratch make_state() const {
+      const std::size_t n = T * hd;
+      return Scratch{std::vector<float>(n), std::vector<float>(n),     std::vector<float>(n),
+                     std::vector<float>(n), std::vector<float>(T * T), std::vector<float>(fa3 ? T : 0)};
     }
-    void operator()(ForwardScratch& w, std::size_t job) const {
+    void operator()(Scratch& w, std::size_t job) const {
       const std::size_t b = job / heads, h = job % heads, g = h / group;
       gather_head(q, qd, b * T, T, h, hd, w.qh.data());
       gather_head(k, kvd, b * T, T, g, hd, w.kh.data());
       gather_head(v, kvd, b * T, T, g, hd, w.vh.data());
-      float* P = p ? p + job * T * T : w.p.data();
+      float* P = w.s.data();
       quant::gemm_f32(w.qh.data(), w.kh.data(), P, T, T, hd, false, 1);  // S = Q K^T
       for (std::size_t i = 0; i < T; ++i) {
         float* row = P + i * T;
-        float mx = -INFINITY;
-        for (std::size_t j = 0; j <= i; ++j) mx = std::max(mx, row[j] *= scale);
-        float sum = 0;
-        for (std::size_t j = 0; j <= i; ++j) sum += row[j] = std::exp(row[j] - mx);
+        const float sum = softmax_row(row, i + 1, scale, !fa3);
         if (fa3) {  // 2^8 exp(S - rowmax): exact power-of-two scaling, divided out below
           for (std::size_t j = 0; j <= i; ++j) row[j] *= kFa3POffset;
           w.row_sum[i] = sum * kFa3POffset;
-        } else {
-          for (std::size_t j = 0; j <= i; ++j) row[j] /= sum;
         }
         std::fill(row + i + 1, row + T, 0.0f);
       }
-      if (pq.quantize) pq.quantize(job, P);
+      pq.quantize(job, P);
       quant::gemm_f32(P, quant::Layout::as_is, w.vh.data(), quant::Layout::transposed, w.oh.data(), T, hd, T, false,
                       1);  // O = P V
       if (fa3)
@@ -108,13 +235,13 @@ void attention_forward(const AttentionShape& s, const float* q, const float* k, 
       scatter_head(w.oh.data(), qd, b * T, T, h, hd, out);
     }
   };
-  parallel_jobs(s.B * heads, threads, Job{s, T, hd, heads, group, qd, kvd, scale, fa3, q, k, v, out, p, pq});
+  parallel_jobs(s.B * heads, threads, Job{T, hd, heads, group, qd, kvd, scale, fa3, q, k, v, out, pq});
 }
 
 void attention_backward(const AttentionShape& s, const float* q, const float* k, const float* v, const float* p,
                         const float* dout, float* dq, float* dk, float* dv, int threads) {
   struct Scratch {
-    std::vector<float> qh, kh, vh, doh, dp, dqh, dkh, dvh;
+    std::vector<float> qg, kh, vh, dog, dqg, dkh, dvh, dp;
   };
   struct Job {
     std::size_t T, hd, heads, kvh, group, qd, kvd;
@@ -122,38 +249,46 @@ void attention_backward(const AttentionShape& s, const float* q, const float* k,
     const float *q, *k, *v, *p, *dout;
     float *dq, *dk, *dv;
     Scratch make_state() const {
-      const std::size_t n = T * hd;
-      return Scratch{std::vector<float>(n), std::vector<float>(n), std::vector<float>(n), std::vector<float>(n),
-                     std::vector<float>(T * T), std::vector<float>(n), std::vector<float>(n), std::vector<float>(n)};
+      const std::size_t n = T * hd, gn = group * n;
+      return Scratch{std::vector<float>(gn), std::vector<float>(n),  std::vector<float>(n), std::vector<float>(gn),
+                     std::vector<float>(gn), std::vector<float>(n),  std::vector<float>(n),
+                     std::vector<float>(group * kBlock * T)};
     }
-    // Job: one (sequence, KV head) and the heads reading it, in head order.
+    // Job: one (sequence, KV head) and its group of heads, query block by query block as the
+    // forward stacked them (G rows), each adding into dK, dV rows [0, i1):
+    //   dP_b = dO_b V^T; dV += P_b^T dO_b; dS_b = P_b (dP_b - rowsum(dP_b P_b)) / sqrt(hd);
+    //   dQ_b = dS_b K; dK += dS_b^T Q_b.
     void operator()(Scratch& w, std::size_t job) const {
       using quant::Layout;
       const std::size_t b = job / kvh, g = job % kvh;
       gather_head(k, kvd, b * T, T, g, hd, w.kh.data());
       gather_head(v, kvd, b * T, T, g, hd, w.vh.data());
+      gather_group(q, qd, b * T, T, g * group, group, hd, w.qg.data());
+      gather_group(dout, qd, b * T, T, g * group, group, hd, w.dog.data());
       std::fill(w.dkh.begin(), w.dkh.end(), 0.0f);
       std::fill(w.dvh.begin(), w.dvh.end(), 0.0f);
-      for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
-        gather_head(q, qd, b * T, T, h, hd, w.qh.data());
-        gather_head(dout, qd, b * T, T, h, hd, w.doh.data());
-        const float* P = p + (b * heads + h) * T * T;
-        quant::gemm_f32(w.doh.data(), w.vh.data(), w.dp.data(), T, T, hd, false, 1);  // dP = dO V^T
-        quant::gemm_f32(P, Layout::transposed, w.doh.data(), Layout::transposed, w.dvh.data(), T, hd, T, true,
-                        1);  // dV += P^T dO
-        for (std::size_t i = 0; i < T; ++i) {  // dS
-          const float* pr = P + i * T;
-          float* dr = w.dp.data() + i * T;
-          double rs = 0;
-          for (std::size_t j = 0; j <= i; ++j) rs += static_cast<double>(pr[j]) * dr[j];
-          for (std::size_t j = 0; j < T; ++j) dr[j] = j <= i ? static_cast<float>(pr[j] * (dr[j] - rs) * scale) : 0.0f;
+      const float* P = p + job * group * T * T;
+      for (std::size_t i0 = 0; i0 < T; i0 += kBlock) {
+        const std::size_t i1 = std::min(T, i0 + kBlock), m = i1 - i0, G = group * m;
+        const float* pb = P + group * block_offset(i0);
+        float* dp = w.dp.data();
+        const float* dob = w.dog.data() + group * i0 * hd;
+        const float* qb = w.qg.data() + group * i0 * hd;
+        quant::gemm_f32(dob, w.vh.data(), dp, G, i1, hd, false, 1);                                       // dP_b
+        quant::gemm_f32(pb, Layout::transposed, dob, Layout::transposed, w.dvh.data(), i1, hd, G, true, 1);  // dV
+        for (std::size_t r = 0; r < G; ++r) {
+          const std::size_t n = i0 + r % m + 1;
+          const float* pr = pb + r * i1;
+          float* dr = dp + r * i1;
+          const float rs = dot(pr, dr, n);
+          for (std::size_t j = 0; j < n; ++j) dr[j] = pr[j] * (dr[j] - rs) * scale;
+          std::fill(dr + n, dr + i1, 0.0f);
         }
-        quant::gemm_f32(w.dp.data(), Layout::as_is, w.kh.data(), Layout::transposed, w.dqh.data(), T, hd, T, false,
-                        1);  // dQ = dS K
-        quant::gemm_f32(w.dp.data(), Layout::transposed, w.qh.data(), Layout::transposed, w.dkh.data(), T, hd, T,
-                        true, 1);  // dK += dS^T Q
-        scatter_head(w.dqh.data(), qd, b * T, T, h, hd, dq);
+        quant::gemm_f32(dp, Layout::as_is, w.kh.data(), Layout::transposed, w.dqg.data() + group * i0 * hd, G, hd, i1,
+                        false, 1);                                                                         // dQ_b
+        quant::gemm_f32(dp, Layout::transposed, qb, Layout::transposed, w.dkh.data(), i1, hd, G, true, 1);  // dK
       }
+      scatter_group(w.dqg.data(), qd, b * T, T, g * group, group, hd, dq);
       scatter_head(w.dkh.data(), kvd, b * T, T, g, hd, dk);
       scatter_head(w.dvh.data(), kvd, b * T, T, g, hd, dv);
     }

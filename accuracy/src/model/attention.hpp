@@ -4,7 +4,10 @@
 // Shapes, for B sequences of T positions each from position 0 (row r = b * T + t):
 //   Q, dQ, out, dout:  [B*T, heads,    head_dim]   (row stride heads * head_dim)
 //   K, V, dK, dV:      [B*T, kv_heads, head_dim]   (row stride kv_heads * head_dim)
-//   P:                 [B, heads, T, T]            the softmax, zero above the diagonal
+//   P:                 B*heads*T*T floats          the softmax, T*T per (sequence, head), kept
+//                                                  as attention_backward reads it (query blocks,
+//                                                  each rows x the keys it sees; zero above the
+//                                                  diagonal; the tail of the T*T unused)
 // Head h reads KV head h / (heads / kv_heads). Per (sequence, head):
 //   S = Q_h K_g^T / sqrt(head_dim), P = softmax over positions <= t, out_h = P V_g.
 #pragma once
@@ -28,13 +31,18 @@ struct AttentionP {
 };
 
 // out = softmax(Q K^T / sqrt(head_dim)) V, causal. `p`: B*heads*T*T floats to keep P for the
-// backward, or nullptr (a scratch P per worker). Bits do not depend on `threads`.
+// backward, or nullptr (a scratch P per worker; required with a `pq` hook, else lowp::Error).
+// Without a hook, the queries of the heads sharing a KV head go in blocks of 32 positions: one
+// GEMM for a block's scores against the keys up to its last position (the causal upper triangle
+// beyond is not computed), its softmax fused there, one GEMM for its output. Bits do not depend
+// on `threads`.
 void attention_forward(const AttentionShape& s, const float* q, const float* k, const float* v, float* out, float* p,
                        int threads, const AttentionP& pq = {});
 
 // From the forward's P (without `AttentionP`) and dout: dQ, dK, dV (overwritten).
 //   dP = dO V^T; dV += P^T dO; dS = P (dP - rowsum(dP P)) / sqrt(hd); dQ = dS K; dK += dS^T Q.
-// The heads sharing a KV head add into dK, dV in head order (the same at any thread count).
+// By the forward's query blocks, in order; within a block the heads sharing a KV head are one
+// GEMM's reduction into dK, dV (the same at any thread count).
 void attention_backward(const AttentionShape& s, const float* q, const float* k, const float* v, const float* p,
                         const float* dout, float* dq, float* dk, float* dv, int threads);
 
