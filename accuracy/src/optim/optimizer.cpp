@@ -374,9 +374,11 @@ StepStats Optimizer::step(std::span<const ParamTensor> tensors, int threads) {
   const int team = threads > 0 ? threads : omp_get_max_threads();
   bool failed = false;
   std::string failure;
-#pragma omp parallel num_threads(team) if (team > 1 && K > 1 && total >= (std::size_t{1} << 16))
+  const bool parallel = team > 1 && K > 1 && total >= (std::size_t{1} << 16);
+  if (buffers_.size() < static_cast<std::size_t>(parallel ? team : 1)) buffers_.resize(static_cast<std::size_t>(team));
+#pragma omp parallel num_threads(team) if (parallel)
   {
-    Buffers buf;
+    Buffers& buf = buffers_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
     for (std::ptrdiff_t j = 0; j < static_cast<std::ptrdiff_t>(K); ++j) {
       const std::size_t k = order[static_cast<std::size_t>(j)];

@@ -130,7 +130,7 @@ class Optimizer {
     std::size_t size = 0;
     Moment m, v;
   };
-  struct Buffers {  // one worker's scratch for the low-precision moment formats
+  struct Buffers {  // one worker's scratch, kept between steps (no page faults per step)
     std::vector<double> m, v, g;
   };
   TensorStepStats step_tensor(const ParamTensor& p, std::size_t k, Slot& slot, const StepStats& st, double bc1,
@@ -143,6 +143,7 @@ class Optimizer {
   OptimizerConfig config_;
   std::size_t t_ = 0;
   std::vector<Slot> slots_;
+  std::vector<Buffers> buffers_;  // per OpenMP thread of step()
 };
 
 }  // namespace lowp::train
