@@ -272,7 +272,10 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
   targets_.assign(targets.begin(), targets.end());
   const std::size_t R = B * T, heads = static_cast<std::size_t>(c_.n_heads), kvh = static_cast<std::size_t>(c_.n_kv_heads);
   const float *cos = rope_cos_.data(), *sin = rope_sin_.data();
-  std::vector<float> x(R * dim_), tmp(R * dim_);
+  std::vector<float>& x = x_final_;  // the residual stream, left as the final one
+  std::vector<float>& tmp = tmp_;
+  x.resize(R * dim_);
+  tmp.resize(R * dim_);
   embedding_forward(x.data(), quant::StoredMatrix{quant::StoredType::f32, embedding_.data(), vocab_, dim_}, tokens);
 
   for (std::size_t l = 0; l < layers_.size(); ++l) {
@@ -314,7 +317,6 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
     L.lin[kDown].forward(L.h.data(), R, tmp.data(), mix(ls, kDown));
     residual_forward(x.data(), tmp.data(), R * dim_);
   }
-  x_final_ = std::move(x);
   inv_final_.resize(R);
   xn_final_.resize(R * dim_);
   rmsnorm_forward(xn_final_.data(), inv_final_.data(), x_final_.data(), final_norm_.data(), R, dim_, c_.norm_eps,
@@ -346,7 +348,9 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
   // Classifier: dxn = dlogits Wcls; dWcls += dlogits^T xn.
   std::vector<float>& wcls = classifier_.empty() ? embedding_ : classifier_;
   std::vector<float>& dwcls = classifier_.empty() ? d_embedding_ : d_classifier_;
-  std::vector<float> dx(R * dim_, 0.0f), dxn(R * dim_);
+  std::vector<float>&dx = dx_, &dxn = dxn_;
+  dx.assign(R * dim_, 0.0f);
+  dxn.resize(R * dim_);
   if (cls_) {
     std::vector<float>& g = cls_->weight_grad();
     std::fill(g.begin(), g.end(), 0.0f);
@@ -362,8 +366,10 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
   rmsnorm_backward(dx.data(), d_final_norm_.data(), dxn.data(), x_final_.data(), final_norm_.data(), inv_final_.data(),
                    R, dim_, threads);
 
-  std::vector<float> dtmp(R * dim_), dh(R * hidden_), dg(R * hidden_), du(R * hidden_), datt(R * qd_);
-  std::vector<float> dq(R * qd_), dk(R * kv_), dv(R * kv_);
+  std::vector<float>&dtmp = dtmp_, &dh = dh_, &dg = dg_, &du = du_, &datt = datt_, &dq = dq_, &dk = dk_, &dv = dv_;
+  for (auto [v, n] : {std::pair{&dtmp, dim_}, {&dh, hidden_}, {&dg, hidden_}, {&du, hidden_}, {&datt, qd_}, {&dq, qd_},
+                      {&dk, kv_}, {&dv, kv_}})
+    v->resize(R * n);  // every one written before it is read
   for (std::size_t li = layers_.size(); li-- > 0;) {
     Layer& L = layers_[li];
     const std::uint64_t ls = mix(mix(seed, li + 1), 0xbac);

@@ -101,6 +101,9 @@ class TrainLlama : public TrainModel {
   std::vector<int> tokens_, targets_;
   std::vector<float> x_final_, inv_final_, xn_final_, logits_;
   std::vector<double> ce_sum_;  // per row of the last forward with targets: sum of exp(logit - max)
+  // The passes' scratch, kept between steps: fresh multi-megabyte vectors every step were page
+  // faults every step.
+  std::vector<float> tmp_, dx_, dxn_, dtmp_, dh_, dg_, du_, datt_, dq_, dk_, dv_;
 };
 
 }  // namespace lowp::accuracy::train
