@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstdlib>
 #include <cmath>
 #include <vector>
 
 #include "model/attention.hpp"
+#include "model/exp.hpp"
 #include "support/test_support.hpp"
 
 namespace lowp::accuracy::detail {
@@ -167,6 +171,26 @@ TEST(Attention, GqaMatchesDoubleReferenceAndThreadCounts) { check({2, 75, 4, 2, 
 
 // MHA, head_dim 64, a window past one 256-long GEMM reduction block.
 TEST(Attention, MhaLongWindowMatchesDoubleReferenceAndThreadCounts) { check({1, 300, 2, 2, 64}, 21); }
+
+// model/exp.hpp against std::exp in double on every 293rd float of [-87, 0]: within 2 ulps of
+// the float nearest e^x; below -87, 0 (e^x < 2^-125, under 1.7e-38 absolute); NaN stays NaN.
+TEST(Attention, ExpNonpositiveWithinTwoUlps) {
+  const std::uint32_t lo = 0x80000000u, hi = std::bit_cast<std::uint32_t>(-87.0f);
+  int worst = 0;
+  for (std::uint64_t b = lo; b <= hi; b += 293) {
+    const float x = std::bit_cast<float>(static_cast<std::uint32_t>(b));
+    const float want = static_cast<float>(std::exp(static_cast<double>(x)));
+    const float got = exp_nonpositive(x);
+    const int ulps = std::abs(static_cast<int>(std::bit_cast<std::uint32_t>(got)) -
+                              static_cast<int>(std::bit_cast<std::uint32_t>(want)));
+    ASSERT_LE(ulps, 2) << "x = " << x << ": " << got << " vs " << want;
+    worst = std::max(worst, ulps);
+  }
+  std::printf("largest error: %d ulps\n", worst);
+  for (float x : {-87.5f, -100.0f, -1e30f, -INFINITY}) EXPECT_EQ(exp_nonpositive(x), 0.0f) << x;
+  EXPECT_TRUE(std::isnan(exp_nonpositive(NAN)));
+  EXPECT_EQ(exp_nonpositive(0.0f), 1.0f);
+}
 
 // Evaluation's hook sees each head's whole P; P is not kept then.
 TEST(Attention, HookSeesTheWholePAndPIsNotKept) {

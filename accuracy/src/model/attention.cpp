@@ -12,9 +12,7 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstdint>
 #include <exception>
 #include <mutex>
 #include <vector>
@@ -22,6 +20,7 @@
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "model/llama.hpp"
+#include "model/exp.hpp"
 
 namespace lowp::accuracy::detail {
 namespace {
@@ -66,26 +65,6 @@ void gather_head(const float* x, std::size_t stride, std::size_t r0, std::size_t
 void scatter_head(const float* in, std::size_t stride, std::size_t r0, std::size_t T, std::size_t h, std::size_t hd,
                   float* x) {
   for (std::size_t t = 0; t < T; ++t) std::copy_n(in + t * hd, hd, x + (r0 + t) * stride + h * hd);
-}
-
-// e^x for x <= 0 (NaN passes through), within 2 ulps of the exact value above e^-87 and 0 below
-// (where e^x < 2^-125): Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2, Cephes' degree-7
-// polynomial, 2^n built in the exponent field. Branch-free, so the compiler vectorizes the
-// softmax loops (a libm call per score would not be).
-inline float exp_nonpositive(float x) {
-  const float xc = std::max(x, -87.0f);  // NaN stays NaN
-  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
-  n = std::min(0.0f, std::max(-126.0f, n));  // NaN -> -126: the int conversion below is defined
-  const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;  // n ln2 in two parts, exact
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
-  const float two_n = std::bit_cast<float>(static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23);
-  return x < -87.0f ? 0.0f : p * two_n;
 }
 
 // Combines kLanes partial sums in a fixed tree.
