@@ -25,7 +25,7 @@
 namespace lowp::accuracy::detail {
 namespace {
 
-constexpr std::size_t kBlock = 32;     // query rows per block
+constexpr std::size_t kBlock = 48;  // query rows per block (a multiple of the GEMM kernels' 12 and 6 rows)
 constexpr std::size_t kLanes = 8;      // partial sums per reduction, combined pairwise in lane order
 
 // Where the block of query rows starting at i0 starts in a job's kept P (blocks of kBlock rows x

@@ -32,7 +32,7 @@ struct AttentionP {
 
 // out = softmax(Q K^T / sqrt(head_dim)) V, causal. `p`: B*heads*T*T floats to keep P for the
 // backward, or nullptr (a scratch P per worker; required with a `pq` hook, else lowp::Error).
-// Without a hook, the queries of the heads sharing a KV head go in blocks of 32 positions: one
+// Without a hook, the queries of the heads sharing a KV head go in blocks of 48 positions: one
 // GEMM for a block's scores against the keys up to its last position (the causal upper triangle
 // beyond is not computed), its softmax fused there, one GEMM for its output. Bits do not depend
 // on `threads`.

@@ -155,8 +155,8 @@ void swiglu_forward(float* h, const float* g, const float* u, std::size_t rows, 
 // (e^-|g| <= 1 either way, from the vectorized exp: a libm exp per element was most of the cost).
 void swiglu_backward(float* dg, float* du, const float* dh, const float* g, const float* u, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
-    const double e = exp_nonpositive(-std::fabs(g[i]));
-    const double s = g[i] >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+    const double e = exp_nonpositive(-std::fabs(g[i])), d = 1.0 / (1.0 + e);
+    const double s = g[i] >= 0 ? d : e * d;
     dg[i] = static_cast<float>(dh[i] * u[i] * s * (1.0 + g[i] * (1.0 - s)));
     du[i] = static_cast<float>(dh[i] * g[i] * s);
   }
