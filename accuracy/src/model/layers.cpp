@@ -16,8 +16,11 @@ int team(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
 
 }  // namespace
 
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
-
+// x sigmoid(x), the sigmoid from e^-|x| (model/exp.hpp, vectorized) for either sign of x.
+float silu(float x) {
+  const float e = exp_nonpositive(-std::fabs(x)), d = 1.0f / (1.0f + e);
+  return x * (x >= 0 ? d : e * d);
+}
 void check_batch(std::span<const int> tokens, std::span<const int> targets, std::size_t B, std::size_t T,
                  std::size_t seq_len, std::size_t vocab, const char* what) {
   const std::string w(what);
