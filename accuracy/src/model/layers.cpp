@@ -168,11 +168,13 @@ void swiglu_backward(float* dg, float* du, const float* dh, const float* g, cons
 double crossentropy_forward(const float* logits, const int* targets, std::size_t rows, std::size_t vocab,
                             double* sums) {
   double total = 0;
+  std::vector<float> e(vocab);  // a row's exps: one vectorized loop, then summed in order
   for (std::size_t r = 0; r < rows; ++r) {
     const float* row = logits + r * vocab;
     const float mx = *std::max_element(row, row + vocab);
+    for (std::size_t j = 0; j < vocab; ++j) e[j] = exp_nonpositive(row[j] - mx);
     double se = 0;
-    for (std::size_t j = 0; j < vocab; ++j) se += std::exp(static_cast<double>(row[j]) - mx);
+    for (std::size_t j = 0; j < vocab; ++j) se += e[j];
     sums[r] = se;
     total += std::log(se) + mx - row[targets[r]];
   }
@@ -188,7 +190,7 @@ void crossentropy_backward(float* logits, const double* sums, const int* targets
     const float mx = *std::max_element(row, row + vocab);
     const double se = sums[r];  // the forward's, summed exactly so
     for (std::size_t j = 0; j < vocab; ++j) {
-      const double p = std::exp(static_cast<double>(row[j]) - mx) / se;
+      const double p = exp_nonpositive(row[j] - mx) / se;
       row[j] = static_cast<float>((p - (static_cast<int>(j) == targets[r] ? 1.0 : 0.0)) / loss_rows);
     }
   }

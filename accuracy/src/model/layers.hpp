@@ -62,7 +62,8 @@ void swiglu_forward(float* h, const float* g, const float* u, std::size_t rows, 
 void swiglu_backward(float* dg, float* du, const float* dh, const float* g, const float* u, std::size_t n);
 
 // ---- cross-entropy over [rows, vocab] logits: returns the sum over rows (in order) of
-// log-sum-exp - logit[target], in double; sums[r] = sum_j exp(logit - rowmax) for the backward.
+// log-sum-exp - logit[target], in double; sums[r] = sum_j exp(logit - rowmax) for the backward
+// (each exp in float, model/exp.hpp; the sums in double).
 double crossentropy_forward(const float* logits, const int* targets, std::size_t rows, std::size_t vocab,
                             double* sums);
 // In place: logits <- (softmax - onehot(target)) / loss_rows.
