@@ -14,6 +14,22 @@ namespace {
 
 int team(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
 
+// sum_i a[i] b[i] (c[i]) in double over 8 lanes (lane i % 8), combined in a fixed tree: the
+// same bits at any thread count, without the latency of one chain of additions.
+template <bool kThree>
+double dot_lanes(const float* a, const float* b, const float* c, std::size_t n) {
+  double l[8] = {};
+  const auto term = [&](std::size_t i) {
+    const double ab = static_cast<double>(a[i]) * b[i];
+    if constexpr (kThree) return ab * c[i];
+    return ab;
+  };
+  const std::size_t body = n / 8 * 8;
+  for (std::size_t i = 0; i < body; i += 8)
+    for (std::size_t j = 0; j < 8; ++j) l[j] += term(i + j);
+  for (std::size_t i = body; i < n; ++i) l[i - body] += term(i);
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
 }  // namespace
 
 // x sigmoid(x), the sigmoid from e^-|x| (model/exp.hpp, vectorized) for either sign of x.
@@ -54,8 +70,7 @@ void rmsnorm_forward(float* out, float* inv, const float* x, const float* w, std
   for (std::ptrdiff_t tt = 0; tt < static_cast<std::ptrdiff_t>(rows); ++tt) {
     const auto t = static_cast<std::size_t>(tt);
     const float* xr = x + t * dim;
-    double ss = 0;
-    for (std::size_t i = 0; i < dim; ++i) ss += static_cast<double>(xr[i]) * xr[i];
+    const double ss = dot_lanes<false>(xr, xr, nullptr, dim);
     const auto r = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + eps));
     if (inv) inv[t] = r;
     for (std::size_t i = 0; i < dim; ++i) out[t * dim + i] = w[i] * (xr[i] * r);
@@ -69,8 +84,7 @@ void rmsnorm_backward(float* dx, float* dw, const float* dout, const float* x, c
     const auto t = static_cast<std::size_t>(tt);
     const float* xr = x + t * dim;
     const float* g = dout + t * dim;
-    double dot = 0;
-    for (std::size_t i = 0; i < dim; ++i) dot += static_cast<double>(w[i]) * g[i] * xr[i];
+    const double dot = dot_lanes<true>(w, g, xr, dim);
     const double r = inv[t], c = dot * r * r * r / static_cast<double>(dim);
     for (std::size_t i = 0; i < dim; ++i) dx[t * dim + i] += static_cast<float>(r * w[i] * g[i] - c * xr[i]);
   }
