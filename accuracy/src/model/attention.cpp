@@ -70,28 +70,6 @@ void scatter_head(const float* in, std::size_t stride, std::size_t r0, std::size
 // Combines kLanes partial sums in a fixed tree.
 inline float combine(const float* l) { return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])); }
 
-// One causal row of scores s[0, n): s[j] = e^(scale (s[j] - max)) and returns their sum; divided by
-// the sum when `normalize`. The max and the sum are kLanes-lane reductions (lane j % kLanes).
-float softmax_row(float* s, std::size_t n, float scale, bool normalize) {
-  float mx[kLanes], sum[kLanes];
-  std::fill_n(mx, kLanes, -INFINITY);
-  std::fill_n(sum, kLanes, 0.0f);
-  const std::size_t body = n / kLanes * kLanes;
-  for (std::size_t j = 0; j < body; j += kLanes)
-    for (std::size_t l = 0; l < kLanes; ++l) mx[l] = std::max(mx[l], s[j + l]);
-  for (std::size_t j = body; j < n; ++j) mx[j - body] = std::max(mx[j - body], s[j]);
-  const float m = std::max(std::max(std::max(mx[0], mx[1]), std::max(mx[2], mx[3])),
-                           std::max(std::max(mx[4], mx[5]), std::max(mx[6], mx[7])));
-  for (std::size_t j = 0; j < n; ++j) s[j] = exp_nonpositive((s[j] - m) * scale);  // scale > 0: the max commutes
-  for (std::size_t j = 0; j < body; j += kLanes)
-    for (std::size_t l = 0; l < kLanes; ++l) sum[l] += s[j + l];
-  for (std::size_t j = body; j < n; ++j) sum[j - body] += s[j];
-  const float total = combine(sum);
-  if (normalize)
-    for (std::size_t j = 0; j < n; ++j) s[j] /= total;
-  return total;
-}
-
 // sum_j a[j] b[j] over [0, n) in kLanes lanes.
 float dot(const float* a, const float* b, std::size_t n) {
   float acc[kLanes] = {};
@@ -121,6 +99,26 @@ void scatter_group(const float* in, std::size_t stride, std::size_t r0, std::siz
 }
 
 }  // namespace
+
+float softmax_row(float* s, std::size_t n, float scale, bool normalize) {
+  float mx[kLanes], sum[kLanes];
+  std::fill_n(mx, kLanes, -INFINITY);
+  std::fill_n(sum, kLanes, 0.0f);
+  const std::size_t body = n / kLanes * kLanes;
+  for (std::size_t j = 0; j < body; j += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) mx[l] = std::max(mx[l], s[j + l]);
+  for (std::size_t j = body; j < n; ++j) mx[j - body] = std::max(mx[j - body], s[j]);
+  const float m = std::max(std::max(std::max(mx[0], mx[1]), std::max(mx[2], mx[3])),
+                           std::max(std::max(mx[4], mx[5]), std::max(mx[6], mx[7])));
+  for (std::size_t j = 0; j < n; ++j) s[j] = exp_nonpositive((s[j] - m) * scale);  // scale > 0: the max commutes
+  for (std::size_t j = 0; j < body; j += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) sum[l] += s[j + l];
+  for (std::size_t j = body; j < n; ++j) sum[j - body] += s[j];
+  const float total = combine(sum);
+  if (normalize)
+    for (std::size_t j = 0; j < n; ++j) s[j] /= total;
+  return total;
+}
 
 void attention_forward(const AttentionShape& s, const float* q, const float* k, const float* v, float* out, float* p,
                        int threads, const AttentionP& pq) {

@@ -30,6 +30,13 @@ struct AttentionP {
   bool fa3 = false;
 };
 
+// One causal row of raw scores s[0, n) (q.k, unscaled), in place: s[j] = e^(scale (s[j] - max));
+// returns their sum, and divides by it when `normalize`. The max and the sum are 8-lane
+// reductions (lane j % 8) combined in a fixed order; the exp is model/exp.hpp's. attention_forward
+// uses it for every row, so a one-query step (a KV-cache decoder) calling it on the same scores
+// gets the same P.
+float softmax_row(float* s, std::size_t n, float scale, bool normalize);
+
 // out = softmax(Q K^T / sqrt(head_dim)) V, causal. `p`: B*heads*T*T floats to keep P for the
 // backward, or nullptr (a scratch P per worker; required with a `pq` hook, else lowp::Error).
 // Without a hook, the queries of the heads sharing a KV head go in blocks of 48 positions: one
