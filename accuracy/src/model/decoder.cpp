@@ -24,6 +24,7 @@
 #include "lowp/accuracy/memory.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/gemm.hpp"
+#include "model/attention.hpp"
 #include "model/llama.hpp"
 
 namespace lowp::accuracy {
@@ -164,7 +165,7 @@ struct Decoder::Impl {
   }
 
   // Row `pos` of causal GQA attention over the cache with forward_window's arithmetic for
-  // that row (attend() in model/forward.cpp): S = q_h K_g^T, the scaled softmax over positions
+  // that row (attention_forward in model/attention.cpp): S = q_h K_g^T, the scaled softmax over positions
   // 0..pos, P quantized (attn.p), att_h = P V_g. The `group` heads sharing KV head g are the
   // rows of one GEMM each way (the bits of a row do not depend on the others; P's spec acts per
   // row here, so quantizing the group's rows together changes nothing).
@@ -178,15 +179,10 @@ struct Decoder::Impl {
       quant::gemm_f32(q + h0 * hd, k_head(l, g), S, group, T, hd, false, threads);
       for (std::size_t r = 0; r < group; ++r) {
         float* row = S + r * T;
-        float mx = -INFINITY;
-        for (std::size_t j = 0; j < T; ++j) mx = std::max(mx, row[j] *= scale);
-        float sum = 0;
-        for (std::size_t j = 0; j < T; ++j) sum += row[j] = std::exp(row[j] - mx);
+        const float sum = detail::softmax_row(row, T, scale, !fa3);  // attention_forward's row
         if (fa3) {  // 2^8 exp(S - rowmax), divided out after P V
           for (std::size_t j = 0; j < T; ++j) row[j] *= detail::kFa3POffset;
           row_sums[r] = sum * detail::kFa3POffset;
-        } else {
-          for (std::size_t j = 0; j < T; ++j) row[j] /= sum;
         }
       }
       point(L.p, S, group, T, li, "p");
