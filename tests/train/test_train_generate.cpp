@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "cli/cli_run.hpp"
+#include "lowp/accuracy/memory.hpp"
 
 namespace {
 
@@ -51,6 +52,7 @@ TEST(Generate, BadInputsFailWithOneLine) {
   // The weights (3.3 MiB) fit, the KV cache (4 layers x 128 positions x 2 KV heads x 32 x 2
   // floats, 256 KiB) does not: one line naming it.
   const auto r4 = lowp_run({"generate", "--model", "shakespeare", "--max-memory", "3.4M"});
+  lowp::accuracy::set_max_memory(0);  // --max-memory sets the process's budget: later tests get the default back
   EXPECT_EQ(r4.code, 1);
   EXPECT_EQ(r4.err.find('\n'), r4.err.size() - 1) << r4.err;
   EXPECT_NE(r4.err.find("KV cache of 128 positions x 4 layers"), std::string::npos) << r4.err;
