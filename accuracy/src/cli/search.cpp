@@ -49,21 +49,13 @@ accuracy::Recipe base_recipe(const std::vector<std::string>& activations) {
   }
 }
 
-// Held-out means disjoint: no run of `k` consecutive tokens (64, or the shorter text's length)
+// Held-out means disjoint: no run of k consecutive tokens (64, or the shorter text's length)
 // of the evaluation text occurs in the calibration text.
 void check_disjoint(const std::vector<int>& calib, const std::vector<int>& eval) {
-  const std::size_t k = std::min<std::size_t>({64, calib.size(), eval.size()});
-  if (k == 0) return;
-  const auto key = [&](const std::vector<int>& v, std::size_t i) {
-    return std::string(reinterpret_cast<const char*>(v.data() + i), k * sizeof(int));
-  };
-  std::unordered_set<std::string> seen;
-  for (std::size_t i = 0; i + k <= calib.size(); ++i) seen.insert(key(calib, i));
-  for (std::size_t i = 0; i + k <= eval.size(); ++i)
-    if (seen.count(key(eval, i)))
-      throw Failure{exit_usage, "--eval overlaps the calibration text (" + std::to_string(k) +
-                                    " consecutive tokens in common from evaluation token " + std::to_string(i) +
-                                    "): evaluate on held-out text"};
+  if (const auto o = first_overlap(calib, eval))
+    throw Failure{exit_usage, "--eval overlaps the calibration text (" + std::to_string(o->first) +
+                                  " consecutive tokens in common from evaluation token " + std::to_string(o->second) +
+                                  "): evaluate on held-out text"};
 }
 
 // recipe.txt for one budget; recipe-<budget>.txt for each of several.

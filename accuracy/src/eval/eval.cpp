@@ -83,7 +83,7 @@ WindowEvaluator::WindowEvaluator(const LlamaModel& model, std::span<const int> t
   saved_threads_ = omp_get_max_threads();
   omp_set_num_threads(threads_);
   try {
-    pm_ = prepare(model, recipe, ctx);
+    pm_ = prepare(model, recipe, ctx, opt.calib.get(), threads_);
   } catch (...) {
     omp_set_num_threads(saved_threads_);
     throw;
