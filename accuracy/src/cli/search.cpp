@@ -40,6 +40,8 @@ struct SearchArgs {
   std::string model, text, tokens, eval, out, plot, bos = "auto", max_memory;
   std::vector<std::string> menu, activations, budget;
   std::vector<std::string> base_logits;  // GGUF=LOGITS: llama.cpp's quantized model and its logits of --eval
+  std::string calibrate = "none";        // weights.calibrate of every recipe (with --calib)
+  CalibArgs calib;
   std::optional<int> ctx;
   int threads = 0;
 };
@@ -201,7 +203,16 @@ int run_search(Io& io, const SearchArgs& a) {
       throw Failure{exit_usage, "--budget " + quote_input(b) + " is not a positive number of bits per weight"};
     budgets.push_back(v);
   }
-  const accuracy::Recipe base = base_recipe(a.activations);
+  accuracy::Recipe base = base_recipe(a.activations);
+  if (a.calibrate != "none") {
+    try {
+      base.calibrate = accuracy::parse_recipe("name = x\nweights.calibrate = " + a.calibrate + "\n").calibrate;
+    } catch (const Error&) {
+      throw Failure{exit_usage, "--calibrate " + quote_input(a.calibrate) + ": imatrix, gptq or awq"};
+    }
+    if (a.calib.calib.empty() && a.calib.imatrix.empty())
+      throw Failure{exit_usage, "--calibrate needs the calibration text of the weights: --calib FILE"};
+  }
   apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
   const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);
@@ -241,6 +252,12 @@ int run_search(Io& io, const SearchArgs& a) {
   opt.ctx = a.ctx.value_or(0);
   opt.threads = a.threads;
   opt.bos = calib.window_bos;
+  opt.calib = calibration_text(a.calib, path, model.config.vocab_size, a.bos, io.err);
+  if (opt.calib && held)
+    if (const auto o = first_overlap(opt.calib->tokens, held->ids))
+      throw Failure{exit_usage, "--eval overlaps the --calib text (" + std::to_string(o->first) +
+                                    " consecutive tokens in common from evaluation token " + std::to_string(o->second) +
+                                    "): evaluate on held-out text"};
   std::ostream null_stream(nullptr);
   check_ctx_option(a.ctx, model.config.seq_len, accuracy::dist::rank() == 0 ? io.err : null_stream);
   const bool root = accuracy::dist::rank() == 0;
@@ -364,6 +381,11 @@ Command add_search_command(CLI::App& parent) {
                                      "measure the recipes on it");
   app->add_option("--out", a->out, "Recipe file to write (several budgets: <stem>-<budget><ext> each)")->required();
   app->add_option("--plot", a->plot, "SVG chart: bits per weight against KLD, searched and uniform recipes");
+  app->add_option("--calibrate", a->calibrate,
+                  "weights.calibrate of every recipe (sensitivities, searched and uniform): none, imatrix, gptq or awq; "
+                  "needs --calib")
+      ->capture_default_str();
+  add_calib_options(app, a->calib);
   app->add_option("--base-logits", a->base_logits,
                   "With --eval: llama.cpp's quantized runs as points, GGUF=LOGITS each (comma-separated): the GGUF's "
                   "bits per weight from its tensor types, LOGITS its float32 logits of the --eval tokens "
