@@ -87,16 +87,16 @@ struct CalibratedWeights {
     return it == linears.end() ? nullptr : &it->second;
   }
 };
-// Computes them (or reads them from text.cache_dir). `positions`: the evaluation's window
+// Computes them (eval/calibration_cache.hpp caches them). `positions`: the evaluation's window
 // length, used when text.ctx is 0. Throws lowp::Error naming the recipe for what it cannot do.
-CalibratedWeights calibrate_weights(const LlamaModel& model, const Recipe& recipe, const CalibrationText& text,
-                                    std::size_t positions, int threads);
+CalibratedWeights compute_calibrated_weights(const LlamaModel& model, const Recipe& recipe,
+                                             const CalibrationText& text, std::size_t positions, int threads);
 
 // Throws lowp::Error naming the recipe, the tensor and its shape when a spec does not fit.
 // `positions`: the longest window the forward pass will run (RoPE tables cover 0..positions-1).
-// `calib`: the calibration text, needed when the recipe has weights.calibrate.
+// `calibrated`: the recipe's calibrated weights, needed when it has weights.calibrate.
 PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions,
-                      const CalibrationText* calib = nullptr, int threads = 0);
+                      const CalibratedWeights* calibrated = nullptr);
 
 // QuaRot (Ashkboos et al. 2024) on a copy of the model: RMSNorm gains folded into the next
 // linears, the residual stream rotated by a randomized Hadamard R (embedding E R, input-side

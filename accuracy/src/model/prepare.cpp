@@ -185,7 +185,7 @@ const quant::LinearRecipe* find_preset(const Recipe& r) {
 }  // namespace
 
 PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions,
-                      const CalibrationText* calib, int threads) {
+                      const CalibratedWeights* calibrated) {
   PreparedModel pm;
   pm.cfg = model.config;
   pm.recipe = recipe;
@@ -222,14 +222,10 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
 
   // weights.calibrate: the calibrated weights (and AWQ's folded RMSNorm gains) replace the
   // round-to-nearest ones below.
-  std::optional<CalibratedWeights> calibrated;
-  if (recipe.calibrate.method != CalibMethod::none && !recipe.is_identity()) {
-    if (!calib)
-      throw Error("recipe '" + recipe.name + "': weights.calibrate = " +
-                  std::string(calib_method_name(recipe.calibrate.method)) + " needs calibration text (--calib FILE)");
-    calibrated = calibrate_weights(model, recipe, *calib, positions, threads);
-  }
-  Preparer prep(pm, find_preset(recipe), calibrated ? &*calibrated : nullptr);
+  if (recipe.calibrate.method != CalibMethod::none && !recipe.is_identity() && !calibrated)
+    throw Error("recipe '" + recipe.name + "': weights.calibrate = " +
+                std::string(calib_method_name(recipe.calibrate.method)) + " needs calibration text (--calib FILE)");
+  Preparer prep(pm, find_preset(recipe), calibrated);
   const MappedWeights* mw = m->mapped.get();
   pm.embedding = mw ? nullptr : m->token_embedding.data();
   pm.embedding_view = mw ? mw->token_embedding : f32_view(m->token_embedding, vocab, dim);

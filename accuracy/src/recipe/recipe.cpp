@@ -91,7 +91,7 @@ bool apply_calibrate_key(Recipe& r, std::string_view key, std::string_view value
       }
     why = "weights.calibrate is none, imatrix, gptq or awq, not '" + std::string(value) + "'";
   } else if (key == "weights.calibrate.act_order") {
-    if (!parse_bool(value, c.act_order)) why = "weights.calibrate.act_order is on or off, not '" + std::string(value) + "'";
+    if (!detail::parse_on_off(value, c.act_order)) why = "weights.calibrate.act_order is on or off, not '" + std::string(value) + "'";
   } else if (key == "weights.calibrate.damp") {
     number(c.damp, "a number >= 0");
     if (why.empty() && !(c.damp >= 0 && c.damp < 1e6)) why = "weights.calibrate.damp is a number >= 0, not '" + std::string(value) + "'";
