@@ -104,8 +104,8 @@ const Shakespeare* shakespeare() {
     r = std::make_unique<Shakespeare>();
     r->model = accuracy::load_model(path);
     const accuracy::Tokenizer tok = accuracy::tokenizer_for_model(path, r->model.config.vocab_size);
-    r->calib = tok.encode(read_text(corpus, 0, 2000), false);
-    r->eval = tok.encode(read_text(corpus, 1115394 - 1200, 1200), false);
+    r->calib = tok.encode(read_text(corpus, 0, 1200), false);
+    r->eval = tok.encode(read_text(corpus, 1115394 - 900, 900), false);
     return r;
   }();
   return s.get();
