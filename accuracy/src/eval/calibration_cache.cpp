@@ -13,7 +13,7 @@
 
 #include <unistd.h>
 
-#include "io/atomic_file.hpp"
+#include "file/atomic_file.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::detail {
