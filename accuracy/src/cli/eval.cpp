@@ -53,6 +53,10 @@ void check_calibration(const accuracy::Recipe& r, const accuracy::EvalOptions& o
     throw Failure{exit_usage, "recipe '" + r.name + "' has weights.calibrate = " +
                                   std::string(accuracy::calib_method_name(r.calibrate.method)) +
                                   ": give the calibration text with --calib FILE"};
+  if (r.quarot || !r.linear.empty())
+    throw Failure{exit_usage, "recipe '" + r.name + "': weights.calibrate does not combine with " +
+                                  (r.quarot ? std::string("quarot = on") : "linear = " + r.linear) +
+                                  " (docs/calibration.md)"};
   if (opt.calib->tokens.empty() && r.calibrate.method != accuracy::CalibMethod::imatrix)
     throw Failure{exit_usage, "--imatrix is for weights.calibrate = imatrix; give --calib FILE"};
   if (const auto o = first_overlap(opt.calib->tokens, tokens))
