@@ -5,8 +5,12 @@
 
 #include <unistd.h>
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -105,6 +109,103 @@ TEST(CliSearch, SweepSensitivityWritesItsFiles) {
   const auto bad = lowp_run({"sweep", "--model", "shakespeare", "--text", (d / "calib.txt").string(), "--sensitivity",
                              "nope"});
   EXPECT_EQ(bad.code, 2);
+  fs::remove_all(d);
+}
+
+}  // namespace
+
+namespace {
+
+std::string shared(const std::string& rel) { return std::string(LOWP_SHARED_DIR) + "/" + rel; }
+
+template <class T>
+std::vector<T> read_binary(const std::string& path) {
+  const std::string b = read(path);
+  std::vector<T> v(b.size() / sizeof(T));
+  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
+}
+
+// Bits per weight of a GGUF over the linears and the classifier, from tensor_types.tsv and
+// ggml's block layouts (bytes per block / elements per block), counted independently here.
+double tsv_bits_per_weight(const std::string& file) {
+  const std::map<std::string, std::pair<double, double>> blocks = {
+      {"F32", {4, 1}},     {"F16", {2, 1}},      {"BF16", {2, 1}},     {"Q8_0", {34, 32}}, {"Q4_0", {18, 32}},
+      {"Q4_1", {20, 32}},  {"Q5_0", {22, 32}},   {"Q5_1", {24, 32}},   {"Q2_K", {84, 256}}, {"Q3_K", {110, 256}},
+      {"Q4_K", {144, 256}}, {"Q5_K", {176, 256}}, {"Q6_K", {210, 256}}, {"IQ4_NL", {18, 32}}, {"IQ4_XS", {136, 256}}};
+  std::ifstream f(shared("gguf/tensor_types.tsv"));
+  double bits = 0, n = 0;
+  for (std::string line; std::getline(f, line);) {
+    std::istringstream s(line);
+    std::string name, tensor, type, ne;
+    std::getline(s, name, '\t');
+    std::getline(s, tensor, '\t');
+    std::getline(s, type, '\t');
+    std::getline(s, ne);
+    if (name != file || tensor.find("norm") != std::string::npos || tensor == "token_embd.weight") continue;
+    double elements = 1;
+    for (char& c : ne)
+      if (c == '[' || c == ']' || c == ',') c = ' ';
+    std::istringstream dims(ne);
+    for (double d; dims >> d;) elements *= d;
+    const auto [bytes, per] = blocks.at(type);
+    bits += elements / per * bytes * 8;
+    n += elements;
+  }
+  return bits / n;
+}
+
+// --base-logits: llama.cpp's Q4_0 and Q6_K runs of model A as points. The bits per weight
+// against the count above; the KLD against one computed here in double from llama.cpp's
+// logits and the independent float64 forward of the F32 model (lowp's float32 logits lie
+// within 1e-4 of it, so each log-probability within 2e-4, which moves a KLD of mean
+// E|log p - log q| <= 1 by at most 2e-4 (1 + 1) = 4e-4).
+TEST(CliSearch, LlamaCppTypesOnTheParetoChart) {
+  for (const char* f : {"gguf/modelA-F32.gguf", "gguf/tokens.txt", "gguf/tensor_types.tsv"})
+    if (!fs::exists(shared(f))) GTEST_SKIP() << "../shared/" << f << " is absent";
+  const fs::path d = temp_dir();
+  {
+    std::ofstream calib(d / "calib.ids");
+    for (int i = 0; i < 256; ++i) calib << 3 + (i * 37) % 509 << "\n";
+  }
+  std::string base;
+  for (const char* t : {"Q4_0", "Q6_K"})
+    base += std::string(base.empty() ? "" : ",") + shared("gguf/modelA-") + t + ".gguf=" + shared("gguf/logits/logits_modelA_") + t + ".f32le.bin";
+  const auto r = lowp_run({"search", "--model", shared("gguf/modelA-F32.gguf"), "--tokens", (d / "calib.ids").string(),
+                           "--eval", shared("gguf/tokens.txt"), "--ctx", "128", "--menu", "int8:row:int,bf16", "--budget",
+                           "9,16", "--out", (d / "r.txt").string(), "--plot", (d / "p.svg").string(), "--base-logits", base,
+                           "--threads", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::vector<double> ref = read_binary<double>(shared("gguf/logits/logits_modelA_F32_dequant_f64.f64le.bin"));
+  for (const char* t : {"Q4_0", "Q6_K"}) {
+    const std::string name = std::string("modelA-") + t;
+    const std::size_t at = r.out.find("\n" + name + " ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    std::istringstream row(r.out.substr(at + 1 + name.size()));
+    double bpw = 0, kld = 0;
+    std::string predicted;
+    row >> bpw >> predicted >> kld;
+    EXPECT_NEAR(bpw, tsv_bits_per_weight(name + ".gguf"), 5e-5) << name;
+    const std::vector<float> q = read_binary<float>(shared("gguf/logits/logits_modelA_") + t + ".f32le.bin");
+    const std::size_t V = 512;
+    double sum = 0;
+    int n = 0;
+    for (std::size_t pos = 64; pos + 1 < 128; ++pos, ++n) {  // the second half of the window, as scored
+      double mp = -1e300, mq = -1e300, sp = 0, sq = 0;
+      for (std::size_t j = 0; j < V; ++j) mp = std::max(mp, ref[pos * V + j]), mq = std::max(mq, static_cast<double>(q[pos * V + j]));
+      for (std::size_t j = 0; j < V; ++j) sp += std::exp(ref[pos * V + j] - mp), sq += std::exp(q[pos * V + j] - mq);
+      for (std::size_t j = 0; j < V; ++j) {
+        const double lp = ref[pos * V + j] - mp - std::log(sp), lq = q[pos * V + j] - mq - std::log(sq);
+        sum += std::exp(lp) * (lp - lq);
+      }
+    }
+    EXPECT_NEAR(kld, sum / n, 4e-4 + 5e-5 * kld) << name;
+  }
+  EXPECT_NE(read(d / "p.svg").find("llama.cpp type, measured"), std::string::npos);
+  const auto no_eval = lowp_run({"search", "--model", shared("gguf/modelA-F32.gguf"), "--tokens", (d / "calib.ids").string(),
+                                 "--ctx", "128", "--menu", "int8:row:int", "--budget", "9", "--out", (d / "r.txt").string(),
+                                 "--base-logits", base});
+  expect_usage(no_eval, "--base-logits needs --eval");
   fs::remove_all(d);
 }
 

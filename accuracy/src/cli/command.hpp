@@ -12,12 +12,15 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "lowp/accuracy/calibrate.hpp"
 #include "lowp/formats/format.hpp"
 
 namespace lowp::cli {
@@ -80,6 +83,21 @@ struct EvalTokens {
 };
 EvalTokens read_eval_tokens(const std::string& tokens_path, const std::string& text_path, const std::string& model_path,
                             int vocab, const std::string& bos);
+
+// --calib FILE, --imatrix FILE.dat, --calib-cache DIR (calib_args.cpp): the calibration text
+// of recipes with weights.calibrate, tokenized as the evaluation text (same --bos).
+struct CalibArgs {
+  std::string calib, imatrix, cache;
+};
+void add_calib_options(CLI::App* app, CalibArgs& a);
+// nullptr without --calib (--imatrix alone: usage Failure). `model_path` as resolved; notes
+// (a corrupt cache file ignored) go to `err`.
+std::shared_ptr<const accuracy::CalibrationText> calibration_text(const CalibArgs& a, const std::string& model_path,
+                                                                  int vocab, const std::string& bos, std::ostream& err);
+// The first run of k = min(64, both sizes) consecutive tokens of `eval` that also occurs in
+// `calib`: {k, its position in eval}; nullopt when the texts share none.
+std::optional<std::pair<std::size_t, std::size_t>> first_overlap(const std::vector<int>& calib,
+                                                                 const std::vector<int>& eval);
 
 // --max-memory (max_memory.cpp): the option, and setting the process-wide budget from it
 // (empty: the default); a malformed size is a usage Failure.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/command.hpp"
 #include "dist/comm.hpp"
@@ -27,6 +28,7 @@ struct EvalArgs {
   std::optional<int> ctx;
   int threads = 0;
   bool score_all = false, layers = false;
+  CalibArgs calib;
 };
 
 std::string fixed(double v, int digits) {
@@ -40,6 +42,27 @@ void write_logits(const std::string& path, const std::vector<float>& logits) {
   // float32 little-endian: the host order on every platform lowp builds for (x86-64).
   accuracy::detail::write_file_atomic(
       path, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(logits.data()), logits.size() * sizeof(float)));
+}
+
+// weights.calibrate needs --calib (or --imatrix); calibrating on the evaluation text is allowed
+// here with a warning (`lowp search` refuses it).
+void check_calibration(const accuracy::Recipe& r, const accuracy::EvalOptions& opt, const std::vector<int>& tokens,
+                       std::ostream& err) {
+  if (r.calibrate.method == accuracy::CalibMethod::none || r.is_identity()) return;
+  if (!opt.calib)
+    throw Failure{exit_usage, "recipe '" + r.name + "' has weights.calibrate = " +
+                                  std::string(accuracy::calib_method_name(r.calibrate.method)) +
+                                  ": give the calibration text with --calib FILE"};
+  if (r.quarot || !r.linear.empty())
+    throw Failure{exit_usage, "recipe '" + r.name + "': weights.calibrate does not combine with " +
+                                  (r.quarot ? std::string("quarot = on") : "linear = " + r.linear) +
+                                  " (docs/calibration.md)"};
+  if (opt.calib->tokens.empty() && r.calibrate.method != accuracy::CalibMethod::imatrix)
+    throw Failure{exit_usage, "--imatrix is for weights.calibrate = imatrix; give --calib FILE"};
+  if (const auto o = first_overlap(opt.calib->tokens, tokens))
+    err << "warning: the calibration text overlaps the evaluation text (" << o->first
+        << " consecutive tokens in common from evaluation token " << o->second
+        << "): the KLD is not measured on held-out text\n";
 }
 
 int run_eval(Io& io, const EvalArgs& a) {
@@ -64,6 +87,8 @@ int run_eval(Io& io, const EvalArgs& a) {
   opt.score_all = a.score_all;
   opt.keep_logits = !a.logits_out.empty();
   opt.threads = a.threads;
+  opt.calib = calibration_text(a.calib, path, model.config.vocab_size, a.bos, io.err);
+  check_calibration(recipe, opt, tokens, io.err);
   // A recipe that quantizes anything is compared with the fp32 reference, as in `lowp sweep`.
   std::optional<accuracy::EvalRun> reference;
   if (!recipe.is_identity()) {
@@ -78,7 +103,13 @@ int run_eval(Io& io, const EvalArgs& a) {
   const double nll = finite ? run.nll_sum / static_cast<double>(finite) : NAN;
   io.out << "model     " << a.model << " (" << model.config.n_layers << " layers, dim " << model.config.dim
          << ", vocab " << model.config.vocab_size << ")\n"
-         << "recipe    " << recipe.name << "\n"
+         << "recipe    " << recipe.name << "\n";
+  if (recipe.calibrate.method != accuracy::CalibMethod::none)
+    io.out << "calibrate " << accuracy::calib_method_name(recipe.calibrate.method) << " on "
+           << (a.calib.imatrix.empty() ? a.calib.calib + " (" + std::to_string(opt.calib->tokens.size()) + " tokens)"
+                                        : a.calib.imatrix + " (llama.cpp's importance matrix)")
+           << "\n";
+  io.out
          << "tokens    " << tokens.size() << "\n"
          << "scored    " << run.scored() << (a.score_all ? " (every position)\n" : " (second half of each window)\n")
          << "mean NLL  " << fixed(nll, 6) << "\n"
@@ -124,6 +155,7 @@ Command add_eval_command(CLI::App& parent) {
   app->add_flag("--layers", a->layers, "Also print the SQNR of every quantized tensor at every layer");
   add_number_option<int>(app, "--threads", a->threads, 0, max_threads, "Threads (default 0: all)");
   add_max_memory_option(app, a->max_memory);
+  add_calib_options(app, a->calib);
   app->footer(
       "Windows of --ctx tokens each start at position 0; as llama.cpp's perplexity tool, the\n"
       "second half of each window is scored unless --score-all (unlike it, a trailing partial\n"

@@ -4,7 +4,10 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -13,8 +16,13 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "eval/windows.hpp"
+#include "io/ggml/ggml_types.hpp"
+#include "io/gguf_file.hpp"
+#include "lowp/accuracy/metrics.hpp"
 #include "dist/comm.hpp"
 #include "file/atomic_file.hpp"
+#include "file/mapped_file.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/model_sweep.hpp"
 #include "lowp/accuracy/search.hpp"
@@ -31,9 +39,70 @@ using accuracy::report::fixed;
 struct SearchArgs {
   std::string model, text, tokens, eval, out, plot, bos = "auto", max_memory;
   std::vector<std::string> menu, activations, budget;
+  std::vector<std::string> base_logits;  // GGUF=LOGITS: llama.cpp's quantized model and its logits of --eval
+  std::string calibrate = "none";        // weights.calibrate of every recipe (with --calib)
+  CalibArgs calib;
   std::optional<int> ctx;
   int threads = 0;
 };
+
+// Bits per weight of a llama.cpp GGUF over the tensors lowp's search counts (every linear
+// inside the layers and the classifier: output.weight, else the tied token_embd.weight),
+// from each tensor's ggml type: elements / block size x block bytes x 8.
+double gguf_bits_per_weight(const std::string& path, const accuracy::LlamaConfig& c) {
+  const accuracy::detail::MappedFile file(path);
+  const accuracy::detail::GgufFile g(file.bytes(), path);
+  double bits = 0, weights = 0;
+  const auto count = [&](const std::string& name) {
+    const accuracy::detail::GgufTensor* t = g.tensor(name);
+    if (!t) return false;
+    bits += static_cast<double>(t->elements) / static_cast<double>(accuracy::ggml::block_size(t->type)) *
+            static_cast<double>(accuracy::ggml::block_bytes(t->type)) * 8;
+    weights += static_cast<double>(t->elements);
+    return true;
+  };
+  for (int l = 0; l < c.n_layers; ++l)
+    for (std::size_t kind = 0; kind < 7; ++kind)
+      if (!count(accuracy::gguf_linear_name(l, kind)))
+        throw Failure{exit_bad_data, path + " has no tensor " + accuracy::gguf_linear_name(l, kind)};
+  if (!count("output.weight") && !count("token_embd.weight")) throw Failure{exit_bad_data, path + " has no classifier"};
+  return bits / weights;
+}
+
+// llama.cpp's float32 logits (positions x vocab, row t after token t, as `lowp eval
+// --logits-out` writes them) scored on the positions `ref` scored: the same windows of ctx.
+accuracy::EvalRun score_logits(const std::string& path, const std::vector<int>& ids, const accuracy::LlamaModel& model,
+                               const accuracy::EvalOptions& opt) {
+  const auto vocab = static_cast<std::size_t>(model.config.vocab_size);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Failure{exit_usage, "--base-logits: cannot read " + path};
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<float> logits;
+  if (bytes.size() != ids.size() * vocab * sizeof(float))
+    throw Failure{exit_usage, "--base-logits: " + path + " holds " + std::to_string(bytes.size()) + " bytes; float32 logits of the " +
+                                  std::to_string(ids.size()) + " --eval tokens over vocab " + std::to_string(vocab) +
+                                  " are " + std::to_string(ids.size() * vocab * sizeof(float))};
+  logits.resize(ids.size() * vocab);
+  std::memcpy(logits.data(), bytes.data(), bytes.size());
+  const accuracy::detail::Windows win = accuracy::detail::windows_for(model, ids, opt);
+  accuracy::EvalRun run;
+  run.vocab = vocab;
+  for (std::size_t w = 0; w < win.count(); ++w) {
+    const std::size_t start = win.start(w), T = win.length(w);
+    for (std::size_t t = T / 2; t + 1 < T; ++t) {
+      const float* row = logits.data() + (start + t) * vocab;
+      double mx = -INFINITY, sum = 0;
+      for (std::size_t j = 0; j < vocab; ++j) mx = std::max(mx, static_cast<double>(row[j]));
+      for (std::size_t j = 0; j < vocab; ++j) sum += std::exp(static_cast<double>(row[j]) - mx);
+      const double lse = mx + std::log(sum);
+      for (std::size_t j = 0; j < vocab; ++j) run.log_probs.push_back(static_cast<float>(row[j] - lse));
+      const int target = ids[start + t + 1];
+      run.targets.push_back(target);
+      run.nll_sum += lse - row[static_cast<std::size_t>(target)];
+    }
+  }
+  return run;
+}
 
 // --activations: one spec for every linear input inside the layers, or kind=SPEC entries.
 accuracy::Recipe base_recipe(const std::vector<std::string>& activations) {
@@ -49,21 +118,13 @@ accuracy::Recipe base_recipe(const std::vector<std::string>& activations) {
   }
 }
 
-// Held-out means disjoint: no run of `k` consecutive tokens (64, or the shorter text's length)
+// Held-out means disjoint: no run of k consecutive tokens (64, or the shorter text's length)
 // of the evaluation text occurs in the calibration text.
 void check_disjoint(const std::vector<int>& calib, const std::vector<int>& eval) {
-  const std::size_t k = std::min<std::size_t>({64, calib.size(), eval.size()});
-  if (k == 0) return;
-  const auto key = [&](const std::vector<int>& v, std::size_t i) {
-    return std::string(reinterpret_cast<const char*>(v.data() + i), k * sizeof(int));
-  };
-  std::unordered_set<std::string> seen;
-  for (std::size_t i = 0; i + k <= calib.size(); ++i) seen.insert(key(calib, i));
-  for (std::size_t i = 0; i + k <= eval.size(); ++i)
-    if (seen.count(key(eval, i)))
-      throw Failure{exit_usage, "--eval overlaps the calibration text (" + std::to_string(k) +
-                                    " consecutive tokens in common from evaluation token " + std::to_string(i) +
-                                    "): evaluate on held-out text"};
+  if (const auto o = first_overlap(calib, eval))
+    throw Failure{exit_usage, "--eval overlaps the calibration text (" + std::to_string(o->first) +
+                                  " consecutive tokens in common from evaluation token " + std::to_string(o->second) +
+                                  "): evaluate on held-out text"};
 }
 
 // recipe.txt for one budget; recipe-<budget>.txt for each of several.
@@ -77,6 +138,7 @@ struct Point {
   std::string name;
   double bpw = 0, predicted = NAN, measured = NAN, measured_se = NAN, dlnppl = NAN;
   bool searched = false;
+  bool llama_cpp = false;  // a llama.cpp quantized file (--base-logits)
 };
 
 // Bits per weight against KLD (log axis): the searched recipes (predicted and measured, the
@@ -102,10 +164,17 @@ void write_pareto_svg(std::ostream& out, const std::vector<Point>& pts, const st
   c.series = {{"searched, measured (held-out)", blue, {}, true, Marker::filled, {}, {}},
               {"searched, predicted (calibration)", blue, {}, false, Marker::hollow, {}, {}},
               {"uniform, measured", orange, {}, false, Marker::filled, {}, {}},
-              {"uniform, predicted", orange, {}, false, Marker::hollow, {}, {}}};
+              {"uniform, predicted", orange, {}, false, Marker::hollow, {}, {}},
+              {"llama.cpp type, measured", std::string(accuracy::report::series_colour(2)), {}, false, Marker::filled, {}, {}}};
   for (const auto& p : pts) {
     const std::string tip = p.name + ": " + fixed("%.4g", p.bpw) + " bits/w, predicted " + fixed("%.4g", p.predicted) +
                             ", measured " + fixed("%.4g", p.measured);
+    if (p.llama_cpp) {  // measured only
+      c.series[4].points.push_back({p.bpw, p.measured});
+      c.series[4].tips.push_back(tip);
+      c.series[4].labels.push_back(p.name);
+      continue;
+    }
     auto& measured = c.series[p.searched ? 0 : 2];
     auto& predicted = c.series[p.searched ? 1 : 3];
     measured.points.push_back({p.bpw, p.measured});
@@ -114,6 +183,7 @@ void write_pareto_svg(std::ostream& out, const std::vector<Point>& pts, const st
     predicted.points.push_back({p.bpw, p.predicted});
     predicted.tips.push_back(tip);
   }
+  if (c.series[4].points.empty()) c.series[4].label.clear();  // no legend entry without --base-logits
   out << accuracy::report::xy_chart(c);
 }
 
@@ -133,7 +203,16 @@ int run_search(Io& io, const SearchArgs& a) {
       throw Failure{exit_usage, "--budget " + quote_input(b) + " is not a positive number of bits per weight"};
     budgets.push_back(v);
   }
-  const accuracy::Recipe base = base_recipe(a.activations);
+  accuracy::Recipe base = base_recipe(a.activations);
+  if (a.calibrate != "none") {
+    try {
+      base.calibrate = accuracy::parse_recipe("name = x\nweights.calibrate = " + a.calibrate + "\n").calibrate;
+    } catch (const Error&) {
+      throw Failure{exit_usage, "--calibrate " + quote_input(a.calibrate) + ": imatrix, gptq or awq"};
+    }
+    if (a.calib.calib.empty() && a.calib.imatrix.empty())
+      throw Failure{exit_usage, "--calibrate needs the calibration text of the weights: --calib FILE"};
+  }
   apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
   const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);
@@ -173,6 +252,12 @@ int run_search(Io& io, const SearchArgs& a) {
   opt.ctx = a.ctx.value_or(0);
   opt.threads = a.threads;
   opt.bos = calib.window_bos;
+  opt.calib = calibration_text(a.calib, path, model.config.vocab_size, a.bos, io.err);
+  if (opt.calib && held)
+    if (const auto o = first_overlap(opt.calib->tokens, held->ids))
+      throw Failure{exit_usage, "--eval overlaps the --calib text (" + std::to_string(o->first) +
+                                    " consecutive tokens in common from evaluation token " + std::to_string(o->second) +
+                                    "): evaluate on held-out text"};
   std::ostream null_stream(nullptr);
   check_ctx_option(a.ctx, model.config.seq_len, accuracy::dist::rank() == 0 ? io.err : null_stream);
   const bool root = accuracy::dist::rank() == 0;
@@ -222,6 +307,7 @@ int run_search(Io& io, const SearchArgs& a) {
       texts += accuracy::to_text(r) + '\x1e';
     }
   }
+  if (!held && !a.base_logits.empty()) throw Failure{exit_usage, "--base-logits needs --eval (the tokens the logits are of)"};
   if (!held) {
     if (root) io.out << "no --eval: predicted KLD only (pass held-out text to measure the recipes)\n";
     if (root && !a.plot.empty()) accuracy::detail::write_file_atomic(a.plot, [&](std::ostream& f) { write_pareto_svg(f, points, a.model); });
@@ -235,8 +321,21 @@ int run_search(Io& io, const SearchArgs& a) {
     recipes.push_back(accuracy::parse_recipe(all.substr(p, q - p)));
   accuracy::EvalOptions eopt = opt;
   eopt.bos = held->window_bos;
-  const accuracy::ModelSweep measured = accuracy::run_model_sweep(model, held->ids, recipes, eopt, {}, nullptr, false);
+  const accuracy::ModelSweep measured =
+      accuracy::run_model_sweep(model, held->ids, recipes, eopt, {}, nullptr, !a.base_logits.empty());
   if (!root) return exit_ok;
+  for (const auto& entry : a.base_logits) {  // llama.cpp's types: their KLD against lowp's fp32 run
+    const std::size_t eq = entry.find('=');
+    if (eq == std::string::npos) throw Failure{exit_usage, "--base-logits " + quote_input(entry) + ": expected GGUF=LOGITS"};
+    const std::string gguf = entry.substr(0, eq);
+    Point p{std::filesystem::path(gguf).stem().string(), gguf_bits_per_weight(gguf, model.config)};
+    const accuracy::Comparison c = accuracy::compare(measured.reference_run, score_logits(entry.substr(eq + 1), held->ids, model, eopt));
+    p.measured = c.kld_mean;
+    p.measured_se = c.kld_se;
+    p.dlnppl = c.ln_ppl_ratio;
+    p.llama_cpp = true;
+    points.push_back(p);
+  }
   for (auto& p : points)
     for (const auto& r : measured.results)
       if (r.recipe == p.name && r.error.empty()) {
@@ -282,6 +381,16 @@ Command add_search_command(CLI::App& parent) {
                                      "measure the recipes on it");
   app->add_option("--out", a->out, "Recipe file to write (several budgets: <stem>-<budget><ext> each)")->required();
   app->add_option("--plot", a->plot, "SVG chart: bits per weight against KLD, searched and uniform recipes");
+  app->add_option("--calibrate", a->calibrate,
+                  "weights.calibrate of every recipe (sensitivities, searched and uniform): none, imatrix, gptq or awq; "
+                  "needs --calib")
+      ->capture_default_str();
+  add_calib_options(app, a->calib);
+  app->add_option("--base-logits", a->base_logits,
+                  "With --eval: llama.cpp's quantized runs as points, GGUF=LOGITS each (comma-separated): the GGUF's "
+                  "bits per weight from its tensor types, LOGITS its float32 logits of the --eval tokens "
+                  "[positions x vocab], in the same windows (--ctx)")
+      ->delimiter(',');
   add_number_option<int>(app, "--ctx", a->ctx, INT_MIN, INT_MAX, "Window length (default: the model's seq_len)");
   add_number_option<int>(app, "--threads", a->threads, 0, max_threads, "Threads (default 0: all)");
   add_max_memory_option(app, a->max_memory);

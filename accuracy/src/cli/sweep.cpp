@@ -48,6 +48,7 @@ struct SweepArgs {
   std::string csv, json, plot;
   int threads = 0;
   bool tensors = false;  // --tensors, or any tensor-sweep option given
+  CalibArgs calib;       // model sweep: recipes with weights.calibrate
 };
 
 // Writes a file through `write`, atomically (a temporary beside it, then a rename): an
@@ -213,6 +214,14 @@ int run_model(Io& io, const SweepArgs& a) {
   opt.bos = window_bos;
   opt.score_all = a.score_all;
   opt.threads = a.threads;
+  opt.calib = calibration_text(a.calib, path, model.config.vocab_size, a.bos, io.err);
+  for (const auto& r : recipes)
+    if (r.calibrate.method != accuracy::CalibMethod::none && !r.is_identity() && !opt.calib)
+      throw Failure{exit_usage, "recipe '" + r.name + "' has weights.calibrate: give the calibration text with --calib FILE"};
+  if (opt.calib && accuracy::dist::rank() == 0)
+    if (const auto o = first_overlap(opt.calib->tokens, tokens))
+      io.err << "warning: the calibration text overlaps the evaluation text (" << o->first
+             << " consecutive tokens in common from evaluation token " << o->second << ")\n";
   ProgressBar bar(io);
   if (sens) {
     if (!a.save_base_logits.empty()) throw Failure{exit_usage, "--save-base-logits belongs to a recipe sweep"};
@@ -288,6 +297,7 @@ Command add_sweep_command(CLI::App& parent) {
                          "past seq_len with a warning)");
   app->add_flag("--score-all", a->score_all, "Model sweep: score every position, not the second half of each window");
   app->add_flag("--layers", a->layers, "Model sweep: also print the per-layer SQNR of every quantized tensor");
+  add_calib_options(app, a->calib);
   app->add_option("--base-logits", a->base_logits,
                   "Model sweep: llama.cpp's --kl-divergence-base file as the reference (its tokens and n_ctx)");
   app->add_option("--save-base-logits", a->save_base_logits,

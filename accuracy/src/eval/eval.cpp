@@ -6,11 +6,13 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include <omp.h>
 
 #include "lowp/accuracy/memory.hpp"
+#include "eval/calibration_cache.hpp"
 #include "eval/windows.hpp"
 #include "model/llama.hpp"
 #include "lowp/numerics/error.hpp"
@@ -83,7 +85,10 @@ WindowEvaluator::WindowEvaluator(const LlamaModel& model, std::span<const int> t
   saved_threads_ = omp_get_max_threads();
   omp_set_num_threads(threads_);
   try {
-    pm_ = prepare(model, recipe, ctx);
+    std::optional<CalibratedWeights> calibrated;
+    if (recipe.calibrate.method != CalibMethod::none && !recipe.is_identity() && opt.calib)
+      calibrated = calibrate_weights(model, recipe, *opt.calib, ctx, threads_);
+    pm_ = prepare(model, recipe, ctx, calibrated ? &*calibrated : nullptr);
   } catch (...) {
     omp_set_num_threads(saved_threads_);
     throw;

@@ -164,6 +164,7 @@ class Window : ForwardOps {
 
 // y = x W^T for each linear of the group, outputs side by side (rows x sum n).
 void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, int l, std::size_t rows) {
+  if (pm_.capture) pm_.capture(l, group, in, rows);
   std::size_t total = 0;
   for (const auto& L : group) total += L.n;
   std::size_t col = 0;

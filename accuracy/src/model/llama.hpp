@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "lowp/accuracy/calibrate.hpp"
 #include "lowp/accuracy/model.hpp"
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/hadamard/rotation.hpp"
@@ -67,11 +69,34 @@ struct PreparedModel {
   // The float32 reference: a NaN/Inf in any tensor is an error naming the first one (a
   // quantized recipe's non-finite logits are a result, counted by evaluate()).
   bool check_finite = false;
+  // Calibration: called with every linear group's input (rows x k) before it is quantized.
+  std::function<void(int layer, const LinearGroup& group, const float* x, std::size_t rows)> capture;
 };
+
+// weights.calibrate's result (calibrate.cpp): each calibrated linear's weight as the forward
+// pass uses it (dequantized), and for AWQ the RMSNorm gains and v bias with the scales folded in.
+struct CalibratedWeight {
+  std::vector<float> w;  // rows x cols
+  TensorError error;     // of the quantization (for AWQ, of the scaled weight it quantized)
+};
+struct CalibratedWeights {
+  std::map<std::pair<int, LinearKind>, CalibratedWeight> linears;
+  std::map<int, std::vector<float>> attn_norm, ffn_norm, bv;
+  const CalibratedWeight* find(int layer, LinearKind kind) const {
+    const auto it = linears.find({layer, kind});
+    return it == linears.end() ? nullptr : &it->second;
+  }
+};
+// Computes them (eval/calibration_cache.hpp caches them). `positions`: the evaluation's window
+// length, used when text.ctx is 0. Throws lowp::Error naming the recipe for what it cannot do.
+CalibratedWeights compute_calibrated_weights(const LlamaModel& model, const Recipe& recipe,
+                                             const CalibrationText& text, std::size_t positions, int threads);
 
 // Throws lowp::Error naming the recipe, the tensor and its shape when a spec does not fit.
 // `positions`: the longest window the forward pass will run (RoPE tables cover 0..positions-1).
-PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions);
+// `calibrated`: the recipe's calibrated weights, needed when it has weights.calibrate.
+PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions,
+                      const CalibratedWeights* calibrated = nullptr);
 
 // QuaRot (Ashkboos et al. 2024) on a copy of the model: RMSNorm gains folded into the next
 // linears, the residual stream rotated by a randomized Hadamard R (embedding E R, input-side

@@ -1,6 +1,8 @@
 // prepare(): the recipe's offline part. Rotations folded into the weights, each weight
 // quantized once, and the linears grouped into as few GEMMs as their input quantization allows.
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "model/layers.hpp"
@@ -36,7 +38,8 @@ std::string shape_text(std::size_t rows, std::size_t cols) {
 
 class Preparer {
  public:
-  Preparer(PreparedModel& pm, const quant::LinearRecipe* preset) : pm_(pm), preset_(preset) {}
+  Preparer(PreparedModel& pm, const quant::LinearRecipe* preset, const CalibratedWeights* calibrated)
+      : pm_(pm), preset_(preset), calibrated_(calibrated) {}
 
   // The linears of `members` (all reading the same T x k input), outputs concatenated.
   LinearGroup group(std::span<const Member> members, std::size_t k, int layer) {
@@ -64,7 +67,13 @@ class Preparer {
         if (wspec) wspec->pad = true;
         if (L.act) L.act->pad = true;
       }
-      if (wspec || rot.kind != hadamard::RotationKind::none) {
+      const CalibratedWeight* cal = calibrated_ && in_layer ? calibrated_->find(layer, m.kind) : nullptr;
+      if (cal) {  // weights.calibrate: computed (or cached) by calibrate_weights()
+        L.own = cal->w;
+        if (wspec) pm_.weight_errors.push_back(cal->error);
+        L.w = L.own.data();
+        L.weight = f32_view(L.own, m.n, k);
+      } else if (wspec || rot.kind != hadamard::RotationKind::none) {
         L.own = widened(m.w);
         if (rot.kind != hadamard::RotationKind::none) rot.fold_into_weight(L.own.data(), m.n, k);
         if (wspec) quantize_weight(*wspec, L.own, m.n, k, std::string(linear_kind_name(m.kind)), layer);
@@ -151,6 +160,7 @@ class Preparer {
 
   PreparedModel& pm_;
   const quant::LinearRecipe* preset_;
+  const CalibratedWeights* calibrated_;
 };
 
 const quant::LinearRecipe* find_preset(const Recipe& r) {
@@ -175,7 +185,8 @@ const quant::LinearRecipe* find_preset(const Recipe& r) {
 
 }  // namespace
 
-PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions) {
+PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions,
+                      const CalibratedWeights* calibrated) {
   PreparedModel pm;
   pm.cfg = model.config;
   pm.recipe = recipe;
@@ -210,7 +221,12 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
     }
   }
 
-  Preparer prep(pm, find_preset(recipe));
+  // weights.calibrate: the calibrated weights (and AWQ's folded RMSNorm gains) replace the
+  // round-to-nearest ones below.
+  if (recipe.calibrate.method != CalibMethod::none && !recipe.is_identity() && !calibrated)
+    throw Error("recipe '" + recipe.name + "': weights.calibrate = " +
+                std::string(calib_method_name(recipe.calibrate.method)) + " needs calibration text (--calib FILE)");
+  Preparer prep(pm, find_preset(recipe), calibrated);
   const MappedWeights* mw = m->mapped.get();
   pm.embedding = mw ? nullptr : m->token_embedding.data();
   pm.embedding_view = mw ? mw->token_embedding : f32_view(m->token_embedding, vocab, dim);
@@ -233,6 +249,8 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
         if (*s) (*s)->pad = true;
     P.attn_norm = L.attn_norm;
     P.ffn_norm = L.ffn_norm;
+    if (calibrated && calibrated->attn_norm.count(li)) P.attn_norm = calibrated->attn_norm.at(li);
+    if (calibrated && calibrated->ffn_norm.count(li)) P.ffn_norm = calibrated->ffn_norm.at(li);
     const MappedLayer* V = mw ? &mw->layers[l] : nullptr;
     const auto w = [&](quant::StoredMatrix MappedLayer::*f, const std::vector<float>& v, std::size_t rows, std::size_t cols) {
       return V ? V->*f : f32_view(v, rows, cols);
@@ -251,6 +269,8 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
       std::copy(L.bq.begin(), L.bq.end(), P.qkv_bias.begin());
       std::copy(L.bk.begin(), L.bk.end(), P.qkv_bias.begin() + static_cast<std::ptrdiff_t>(qd));
       std::copy(L.bv.begin(), L.bv.end(), P.qkv_bias.begin() + static_cast<std::ptrdiff_t>(qd + kv));
+      if (calibrated && calibrated->bv.count(li))  // AWQ: o_proj's 1/s folded into v's bias too
+        std::copy_n(calibrated->bv.at(li).begin(), kv, P.qkv_bias.begin() + static_cast<std::ptrdiff_t>(qd + kv));
     }
     P.wo_bias = L.bo;
     P.gate_up = prep.group(gate_up, dim, li);

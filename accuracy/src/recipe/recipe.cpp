@@ -1,5 +1,6 @@
 // The recipe text format (docs/recipes.md): parsing and printing.
 #include <charconv>
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -72,9 +73,46 @@ bool apply_layer_key(Recipe& r, std::string_view key, std::string_view value, st
   return true;
 }
 
+constexpr std::array<std::string_view, 4> kCalibNames = {"none", "imatrix", "gptq", "awq"};
+
+// `weights.calibrate[.<option>]`; returns false when `key` is not one.
+bool apply_calibrate_key(Recipe& r, std::string_view key, std::string_view value, std::string& why) {
+  if (key != "weights.calibrate" && !key.starts_with("weights.calibrate.")) return false;
+  CalibrateOptions& c = r.calibrate;
+  const auto number = [&](auto& out, std::string_view what) {
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+    if (ec != std::errc{} || p != value.data() + value.size()) why = std::string(key) + " is " + std::string(what) + ", not '" + std::string(value) + "'";
+  };
+  if (key == "weights.calibrate") {
+    for (std::size_t i = 0; i < kCalibNames.size(); ++i)
+      if (kCalibNames[i] == value) {
+        c.method = static_cast<CalibMethod>(i);
+        return true;
+      }
+    why = "weights.calibrate is none, imatrix, gptq or awq, not '" + std::string(value) + "'";
+  } else if (key == "weights.calibrate.act_order") {
+    if (!detail::parse_on_off(value, c.act_order)) why = "weights.calibrate.act_order is on or off, not '" + std::string(value) + "'";
+  } else if (key == "weights.calibrate.damp") {
+    number(c.damp, "a number >= 0");
+    if (why.empty() && !(c.damp >= 0 && c.damp < 1e6)) why = "weights.calibrate.damp is a number >= 0, not '" + std::string(value) + "'";
+  } else if (key == "weights.calibrate.scales") {
+    if (value == "rule") c.imatrix_scales = false;
+    else if (value == "imatrix") c.imatrix_scales = true;
+    else why = "weights.calibrate.scales is rule or imatrix, not '" + std::string(value) + "'";
+  } else if (key == "weights.calibrate.grid") {
+    number(c.grid, "a whole number of alpha points in [1, 1000]");
+    if (why.empty() && (c.grid < 1 || c.grid > 1000))
+      why = "weights.calibrate.grid is a whole number of alpha points in [1, 1000], not '" + std::string(value) + "'";
+  } else {
+    why = "unknown key '" + std::string(key) + "' (weights.calibrate[.act_order|.damp|.scales|.grid])";
+  }
+  return true;
+}
+
 // One `key = value` line applied to `r`; returns an error message, empty on success.
 std::string apply_line(Recipe& r, std::string_view key, std::string_view value) {
   std::string why;
+  if (apply_calibrate_key(r, key, value, why)) return why;
   if (apply_spec_key(r, key, value, true, why) || apply_layer_key(r, key, value, why) ||
       detail::apply_name_or_note(key, value, r.name, r.note, why))
     return why;
@@ -111,6 +149,8 @@ std::string apply_line(Recipe& r, std::string_view key, std::string_view value) 
 }  // namespace
 
 std::string_view linear_kind_name(LinearKind kind) { return kKindNames[static_cast<std::size_t>(kind)]; }
+
+std::string_view calib_method_name(CalibMethod m) { return kCalibNames[static_cast<std::size_t>(m)]; }
 
 bool LayerSpecs::empty() const {
   for (std::size_t i = 0; i < linear_kind_count; ++i)
@@ -193,6 +233,16 @@ std::string to_text(const Recipe& r) {
   if (r.quarot) t += "quarot = on\n";
   if (r.seed) t += "seed = " + std::to_string(r.seed) + "\n";
   if (r.pad) t += "pad = on\n";
+  const CalibrateOptions& c = r.calibrate, d;
+  if (c.method != CalibMethod::none) t += "weights.calibrate = " + std::string(calib_method_name(c.method)) + "\n";
+  if (c.act_order) t += "weights.calibrate.act_order = on\n";
+  if (c.damp != d.damp) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", c.damp);
+    t += "weights.calibrate.damp = " + std::string(buf) + "\n";
+  }
+  if (c.imatrix_scales) t += "weights.calibrate.scales = imatrix\n";
+  if (c.grid != d.grid) t += "weights.calibrate.grid = " + std::to_string(c.grid) + "\n";
   return t;
 }
 

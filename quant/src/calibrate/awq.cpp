@@ -56,30 +56,11 @@ double scaled_error(const QuantSpec& spec, const WeightRef& ref, std::size_t k, 
 
 }  // namespace
 
-AwqGroupResult awq_group(const QuantSpec& spec, std::span<const WeightRef> ws, std::size_t cols, const float* x,
-                         std::size_t n, const AwqOptions& opt) {
-  if (ws.empty()) throw Error("awq: no weights");
-  for (const WeightRef& r : ws) {
-    check_shape(spec, r.rows, cols);
-    calib::check_calibration_input("awq", spec, r.w, r.rows * cols, "weight");
-  }
-  calib::check_finite("awq", x, n * cols, "activation");
-  if (n == 0) throw Error("awq: no calibration rows");
-  if (opt.grid == 0) throw Error("awq: a grid of 0 points");
-  const std::size_t k = cols;
-  std::vector<double> m(k, 0.0);  // mean |x_j|, summed in row order
-  for (std::size_t r = 0; r < n; ++r)
-    for (std::size_t j = 0; j < k; ++j) m[j] += std::fabs(static_cast<double>(x[r * k + j]));
-  for (double& v : m) v /= static_cast<double>(n);
-  Objective obj;
-  obj.x.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(k));
-  for (std::size_t i = 0; i < n * k; ++i) obj.x.data()[i] = x[i];
-  if (n > k) {
-    obj.gram = true;
-    obj.g = obj.x.transpose() * obj.x;
-    obj.x.resize(0, 0);
-  }
+namespace {
 
+// The alpha grid over the scales from m (mean |x_j|), scored by `obj`.
+AwqGroupResult search_alpha(const QuantSpec& spec, std::span<const WeightRef> ws, std::size_t k,
+                            const std::vector<double>& m, const Objective& obj, const AwqOptions& opt) {
   AwqGroupResult best;
   std::vector<QuantizedTensor> qs(ws.size());
   for (std::size_t i = 0; i < opt.grid; ++i) {
@@ -96,6 +77,54 @@ AwqGroupResult awq_group(const QuantSpec& spec, std::span<const WeightRef> ws, s
     }
   }
   return best;
+}
+
+void check_group(const QuantSpec& spec, std::span<const WeightRef> ws, std::size_t cols, const AwqOptions& opt) {
+  if (ws.empty()) throw Error("awq: no weights");
+  for (const WeightRef& r : ws) {
+    check_shape(spec, r.rows, cols);
+    calib::check_calibration_input("awq", spec, r.w, r.rows * cols, "weight");
+  }
+  if (opt.grid == 0) throw Error("awq: a grid of 0 points");
+}
+
+}  // namespace
+
+AwqGroupResult awq_group(const QuantSpec& spec, std::span<const WeightRef> ws, std::size_t cols, const float* x,
+                         std::size_t n, const AwqOptions& opt) {
+  check_group(spec, ws, cols, opt);
+  calib::check_finite("awq", x, n * cols, "activation");
+  if (n == 0) throw Error("awq: no calibration rows");
+  const std::size_t k = cols;
+  std::vector<double> m(k, 0.0);  // mean |x_j|, summed in row order
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t j = 0; j < k; ++j) m[j] += std::fabs(static_cast<double>(x[r * k + j]));
+  for (double& v : m) v /= static_cast<double>(n);
+  Objective obj;
+  obj.x.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(k));
+  for (std::size_t i = 0; i < n * k; ++i) obj.x.data()[i] = x[i];
+  if (n > k) {
+    obj.gram = true;
+    obj.g = obj.x.transpose() * obj.x;
+    obj.x.resize(0, 0);
+  }
+  return search_alpha(spec, ws, k, m, obj, opt);
+}
+
+AwqGroupResult awq_group_from_stats(const QuantSpec& spec, std::span<const WeightRef> ws, std::size_t cols,
+                                    std::span<const double> mean_abs, std::span<const double> gram,
+                                    const AwqOptions& opt) {
+  check_group(spec, ws, cols, opt);
+  if (mean_abs.size() != cols || gram.size() != cols * cols)
+    throw Error("awq: statistics of " + std::to_string(mean_abs.size()) + " channels and a Gram matrix of " +
+                std::to_string(gram.size()) + " elements for " + std::to_string(cols) + " columns");
+  calib::check_finite("awq", mean_abs, "mean |x|");
+  calib::check_finite("awq", gram, "Gram matrix");
+  Objective obj;
+  obj.gram = true;
+  obj.g.resize(static_cast<Eigen::Index>(cols), static_cast<Eigen::Index>(cols));
+  std::copy(gram.begin(), gram.end(), obj.g.data());
+  return search_alpha(spec, ws, cols, std::vector<double>(mean_abs.begin(), mean_abs.end()), obj, opt);
 }
 
 AwqResult awq(const QuantSpec& spec, const float* w, std::size_t rows, std::size_t cols, const float* x,

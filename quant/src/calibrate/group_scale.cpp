@@ -80,6 +80,13 @@ void check_finite(const char* fn, const float* p, std::size_t n, const char* wha
                   std::to_string(p[i]) + ")");
 }
 
+void check_finite(const char* fn, std::span<const double> p, const char* what) {
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (!std::isfinite(p[i]))
+      throw Error(std::string(fn) + ": " + what + " element " + std::to_string(i) + " is not finite (" +
+                  std::to_string(p[i]) + ")");
+}
+
 void check_calibration_input(const char* fn, const QuantSpec& spec, const float* p, std::size_t n,
                              const char* what) {
   validate(spec.format);

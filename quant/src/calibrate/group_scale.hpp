@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "../quantize/quantize_grid.hpp"
@@ -35,6 +36,7 @@ BulkOptions cast_options(const QuantSpec& spec);
 
 // Throws lowp::Error for NaN / Inf in p[0..n) (`what` names it).
 void check_finite(const char* fn, const float* p, std::size_t n, const char* what);
+void check_finite(const char* fn, std::span<const double> p, const char* what);
 // The same, and for an invalid format or stochastic rounding in the spec.
 void check_calibration_input(const char* fn, const QuantSpec& spec, const float* p, std::size_t n,
                              const char* what);

@@ -7,9 +7,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
+#include "lowp/accuracy/calibrate.hpp"
 #include "lowp/accuracy/model.hpp"
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/accuracy/tensor_error.hpp"
@@ -22,6 +24,8 @@ struct EvalOptions {
   bool keep_logits = false; // keep the logits of every position (for --logits-out)
   int threads = 0;          // 0: all
   int bos = -1;             // >= 0: each window's first token is replaced by this id (llama.cpp perplexity)
+  // The calibration text of a recipe with weights.calibrate (docs/calibration.md).
+  std::shared_ptr<const CalibrationText> calib;
   // Called after each window with (tokens done, tokens total).
   std::function<void(std::size_t, std::size_t)> progress;
 };

@@ -25,6 +25,18 @@ enum class AttnRotation { none, hadamard, randomized };
 // float32, the output divided by them after P V.
 enum class AttnPForm { normalized, fa3 };
 
+// weights.calibrate (docs/calibration.md): how the weight specs' codes and scales are chosen
+// from calibration activations (the text given with --calib) instead of round-to-nearest.
+enum class CalibMethod { none, imatrix, gptq, awq };
+struct CalibrateOptions {
+  CalibMethod method = CalibMethod::none;
+  bool act_order = false;       // weights.calibrate.act_order (gptq)
+  double damp = 0.01;           // weights.calibrate.damp (gptq's percdamp)
+  bool imatrix_scales = false;  // weights.calibrate.scales = imatrix (gptq; default rule)
+  std::size_t grid = 20;        // weights.calibrate.grid: AWQ's alpha points i / grid
+};
+std::string_view calib_method_name(CalibMethod m);  // "none", "imatrix", "gptq", "awq"
+
 // The quantization points of one layer. `layer.<N>.<key>` lines override a recipe-wide key in
 // layer N only: the per-tensor sensitivity sweep and the mixed-precision search write them.
 struct LayerSpecs {
@@ -60,6 +72,7 @@ struct Recipe {
   // dimension does not fill (e.g. MX blocks of 32 on stories260K's hidden size 172).
   bool pad = false;
   std::map<int, LayerSpecs> layer;  // layer.<N>.* overrides, by layer index
+  CalibrateOptions calibrate;
 
   // The specs in effect in `layer` (-1: the classifier): the recipe-wide ones, overridden by
   // layer[layer]'s. The linear preset's specs are not included (prepare() falls back on them).

@@ -87,4 +87,11 @@ struct AwqGroupResult {
 AwqGroupResult awq_group(const QuantSpec& spec, std::span<const WeightRef> ws, std::size_t cols, const float* x,
                          std::size_t n, const AwqOptions& opt = {});
 
+// The same from the statistics of X accumulated by the caller (e.g. over calibration windows):
+// mean_abs[j] = mean over the rows of |x_j|, gram = X^T X (cols x cols, row-major; any positive
+// multiple of it gives the same alpha). The objective is then always the Gram form.
+AwqGroupResult awq_group_from_stats(const QuantSpec& spec, std::span<const WeightRef> ws, std::size_t cols,
+                                    std::span<const double> mean_abs, std::span<const double> gram,
+                                    const AwqOptions& opt = {});
+
 }  // namespace lowp::quant
