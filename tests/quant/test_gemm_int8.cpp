@@ -1,7 +1,11 @@
-// gemm_s8s8_s32 against a scalar triple loop, bit for bit, for every kernel this machine runs.
+// gemm_s8s8_s32 against a scalar triple loop, bit for bit, for every kernel this machine runs;
+// gemm_s8s8_f32 against that loop followed by its documented dequantization, written here.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -167,6 +171,79 @@ TEST(GemmInt8, BadArguments) {
             lowp::quant::gemm_s8s8_s32(A.data(), B.data(), C.data(), 1, 1, 4, {k, 1});
           },
           {std::string(lowp::quant::int8_kernel_name(k)), "not available"});
+}
+
+// gemm_s8s8_f32: C[i][j] = (float)acc * (sa[i] * sb[j]), rounded, then + bias[j], rounded
+// (the two statements keep the compiler from fusing them).
+std::vector<float> reference_f32(const std::vector<std::int32_t>& acc, std::size_t M, std::size_t N,
+                                 const std::vector<float>& sa, const std::vector<float>& sb,
+                                 const std::vector<float>* bias) {
+  std::vector<float> C(M * N);
+  for (std::size_t i = 0; i < M; ++i)
+    for (std::size_t j = 0; j < N; ++j) {
+      volatile float y = static_cast<float>(acc[i * N + j]) * (sa[sa.size() > 1 ? i : 0] * sb[sb.size() > 1 ? j : 0]);
+      C[i * N + j] = bias ? y + (*bias)[j] : y;
+    }
+  return C;
+}
+
+std::vector<float> random_scales(std::size_t n, std::uint64_t seed) {
+  lowp::test::SplitMix g{seed};
+  std::vector<float> v(n);
+  for (auto& x : v) x = std::ldexp(static_cast<float>(g.next() >> 40) + 1.0f, -30);  // (0, 2^-6]
+  return v;
+}
+
+TEST(GemmInt8, DequantizedMatchesTheReferenceBitForBit) {
+  // Both layouts of B, scales per row / per tensor on each side, with and without a bias, past
+  // the VNNI kernel's K block (512), C tile (192 x 256) and ragged edges; C starts as garbage.
+  const std::size_t shapes[][3] = {{193, 257, 516}, {7, 13, 37}, {1, 1, 1}};
+  std::uint64_t seed = 5000;
+  for (const auto& s : shapes) {
+    const std::size_t M = s[0], N = s[1], K = s[2];
+    const auto A = random_int8(M * K, seed++);
+    const auto B = random_int8(N * K, seed++);
+    std::vector<std::int8_t> Bt(N * K);
+    for (std::size_t j = 0; j < N; ++j)
+      for (std::size_t k = 0; k < K; ++k) Bt[k * N + j] = B[j * K + k];
+    const auto acc = reference(A, B, M, N, K);
+    const auto bias = random_scales(N, seed++);
+    for (const auto [a_rows, b_rows, with_bias] : {std::array<bool, 3>{false, false, false}, {true, false, true},
+                                                   {false, true, true}, {true, true, false}}) {
+          auto sa = random_scales(a_rows ? M : 1, seed++), sb = random_scales(b_rows ? N : 1, seed++);
+          if (a_rows && M > 1) sa[1] = std::numeric_limits<float>::quiet_NaN();  // a non-finite row
+          const auto ref = reference_f32(acc, M, N, sa, sb, with_bias ? &bias : nullptr);
+          lowp::quant::Int8Dequant dq{sa.data(), a_rows, sb.data(), b_rows, with_bias ? bias.data() : nullptr};
+          for (Int8Kernel k : kernels())
+            for (int threads : {1, 2})
+              for (auto layout : {lowp::quant::Layout::as_is, lowp::quant::Layout::transposed}) {
+                std::vector<float> C(M * N, 12345.0f);
+                const bool t = layout == lowp::quant::Layout::transposed;
+                lowp::quant::gemm_s8s8_f32(A.data(), t ? Bt.data() : B.data(), layout, C.data(), M, N, K, dq,
+                                           Int8GemmOptions{k, threads});
+                std::size_t bad = 0;
+                for (std::size_t i = 0; i < C.size(); ++i)
+                  bad += std::isnan(ref[i]) ? !std::isnan(C[i]) : C[i] != ref[i];
+                EXPECT_EQ(bad, 0u) << lowp::quant::int8_kernel_name(k) << " threads=" << threads << " M=" << M
+                                   << " N=" << N << " K=" << K << " transposed=" << t << " rows " << a_rows
+                                   << b_rows << " bias " << with_bias;
+              }
+        }
+  }
+}
+
+TEST(GemmInt8, DequantizedBadArguments) {
+  std::vector<std::int8_t> A(4), B(4);
+  std::vector<float> C(1), s(1, 1.0f);
+  using lowp::test::expect_error;
+  using lowp::quant::Layout;
+  expect_error([&] { lowp::quant::gemm_s8s8_f32(A.data(), B.data(), Layout::as_is, C.data(), 1, 1, 4, {}); },
+               {"gemm_s8s8_f32", "null a_scale"});
+  expect_error(
+      [&] {
+        lowp::quant::gemm_s8s8_f32(A.data(), nullptr, Layout::as_is, C.data(), 1, 1, 4, {s.data(), false, s.data()});
+      },
+      {"gemm_s8s8_f32", "B is null"});
 }
 
 }  // namespace

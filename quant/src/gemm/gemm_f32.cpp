@@ -214,7 +214,8 @@ const GemmF32Kernel& gemm_f32_kernel(Isa isa) {
   return kGemmF32Scalar;
 }
 
-void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) {
+void gemm_f32_run(const GemmF32Args& args, const GemmF32Kernel& kern, int threads) {
+  GemmF32Args g = args;
   if (g.M == 0 || g.N == 0) return;
   if (g.K == 0) {
     if (!g.accumulate)
@@ -242,6 +243,21 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
   };
   Error failure("");
   bool failed = false;
+  // An A stored transposed would be gathered by every column panel's tiles: with more than
+  // one, gather it once (up to 64 MB) into the calling thread's scratch, in blocks of 16 rows.
+  if (g.a_cs != 1 && tn > 1 && g.M * g.K * sizeof(float) <= (std::size_t{64} << 20)) {
+    static thread_local Scratch natural;
+    float* a = natural.get(g.M * g.K);
+    const std::size_t blocks = (g.M + 15) / 16;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (std::ptrdiff_t b = 0; b < static_cast<std::ptrdiff_t>(blocks); ++b) {
+      const std::size_t i0 = static_cast<std::size_t>(b) * 16;
+      gather_a_transposed(g, i0, std::min<std::size_t>(16, g.M - i0), 0, g.K, a + i0 * g.K);
+    }
+    g.a = a;
+    g.a_rs = g.K;
+    g.a_cs = 1;
+  }
   // Several row panels per column panel: B is packed (and widened) once, by all threads, into
   // one buffer the tiles share, instead of once per row panel; when that buffer would exceed
   // 64 MB each tile packs its own. Either way every tile computes the same chains.

@@ -1,4 +1,5 @@
-// gemm_s8s8_s32: argument checks, run-time kernel choice, and the portable kernel.
+// gemm_s8s8_s32 / gemm_s8s8_f32: argument checks, run-time kernel choice, the dequantization
+// and the portable kernel.
 #include <cpuid.h>
 #include <omp.h>
 #include <sys/syscall.h>
@@ -6,8 +7,10 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "gemm_int8_kernels.hpp"
+#include "transpose.hpp"
 #include "lowp/numerics/cpu.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/gemm_int8.hpp"
@@ -90,10 +93,17 @@ std::string_view int8_kernel_name(Int8Kernel k) noexcept {
   return "?";
 }
 
-void gemm_s8s8_s32(const std::int8_t* A, const std::int8_t* B, std::int32_t* C, std::size_t M,
-                   std::size_t N, std::size_t K, const Int8GemmOptions& opt) {
+namespace {
+
+// The checks both entry points make; returns the kernel and the thread count to use.
+struct Int8Plan {
+  Int8Kernel kernel;
+  int threads;
+};
+Int8Plan plan(const char* who, const void* A, const void* B, const void* C, std::size_t M, std::size_t N,
+              std::size_t K, const Int8GemmOptions& opt) {
   const auto fail = [&](const std::string& what) {
-    throw Error("gemm_s8s8_s32 (M=" + std::to_string(M) + ", N=" + std::to_string(N) +
+    throw Error(std::string(who) + " (M=" + std::to_string(M) + ", N=" + std::to_string(N) +
                 ", K=" + std::to_string(K) + "): " + what);
   };
   if (opt.threads < 0) fail("threads = " + std::to_string(opt.threads) + " is negative");
@@ -101,24 +111,27 @@ void gemm_s8s8_s32(const std::int8_t* A, const std::int8_t* B, std::int32_t* C, 
   if (__builtin_mul_overflow(M, K, &mk) || __builtin_mul_overflow(N, K, &nk) ||
       __builtin_mul_overflow(M, N, &mn))
     fail("the matrix sizes overflow size_t");
-  if (mn == 0) return;
+  if (mn == 0) return {Int8Kernel::portable, 0};
   if (!C) fail("C is null");
   if (K > 0 && (!A || !B)) fail(A ? "B is null" : "A is null");
   const Int8Kernel k = opt.kernel.value_or(best_int8_kernel());
   if (!int8_kernel_available(k))
     fail("the " + std::string(int8_kernel_name(k)) + " kernel is not available on this machine");
-  if (K == 0) {
-    std::fill(C, C + mn, 0);
-    return;
-  }
   // Small products are not worth waking threads (whose spin-waiting also hurts a loaded
   // machine): at least 2^22 multiply-adds per thread. The results do not depend on it.
   std::size_t work = 0;
   if (__builtin_mul_overflow(mn, K, &work)) work = SIZE_MAX;
   work >>= 22;
   const int wanted = opt.threads > 0 ? opt.threads : omp_get_max_threads();
-  const int threads =
-      static_cast<int>(std::clamp<std::size_t>(work, 1, static_cast<std::size_t>(wanted)));
+  return {k, static_cast<int>(std::clamp<std::size_t>(work, 1, static_cast<std::size_t>(wanted)))};
+}
+
+void run_s32(Int8Kernel k, const std::int8_t* A, const std::int8_t* B, std::int32_t* C, std::size_t M,
+             std::size_t N, std::size_t K, int threads) {
+  if (K == 0) {
+    std::fill(C, C + M * N, 0);
+    return;
+  }
   switch (k) {
     case Int8Kernel::portable: detail::gemm_s8_portable(A, B, C, M, N, K, threads); break;
     case Int8Kernel::avx2: detail::gemm_s8_avx2(A, B, C, M, N, K, threads); break;
@@ -126,6 +139,59 @@ void gemm_s8s8_s32(const std::int8_t* A, const std::int8_t* B, std::int32_t* C, 
     case Int8Kernel::amx: detail::gemm_s8_amx(A, B, C, M, N, K, threads); break;
   }
 }
+
+}  // namespace
+
+void gemm_s8s8_s32(const std::int8_t* A, const std::int8_t* B, std::int32_t* C, std::size_t M,
+                   std::size_t N, std::size_t K, const Int8GemmOptions& opt) {
+  const Int8Plan p = plan("gemm_s8s8_s32", A, B, C, M, N, K, opt);
+  if (p.threads == 0) return;
+  run_s32(p.kernel, A, B, C, M, N, K, p.threads);
+}
+
+void gemm_s8s8_f32(const std::int8_t* A, const std::int8_t* B, Layout b, float* C, std::size_t M,
+                   std::size_t N, std::size_t K, const Int8Dequant& dq, const Int8GemmOptions& opt) {
+  const Int8Plan p = plan("gemm_s8s8_f32", A, B, C, M, N, K, opt);
+  if (p.threads == 0) return;
+  if (!dq.a_scale || !dq.b_scale)
+    throw Error("gemm_s8s8_f32 (M=" + std::to_string(M) + ", N=" + std::to_string(N) + ", K=" +
+                std::to_string(K) + "): null " + (dq.a_scale ? "b_scale" : "a_scale"));
+  const bool bt = b == Layout::transposed;
+  if (p.kernel == Int8Kernel::vnni && K > 0) {
+    detail::gemm_s8_vnni_f32(A, B, bt, C, M, N, K, dq, p.threads);
+    return;
+  }
+  // Every other kernel: the int32 product, then the dequantization.
+  std::vector<std::int8_t> b_natural;
+  if (bt && K > 0) {
+    b_natural.resize(N * K);
+    detail::transpose(B, b_natural.data(), K, N);
+    B = b_natural.data();
+  }
+  std::vector<std::int32_t> acc(M * N);
+  run_s32(p.kernel, A, B, acc.data(), M, N, K, p.threads);
+  detail::dequantize_s32(acc.data(), 0, M, 0, N, N, dq, C, N);
+}
+
+namespace detail {
+
+void dequantize_s32(const std::int32_t* acc, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1,
+                    std::size_t lda, const Int8Dequant& dq, float* C, std::size_t ldc) {
+  for (std::size_t i = i0; i < i1; ++i) {
+    const float sa = dq.a_scale[dq.a_per_row ? i : 0];
+    const std::int32_t* a = acc + (i - i0) * lda;
+    float* c = C + i * ldc;
+    for (std::size_t j = j0; j < j1; ++j) {
+      const float sb = dq.b_scale[dq.b_per_row ? j : 0];
+      c[j] = static_cast<float>(a[j - j0]) * (sa * sb);
+    }
+    // A loop of its own: the product is rounded before the bias is added, never fused.
+    if (dq.bias)
+      for (std::size_t j = j0; j < j1; ++j) c[j] += dq.bias[j];
+  }
+}
+
+}  // namespace detail
 
 // ---- the portable kernel --------------------------------------------------------------
 

@@ -89,5 +89,41 @@ inline void pack_b_panel(const std::int8_t* B, std::size_t N, std::size_t K, std
   }
 }
 
+// Packs panel q of a B stored transposed, Bt (K x N, row-major: B[n][k] = Bt[k * N + n]),
+// into the same layout as pack_b_panel (with the same column sums). A k-group is 4 rows of Bt,
+// 64 bytes each: their bytes interleaved (column c's 4 bytes together) are the group.
+inline void pack_bt_panel(const std::int8_t* Bt, std::size_t N, std::size_t K, std::size_t q,
+                          std::int8_t* dst, std::int32_t* colsum) {
+  const std::size_t groups = packed_groups(K);
+  const std::size_t n0 = q * kPanelCols, left = N > n0 ? N - n0 : 0;
+  const __mmask64 nmask = left >= 64 ? ~__mmask64{0} : ((__mmask64{1} << left) - 1);
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512i sum[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                    _mm512_setzero_si512()};
+  for (std::size_t g = 0; g < groups; ++g) {
+    __m512i r[4];
+    for (std::size_t t = 0; t < 4; ++t) {
+      const std::size_t k = 4 * g + t;
+      r[t] = k < K && left > 0 ? _mm512_maskz_loadu_epi8(nmask, Bt + k * N + n0) : _mm512_setzero_si512();
+    }
+    // Per 128-bit lane L: x0 holds columns 16L..16L+3 (4 bytes each), x1 16L+4.., x2 16L+8..,
+    // x3 16L+12..; then a 4 x 4 transpose of lanes puts columns 16v..16v+15 in o[v].
+    const __m512i lo01 = _mm512_unpacklo_epi8(r[0], r[1]), hi01 = _mm512_unpackhi_epi8(r[0], r[1]);
+    const __m512i lo23 = _mm512_unpacklo_epi8(r[2], r[3]), hi23 = _mm512_unpackhi_epi8(r[2], r[3]);
+    const __m512i x0 = _mm512_unpacklo_epi16(lo01, lo23), x1 = _mm512_unpackhi_epi16(lo01, lo23);
+    const __m512i x2 = _mm512_unpacklo_epi16(hi01, hi23), x3 = _mm512_unpackhi_epi16(hi01, hi23);
+    const __m512i y0 = _mm512_shuffle_i32x4(x0, x1, 0x44), y1 = _mm512_shuffle_i32x4(x2, x3, 0x44);
+    const __m512i y2 = _mm512_shuffle_i32x4(x0, x1, 0xEE), y3 = _mm512_shuffle_i32x4(x2, x3, 0xEE);
+    const __m512i o[4] = {_mm512_shuffle_i32x4(y0, y1, 0x88), _mm512_shuffle_i32x4(y0, y1, 0xDD),
+                          _mm512_shuffle_i32x4(y2, y3, 0x88), _mm512_shuffle_i32x4(y2, y3, 0xDD)};
+    for (std::size_t v = 0; v < 4; ++v) {
+      _mm512_storeu_si512(dst + g * kGroupBytes + 64 * v, o[v]);
+      if (colsum) sum[v] = _mm512_dpbusd_epi32(sum[v], ones, o[v]);
+    }
+  }
+  if (colsum)
+    for (std::size_t v = 0; v < 4; ++v) _mm512_storeu_si512(colsum + 16 * v, sum[v]);
+}
+
 }  // namespace
 }  // namespace lowp::quant::detail

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <memory>
 #include <new>
+#include <vector>
 
 #include "gemm_int8_kernels.hpp"
 #include "gemm_int8_pack.hpp"
@@ -32,6 +33,18 @@ using Buffer = std::unique_ptr<std::int8_t[], AlignedFree>;
 Buffer allocate(std::size_t bytes) {
   return Buffer(static_cast<std::int8_t*>(::operator new[](bytes, std::align_val_t{64})));
 }
+// A 64-byte aligned buffer that only grows.
+struct Scratch {
+  Buffer p;
+  std::size_t n = 0;
+  std::int8_t* get(std::size_t bytes) {
+    if (bytes > n) {
+      p = allocate(bytes);
+      n = bytes;
+    }
+    return p.get();
+  }
+};
 
 // Row m of A offset to unsigned (a ^ 0x80) into `dst`, `kp` bytes (K padded with zeros of A,
 // i.e. 0x80); rows past M likewise.
@@ -138,10 +151,32 @@ void edge(const std::int8_t* ap, std::size_t lda, const std::int8_t* bp, std::si
                                _mm512_load_si512(tile + r * kPanelCols + 16 * v));
 }
 
-}  // namespace
+// Tile t of C (rows [i0, i1), columns [j0, j1)) as float32: acc * (sa[i] * sb[j]), then + bias[j],
+// each operation rounded on its own as in dequantize_s32 (the _round forms are not contracted
+// into fused multiply-adds, as plain vector arithmetic may be).
+void dequantize_tile(const std::int32_t* t, std::size_t ldt, std::size_t i0, std::size_t i1, std::size_t j0,
+                     std::size_t j1, const Int8Dequant& dq, float* C, std::size_t ldc) {
+  constexpr int kCur = _MM_FROUND_CUR_DIRECTION;
+  for (std::size_t i = i0; i < i1; ++i) {
+    const __m512 sa = _mm512_set1_ps(dq.a_scale[dq.a_per_row ? i : 0]);
+    const std::int32_t* row = t + (i - i0) * ldt;
+    float* c = C + i * ldc;
+    for (std::size_t j = j0; j < j1; j += 16) {
+      const std::size_t n = std::min<std::size_t>(16, j1 - j);
+      const __mmask16 m = n == 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+      const __m512 sb = dq.b_per_row ? _mm512_maskz_loadu_ps(m, dq.b_scale + j) : _mm512_set1_ps(dq.b_scale[0]);
+      const __m512 acc = _mm512_cvt_roundepi32_ps(_mm512_maskz_loadu_epi32(m, row + (j - j0)), kCur);
+      __m512 y = _mm512_mul_round_ps(acc, _mm512_mul_round_ps(sa, sb, kCur), kCur);
+      if (dq.bias) y = _mm512_add_round_ps(y, _mm512_maskz_loadu_ps(m, dq.bias + j), kCur);
+      _mm512_mask_storeu_ps(c + j, m, y);
+    }
+  }
+}
 
-void gemm_s8_vnni(const std::int8_t* A, const std::int8_t* B, std::int32_t* C, std::size_t M,
-                  std::size_t N, std::size_t K, int threads) {
+// The driver of both entry points: C32 (int32 C, written in place) or Cf with dq (each tile
+// accumulated in a thread's int32 scratch, then dequantized into Cf).
+void run(const std::int8_t* A, const std::int8_t* B, bool b_transposed, std::int32_t* C32, float* Cf,
+         const Int8Dequant* dq, std::size_t M, std::size_t N, std::size_t K, int threads) {
   const std::size_t groups = packed_groups(K);  // packed length (multiple of 16)
   const std::size_t used = (K + 3) / 4;          // groups the kernel runs over
   const std::size_t kp = groups * 4;
@@ -152,24 +187,33 @@ void gemm_s8_vnni(const std::int8_t* A, const std::int8_t* B, std::int32_t* C, s
   const std::size_t a_rows = a_panels * kMr;
   const std::size_t b_panels = (N + kPanelCols - 1) / kPanelCols;
   const std::size_t b_stride = groups * kGroupBytes;
-  Buffer ap = allocate(a_rows * lda);
-  Buffer bp = allocate(b_panels * b_stride);
-  auto corr = std::make_unique<std::int32_t[]>(b_panels * kPanelCols);
+  // The calling thread's buffers, kept between calls (fresh pages would fault on every call).
+  static thread_local Scratch a_buf, b_buf, corr_buf;
+  std::int8_t* const ap = a_buf.get(a_rows * lda);
+  std::int8_t* const bp = b_buf.get(b_panels * b_stride);
+  auto* const corr = reinterpret_cast<std::int32_t*>(corr_buf.get(b_panels * kPanelCols * sizeof(std::int32_t)));
   const std::size_t tiles_m = (a_panels + kMcPanels - 1) / kMcPanels;
   const std::size_t tiles_n = (b_panels + kNcPanels - 1) / kNcPanels;
+  constexpr std::size_t kTileCols = kNcPanels * kPanelCols;
 
 #pragma omp parallel num_threads(threads)
   {
 #pragma omp for schedule(static) nowait
     for (std::ptrdiff_t m = 0; m < static_cast<std::ptrdiff_t>(a_rows); ++m)
-      copy_a_row(A, M, K, kp, static_cast<std::size_t>(m), ap.get() + m * lda);
+      copy_a_row(A, M, K, kp, static_cast<std::size_t>(m), ap + m * lda);
 #pragma omp for schedule(static)
     for (std::ptrdiff_t q = 0; q < static_cast<std::ptrdiff_t>(b_panels); ++q) {
-      std::int32_t* cs = corr.get() + q * kPanelCols;
-      pack_b_panel(B, N, K, static_cast<std::size_t>(q), bp.get() + q * b_stride, cs);
+      std::int32_t* cs = corr + q * kPanelCols;
+      std::int8_t* dst = bp + q * b_stride;
+      if (b_transposed)
+        pack_bt_panel(B, N, K, static_cast<std::size_t>(q), dst, cs);
+      else
+        pack_b_panel(B, N, K, static_cast<std::size_t>(q), dst, cs);
       for (std::size_t c = 0; c < kPanelCols; ++c)  // -128 * colsum, modulo 2^32
         cs[c] = static_cast<std::int32_t>(0u - (static_cast<std::uint32_t>(cs[c]) << 7));
     }
+    static thread_local std::vector<std::int32_t> scratch;
+    if (!C32) scratch.resize(kMcPanels * kMr * kTileCols);
     // Tiles in column-major order: a thread's consecutive tiles share their B panels.
 #pragma omp for schedule(static)
     for (std::ptrdiff_t t = 0; t < static_cast<std::ptrdiff_t>(tiles_m * tiles_n); ++t) {
@@ -177,6 +221,9 @@ void gemm_s8_vnni(const std::int8_t* A, const std::int8_t* B, std::int32_t* C, s
       const std::size_t tn = static_cast<std::size_t>(t) / tiles_m;
       const std::size_t p0 = tm * kMcPanels, p1 = std::min(a_panels, p0 + kMcPanels);
       const std::size_t q0 = tn * kNcPanels, q1 = std::min(b_panels, q0 + kNcPanels);
+      // Where this tile accumulates: C itself, or the scratch (row stride kTileCols).
+      std::int32_t* base = C32 ? C32 + p0 * kMr * N + q0 * kPanelCols : scratch.data();
+      const std::size_t ldc = C32 ? N : kTileCols;
       for (std::size_t g0 = 0; g0 < used; g0 += kKcGroups) {
         const std::size_t len = std::min(kKcGroups, used - g0);
         for (std::size_t q = q0; q < q1; ++q) {
@@ -187,21 +234,36 @@ void gemm_s8_vnni(const std::int8_t* A, const std::int8_t* B, std::int32_t* C, s
             const std::size_t left = N > col ? N - col : 0;
             mask[v] = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
           }
-          const std::int32_t* cq = corr.get() + n0;
-          const std::int8_t* bq = bp.get() + q * b_stride + g0 * kGroupBytes;
+          const std::int32_t* cq = corr + n0;
+          const std::int8_t* bq = bp + q * b_stride + g0 * kGroupBytes;
           for (std::size_t p = p0; p < p1; ++p) {
-            const std::int8_t* aq = ap.get() + p * kMr * lda + 4 * g0;
-            std::int32_t* c = C + p * kMr * N + n0;
+            const std::int8_t* aq = ap + p * kMr * lda + 4 * g0;
+            std::int32_t* c = base + (p - p0) * kMr * ldc + (q - q0) * kPanelCols;
             const std::size_t rows = std::min(kMr, M - p * kMr);
             if (rows == kMr)
-              micro(aq, lda, bq, len, g0 == 0 ? cq : c, g0 == 0 ? 0 : N, c, N, mask);
+              micro(aq, lda, bq, len, g0 == 0 ? cq : c, g0 == 0 ? 0 : ldc, c, ldc, mask);
             else
-              edge(aq, lda, bq, len, c, N, rows, g0 == 0, mask, cq);
+              edge(aq, lda, bq, len, c, ldc, rows, g0 == 0, mask, cq);
           }
         }
       }
+      if (!C32)
+        dequantize_tile(base, kTileCols, p0 * kMr, std::min(M, p1 * kMr), q0 * kPanelCols,
+                        std::min(N, q1 * kPanelCols), *dq, Cf, N);
     }
   }
+}
+
+}  // namespace
+
+void gemm_s8_vnni(const std::int8_t* A, const std::int8_t* B, std::int32_t* C, std::size_t M,
+                  std::size_t N, std::size_t K, int threads) {
+  run(A, B, false, C, nullptr, nullptr, M, N, K, threads);
+}
+
+void gemm_s8_vnni_f32(const std::int8_t* A, const std::int8_t* B, bool b_transposed, float* C, std::size_t M,
+                      std::size_t N, std::size_t K, const Int8Dequant& dq, int threads) {
+  run(A, B, b_transposed, nullptr, C, &dq, M, N, K, threads);
 }
 
 }  // namespace lowp::quant::detail

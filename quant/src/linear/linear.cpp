@@ -126,7 +126,8 @@ struct QuantLinear::State {
   std::size_t M = 0;
   bool have_forward = false;
   std::vector<float> X;  // float32 X, or the forward's quantized X (wgrad_uses_quantized_x)
-  Int8Operand Xq;        // memory-efficient SwitchBack: the int8 X instead of X
+  Int8Operand Xq;        // the forward's int8 X (memory-efficient SwitchBack: instead of X)
+  Int8Operand dYq;       // the dgrad's int8 dY (kept: no page faults per step)
 
   // Weight cache: [0] the forward's W, [1] the dgrad's W^T.
   std::array<bool, 2> w_valid{false, false};
@@ -252,15 +253,16 @@ struct QuantLinear::State {
     const QuantSpec& spec = *spec_of(gemm_of(r, g), 1);
     if (g == kDgrad && spec.granularity == Granularity::tensor &&
         r.fwd.b->granularity == Granularity::tensor) {
-      // A tensor-wise W^T has the forward's codes and scale, transposed.
+      // A tensor-wise W^T has the forward's codes and scale: W^T stored transposed is W.
       const Int8Operand& w = weight_int8(kFwd);
       Int8Operand& t = w_int8[1];
       t.rows = K;
       t.cols = N;
       t.per_row = false;
+      t.transposed = !w.transposed;
       t.scale = w.scale;
-      t.q.resize(N * K);
-      detail::transpose(w.q.data(), t.q.data(), N, K);
+      t.q.clear();
+      t.shared = w.codes();
     } else {
       detail::quantize_int8_operand(W.data(), N, K, g == kDgrad, spec, w_int8[slot]);
     }
@@ -404,7 +406,6 @@ void QuantLinear::forward(const float* X, std::size_t M, float* Y, std::uint64_t
       s.X.clear();  // the backward dequantizes Xq
     } else {
       s.X.assign(X, X + M * K);
-      s.Xq = Int8Operand{};
     }
   } else {
     s.mask_x.clear();
@@ -451,9 +452,8 @@ void QuantLinear::backward(const float* dY, float* dX, std::uint64_t seed) {
 
   if (dX != nullptr) {  // dX = dY W: a = dY (M x N), b = W^T (K x N)
     if (s.int8()) {
-      Int8Operand dYq;
-      detail::quantize_int8_operand(dY, M, N, false, *s.r.dgrad.a, dYq);
-      detail::int8_gemm_dequant(dYq, s.weight_int8(kDgrad), nullptr, dX);
+      detail::quantize_int8_operand(dY, M, N, false, *s.r.dgrad.a, s.dYq);
+      detail::int8_gemm_dequant(s.dYq, s.weight_int8(kDgrad), nullptr, dX);
     } else {
       s.prepare(dY, M, N, false, kDgrad, 0, seed, s.opA);
       s.run_gemm(kDgrad, s.opA, s.weight_float(kDgrad, seed), dX, M, K, N, false, seed);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../gemm/transpose.hpp"
 #include "lowp/hadamard/rotation.hpp"
 #include "lowp/quant/delayed_scaling.hpp"
 #include "lowp/quant/linear.hpp"
@@ -45,10 +46,6 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
 // count (and the same bits as gemm_f32 on the operands laid out plainly).
 void gemm_operands(const Operand& A, const Operand& B, float* C, std::size_t M, std::size_t N,
                    std::size_t K, bool accumulate);
-
-// dst (cols x rows) = src^T for a row-major rows x cols src; blocked, OpenMP over row blocks.
-template <class T>
-void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols);
 
 // The special quantizers of linear.hpp, in place on a row-major rows x cols matrix whose
 // groups run along the columns. Throw lowp::Error when cols is not a multiple of the group.

@@ -1,6 +1,8 @@
 // SwitchBack's int8 path: absmax int8 quantization of a GEMM operand, and the real int8 GEMM
-// (gemm_s8s8_s32) followed by the dequantization by both scales.
+// with the dequantization by both scales fused into it (gemm_s8s8_f32).
 #include "switchback.hpp"
+
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -70,14 +72,30 @@ std::vector<float> quantize_natural(const float* src, std::size_t rows, std::siz
     }
     return scale;
   }
-  // Tensor and column groups: per-column maxima first (the tensor's is their maximum).
-  std::vector<float> cmax(cols, 0.0f);
-  std::vector<int> cbad(cols, 0);
-  for (std::size_t r = 0; r < rows; ++r)
+  // Tensor and column groups: per-column maxima first (the tensor's is their maximum), each
+  // thread over its band of rows, then combined. A maximum is exact (a NaN never enters it:
+  // std::max keeps the running value), so the result does not depend on the split.
+  const int nt = big ? omp_get_max_threads() : 1;
+  std::vector<float> part(cols * static_cast<std::size_t>(nt), 0.0f);
+  std::vector<int> part_bad(part.size(), 0);
+#pragma omp parallel num_threads(nt)
+  {
+    float* pm = part.data() + cols * static_cast<std::size_t>(omp_get_thread_num());
+    int* pb = part_bad.data() + cols * static_cast<std::size_t>(omp_get_thread_num());
+#pragma omp for schedule(static)
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t c = 0; c < cols; ++c) {
+        const float a = std::fabs(src[r * cols + c]);
+        pm[c] = std::max(pm[c], a);
+        pb[c] |= !(a <= kMaxFinite);
+      }
+  }
+  std::vector<float> cmax(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(cols));
+  std::vector<int> cbad(part_bad.begin(), part_bad.begin() + static_cast<std::ptrdiff_t>(cols));
+  for (int t = 1; t < nt; ++t)
     for (std::size_t c = 0; c < cols; ++c) {
-      const float a = std::fabs(src[r * cols + c]);
-      cmax[c] = std::max(cmax[c], a);
-      cbad[c] |= !(a <= kMaxFinite);
+      cmax[c] = std::max(cmax[c], part[t * cols + c]);
+      cbad[c] |= part_bad[t * cols + c];
     }
   std::vector<float> mult(cols), scale;
   if (g == Granularity::column) {
@@ -115,46 +133,35 @@ void quantize_int8_operand(const float* src, std::size_t src_rows, std::size_t s
   out.rows = transpose_it ? src_cols : src_rows;
   out.cols = transpose_it ? src_rows : src_cols;
   out.per_row = spec.granularity == Granularity::row;
+  out.transposed = transpose_it;
+  out.shared = nullptr;
   out.q.resize(out.rows * out.cols);
-  if (!transpose_it) {
-    out.scale = quantize_natural(src, src_rows, src_cols, spec.granularity, out.q.data());
-    return;
-  }
-  // Rows of src^T are columns of src: quantize in src's layout, then transpose the codes.
-  std::vector<std::int8_t> natural(out.q.size());
-  out.scale = quantize_natural(src, src_rows, src_cols,
-                               out.per_row ? Granularity::column : Granularity::tensor, natural.data());
-  transpose(natural.data(), out.q.data(), src_rows, src_cols);
+  // Rows of src^T are columns of src: quantized in src's layout, per column.
+  const Granularity g = transpose_it && out.per_row ? Granularity::column : spec.granularity;
+  out.scale = quantize_natural(src, src_rows, src_cols, g, out.q.data());
 }
 
 void int8_gemm_dequant(const Int8Operand& A, const Int8Operand& B, const float* bias, float* C) {
   const std::size_t M = A.rows, N = B.rows, K = A.cols;
-  if (B.cols != K)
+  if (B.cols != K || A.transposed)
     throw Error("int8 GEMM: reduction sizes differ (" + std::to_string(K) + " vs " +
-                std::to_string(B.cols) + ")");
-  std::vector<std::int32_t> acc(M * N);
-  gemm_s8s8_s32(A.q.data(), B.q.data(), acc.data(), M, N, K);
-  const bool big = M * N > (1u << 16);
-#pragma omp parallel for schedule(static) if (big)
-  for (std::size_t i = 0; i < M; ++i) {
-    const float sa = A.scale[A.per_row ? i : 0];
-    const std::int32_t* a = acc.data() + i * N;
-    float* c = C + i * N;
-    for (std::size_t j = 0; j < N; ++j) {
-      const float sb = B.scale[B.per_row ? j : 0];
-      c[j] = static_cast<float>(a[j]) * (sa * sb);
-    }
-    if (bias)
-      for (std::size_t j = 0; j < N; ++j) c[j] += bias[j];
-  }
+                std::to_string(B.cols) + ") or A is transposed");
+  Int8Dequant dq;
+  dq.a_scale = A.scale.data();
+  dq.a_per_row = A.per_row;
+  dq.b_scale = B.scale.data();
+  dq.b_per_row = B.per_row;
+  dq.bias = bias;
+  gemm_s8s8_f32(A.codes(), B.codes(), B.transposed ? Layout::transposed : Layout::as_is, C, M, N, K, dq);
 }
 
 void dequantize_int8(const Int8Operand& A, float* x) {
+  if (A.transposed) throw Error("dequantize_int8: a transposed operand");
   const bool big = A.rows * A.cols > (1u << 16);
 #pragma omp parallel for schedule(static) if (big)
   for (std::size_t i = 0; i < A.rows; ++i) {
     const float s = A.scale[A.per_row ? i : 0];
-    for (std::size_t c = 0; c < A.cols; ++c) x[i * A.cols + c] = static_cast<float>(A.q[i * A.cols + c]) * s;
+    for (std::size_t c = 0; c < A.cols; ++c) x[i * A.cols + c] = static_cast<float>(A.codes()[i * A.cols + c]) * s;
   }
 }
 

@@ -10,6 +10,8 @@
 #include <optional>
 #include <string_view>
 
+#include "lowp/quant/gemm.hpp"
+
 namespace lowp::quant {
 
 enum class Int8Kernel { portable, avx2, vnni, amx };
@@ -25,5 +27,22 @@ struct Int8GemmOptions {
 // Throws lowp::Error when a forced kernel is unavailable. Shapes of any size (ragged edges).
 void gemm_s8s8_s32(const std::int8_t* A, const std::int8_t* B, std::int32_t* C, std::size_t M,
                    std::size_t N, std::size_t K, const Int8GemmOptions& opt = {});
+
+// The dequantization of an int8 product: a_scale holds M values (a_per_row) or one, b_scale
+// N values (b_per_row) or one; bias N values or null.
+struct Int8Dequant {
+  const float* a_scale = nullptr;
+  bool a_per_row = false;
+  const float* b_scale = nullptr;
+  bool b_per_row = false;
+  const float* bias = nullptr;
+};
+// C (M x N, float32) = (float)(A B^T in int32) * (a_scale[i] * b_scale[j]), then + bias[j]:
+// each operation rounded as written (no fused multiply-add). A is M x K; B is N x K, or K x N
+// when b is Layout::transposed (the packing reads either). The same bits as gemm_s8s8_s32
+// followed by that loop, on every kernel; the AVX512-VNNI kernel applies it to each tile of C
+// as the tile's last K block finishes, so no int32 C is ever stored.
+void gemm_s8s8_f32(const std::int8_t* A, const std::int8_t* B, Layout b, float* C, std::size_t M,
+                   std::size_t N, std::size_t K, const Int8Dequant& dq, const Int8GemmOptions& opt = {});
 
 }  // namespace lowp::quant
