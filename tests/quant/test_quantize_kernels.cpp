@@ -2,11 +2,15 @@
 // set this CPU runs; and the bulk NVFP4 block-scale path against the scalar rule.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <string>
 #include <limits>
 #include <vector>
 
 #include "../../quant/src/quantize/quantize_kernels.hpp"
+#include "lowp/formats/codec.hpp"
+#include "lowp/formats/registry.hpp"
 #include "lowp/quant/scale_rules.hpp"
 #include "support/test_support.hpp"
 
@@ -109,6 +113,36 @@ TEST(QuantizeKernels, BulkNvfp4BlockScalesEqualTheScalarRule) {
       const Nvfp4BlockScale s = nvfp4_block_scale(amax[i], ts, 6.0f);
       ASSERT_EQ(codes[i], s.code) << amax[i] << " " << ts;
       ASSERT_EQ(values[i], s.value) << amax[i] << " " << ts;
+    }
+  }
+}
+
+TEST(QuantizeKernels, RoundIntIsTheCodecsIntegerCast) {
+  // The oracle: formats' scalar codec, decode(encode(x)) to nearest even, on every ISA's kernel;
+  // inputs over the whole float range (NaN, Inf, -0, subnormals) and near every tie of the range.
+  std::vector<float> x = nasty(4099, 11);
+  for (int i = -300; i <= 300; ++i)
+    for (const float d : {0.0f, 0.5f, 0.49999997f, 0.50000006f, -0.3f}) x.push_back(static_cast<float>(i) + d);
+  std::vector<Isa> isas = simd_isas();
+  isas.push_back(Isa::scalar);
+  for (const char* name : {"int8", "int8_sym", "int4", "int4_sym"}) {
+    const Format f = parse_format(name);
+    std::vector<float> want(x.size());
+    std::size_t nan = 0, inf = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      want[i] = static_cast<float>(decode(f, encode(f, x[i])));
+      nan += std::isnan(x[i]);
+      inf += std::isinf(x[i]);
+    }
+    for (const Isa isa : isas) {
+      SCOPED_TRACE(std::string(name) + " " + std::string(isa_name(isa)));
+      std::vector<float> got = x;
+      std::size_t n = 0, i = 0;
+      detail::quant_kernels(isa).round_int(got.data(), got.size(), static_cast<float>(f.int_min),
+                                           static_cast<float>(f.int_max), &n, &i);
+      EXPECT_TRUE(same_bits(got, want));
+      EXPECT_EQ(n, nan);
+      EXPECT_EQ(i, inf);
     }
   }
 }

@@ -173,6 +173,12 @@ Ops ops_of(const QuantizedTensor& t, std::size_t n) {
 
 std::size_t piece_count(std::size_t n) { return (n + kPiece - 1) / kPiece; }
 
+// An integer format of at most 24 bits (its bounds exact in float32) cast to nearest even:
+// fake-quant through QuantKernels::round_int instead of the per-element codec.
+bool int_nearest(const Format& f, const CastOptions& c) {
+  return f.kind == Kind::integer && f.bits() <= 24 && c.round == Round::nearest_even;
+}
+
 // Where a cast pass writes: codes (quantize) or x itself (fake-quant, in place).
 struct Target {
   const float* x;
@@ -188,7 +194,13 @@ CastReport cast_piece(const QuantSpec& spec, const BulkOptions& base, const Grid
   o.offset = a;
   if (t.fake) {
     if (!ops.identity) detail::scale_range(g, t.fake, t.fake, 0, a, b, ops.q, ops.q_mul);
-    const CastReport r = fake_quant_f32(f, {t.fake + a, b - a}, o);
+    CastReport r;
+    if (int_nearest(f, o.cast)) {  // the codec's integer cast, vectorised (bulk.hpp's is scalar)
+      detail::quant_kernels().round_int(t.fake + a, b - a, static_cast<float>(f.int_min),
+                                        static_cast<float>(f.int_max), &r.nan_inputs, &r.inf_inputs);
+    } else {
+      r = fake_quant_f32(f, {t.fake + a, b - a}, o);
+    }
     if (!ops.identity) detail::scale_range(g, t.fake, t.fake, 0, a, b, ops.d, ops.d_mul);
     return r;
   }

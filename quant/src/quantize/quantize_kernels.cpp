@@ -2,6 +2,7 @@
 #include "quantize_kernels.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace lowp::quant::detail {
@@ -51,9 +52,21 @@ void scale_each(const float* s, float* d, std::size_t n, const float* v, bool mu
   for (std::size_t k = 0; k < n; ++k) d[k] = mul ? s[k] * v[k] : s[k] / v[k];
 }
 
+void round_int(float* x, std::size_t n, float lo, float hi, std::size_t* nan, std::size_t* inf) {
+  std::size_t a = 0, b = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const float v = x[k];
+    a += std::isnan(v);
+    b += std::isinf(v);
+    x[k] = std::isnan(v) ? 0.0f : std::min(hi, std::max(lo, std::nearbyint(v))) + 0.0f;
+  }
+  *nan += a;
+  *inf += b;
+}
+
 }  // namespace
 
-const QuantKernels kQuantKernelsScalar = {group_max, max_into, scale_groups, scale_each};
+const QuantKernels kQuantKernelsScalar = {group_max, max_into, scale_groups, scale_each, round_int};
 
 const QuantKernels& quant_kernels(Isa isa) {
   switch (isa) {

@@ -22,6 +22,11 @@ struct QuantKernels {
                        bool mul);
   // d[k] = s[k] * v[k] (mul) or s[k] / v[k].
   void (*scale_each)(const float* s, float* d, std::size_t n, const float* v, bool mul);
+  // The codec's integer cast and back, round to nearest even, in place: x[k] = nearbyint(x[k])
+  // clamped to [lo, hi] (Inf too), +0 for NaN and for every zero result (-0.3 gives +0, as
+  // encode / decode do). Adds the NaN and Inf inputs to *nan and *inf. lo, hi: integers of
+  // magnitude below 2^24.
+  void (*round_int)(float* x, std::size_t n, float lo, float hi, std::size_t* nan, std::size_t* inf);
 };
 
 const QuantKernels& quant_kernels(Isa isa);  // isa must be available

@@ -5,6 +5,8 @@
 #include <xsimd/xsimd.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstring>
 
 #include "quantize_kernels.hpp"
@@ -106,7 +108,30 @@ struct QuantSimd {
     }
   }
 
-  static constexpr QuantKernels table() { return {group_max, max_into, scale_groups, scale_each}; }
+  static void round_int(float* x, std::size_t n, float lo, float hi, std::size_t* nan, std::size_t* inf) {
+    const F vlo(lo), vhi(hi), zero(0.0f), vinf(std::numeric_limits<float>::infinity());
+    std::size_t k = 0, a = 0, b = 0;
+    for (; k + W <= n; k += W) {
+      const F v = F::load_unaligned(x + k);
+      const auto bad = xsimd::isnan(v);
+      if (xsimd::any(bad | (xsimd::abs(v) == vinf)))
+        for (std::size_t i = k; i < k + W; ++i) {
+          a += std::isnan(x[i]);
+          b += std::isinf(x[i]);
+        }
+      xsimd::select(bad, zero, xsimd::min(vhi, xsimd::max(vlo, xsimd::nearbyint(v))) + zero).store_unaligned(x + k);
+    }
+    for (; k < n; ++k) {
+      const float v = x[k];
+      a += std::isnan(v);
+      b += std::isinf(v);
+      x[k] = std::isnan(v) ? 0.0f : std::min(hi, std::max(lo, std::nearbyint(v))) + 0.0f;
+    }
+    *nan += a;
+    *inf += b;
+  }
+
+  static constexpr QuantKernels table() { return {group_max, max_into, scale_groups, scale_each, round_int}; }
 };
 
 }  // namespace lowp::quant::detail
