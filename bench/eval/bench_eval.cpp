@@ -6,6 +6,7 @@
 //   BM_eval_<recipe>             evaluate() under an FP8 / MX recipe
 //   BM_eval_fp32_batched_1thread evaluate() on one thread (the batching gain alone)
 //   BM_eval_prefill_fp32         (bench_prefill.cpp) one 512-token window of a 110M-shape model, mfu
+//   BM_eval_recipe/<name>        (bench_eval_recipe.cpp) a default recipe's evaluation over fp32's
 // Counter tokens_per_s: tokens fed per second of wall time (a window of 256 per iteration);
 // the CPU column is the whole process's CPU time (all threads), a figure load disturbs less.
 #include <benchmark/benchmark.h>
