@@ -170,7 +170,11 @@ void gemm_s8s8_f32(const std::int8_t* A, const std::int8_t* B, Layout b, float* 
   }
   std::vector<std::int32_t> acc(M * N);
   run_s32(p.kernel, A, B, acc.data(), M, N, K, p.threads);
-  detail::dequantize_s32(acc.data(), 0, M, 0, N, N, dq, C, N);
+  const auto rows = static_cast<std::ptrdiff_t>(M);
+#pragma omp parallel for schedule(static) num_threads(p.threads) if (p.threads > 1)
+  for (std::ptrdiff_t i = 0; i < rows; ++i)
+    detail::dequantize_s32(acc.data() + static_cast<std::size_t>(i) * N, static_cast<std::size_t>(i),
+                           static_cast<std::size_t>(i) + 1, 0, N, N, dq, C, N);
 }
 
 namespace detail {
