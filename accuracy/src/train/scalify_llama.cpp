@@ -13,7 +13,7 @@
 // Where the scales are measured (nothing else is; there is no amax anywhere):
 //  - the weights: once per optimizer step, the float32 master weight is cast with scale
 //    p2(RMS(w)) (scaled_auto), as Scalify keeps its model state as scaled tensors rescaled after
-//    each update and as quant::ScaledAdam does;
+//    each update and as the test-only ScaledAdam (tests/quant/scaled_optim.cpp) does;
 //  - the gradient entering the residual stream from each RMSNorm (two per layer and the final
 //    norm): dynamic_rescale with the RMS statistic. The scale rules assume unit-variance data,
 //    which the backward of a trained network drifts away from; Scalify (Balança et al. 2024, §4,
