@@ -41,6 +41,7 @@ void parallel_jobs(std::size_t n, int threads, F f) {
   std::exception_ptr err;
   std::mutex mu;
   if (threads <= 0) threads = omp_get_max_threads();
+  threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(n, 1)));
 #pragma omp parallel num_threads(threads) if (threads > 1 && n > 1)
   {
     auto state = f.make_state();

@@ -12,7 +12,12 @@
 namespace lowp::accuracy::detail {
 namespace {
 
-int team(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
+// The team for `work` independent rows: never more threads than rows (a team of 1024 for a few
+// rows only costs thread start-ups, and libomp keeps some of each thread's state to exit).
+int team(int threads, std::size_t work) {
+  const int t = threads > 0 ? threads : omp_get_max_threads();
+  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(t), std::max<std::size_t>(work, 1)));
+}
 
 // sum_i a[i] b[i] (c[i]) in double over 8 lanes (lane i % 8), combined in a fixed tree: the
 // same bits at any thread count, without the latency of one chain of additions.
@@ -66,7 +71,7 @@ void embedding_backward(float* dtable, const float* dout, std::span<const int> t
 
 void rmsnorm_forward(float* out, float* inv, const float* x, const float* w, std::size_t rows, std::size_t dim,
                      float eps, int threads) {
-#pragma omp parallel for num_threads(team(threads)) schedule(static)
+#pragma omp parallel for num_threads(team(threads, rows)) schedule(static)
   for (std::ptrdiff_t tt = 0; tt < static_cast<std::ptrdiff_t>(rows); ++tt) {
     const auto t = static_cast<std::size_t>(tt);
     const float* xr = x + t * dim;
@@ -79,7 +84,7 @@ void rmsnorm_forward(float* out, float* inv, const float* x, const float* w, std
 
 void rmsnorm_backward(float* dx, float* dw, const float* dout, const float* x, const float* w, const float* inv,
                       std::size_t rows, std::size_t dim, int threads) {
-#pragma omp parallel for num_threads(team(threads)) schedule(static)
+#pragma omp parallel for num_threads(team(threads, rows)) schedule(static)
   for (std::ptrdiff_t tt = 0; tt < static_cast<std::ptrdiff_t>(rows); ++tt) {
     const auto t = static_cast<std::size_t>(tt);
     const float* xr = x + t * dim;
@@ -197,7 +202,7 @@ double crossentropy_forward(const float* logits, const int* targets, std::size_t
 
 void crossentropy_backward(float* logits, const double* sums, const int* targets, std::size_t rows, std::size_t vocab,
                            double loss_rows, int threads) {
-#pragma omp parallel for num_threads(team(threads)) schedule(static)
+#pragma omp parallel for num_threads(team(threads, rows)) schedule(static)
   for (std::ptrdiff_t rr = 0; rr < static_cast<std::ptrdiff_t>(rows); ++rr) {
     const auto r = static_cast<std::size_t>(rr);
     float* row = logits + r * vocab;

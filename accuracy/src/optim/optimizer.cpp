@@ -371,7 +371,8 @@ StepStats Optimizer::step(std::span<const ParamTensor> tensors, int threads) {
   st.tensors.resize(K);
   std::size_t total = 0;
   for (const Slot& s : slots_) total += s.size;
-  const int team = threads > 0 ? threads : omp_get_max_threads();
+  const int team = static_cast<int>(std::min<std::size_t>(
+      static_cast<std::size_t>(threads > 0 ? threads : omp_get_max_threads()), std::max<std::size_t>(K, 1)));
   bool failed = false;
   std::string failure;
   const bool parallel = team > 1 && K > 1 && total >= (std::size_t{1} << 16);
