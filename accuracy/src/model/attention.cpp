@@ -121,6 +121,20 @@ float softmax_row(float* s, std::size_t n, float scale, bool normalize) {
   return total;
 }
 
+float p_row(float* s, std::size_t n, float scale, bool fa3) {
+  const float sum = softmax_row(s, n, scale, !fa3);
+  if (!fa3) return 1.0f;
+  for (std::size_t j = 0; j < n; ++j) s[j] *= kFa3POffset;  // exact power-of-two scaling
+  return sum * kFa3POffset;
+}
+
+void fa3_finalize(float* o, std::size_t rows, std::size_t hd, const float* divisor) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float inv = 1.0f / divisor[r];
+    for (std::size_t d = 0; d < hd; ++d) o[r * hd + d] *= inv;
+  }
+}
+
 void attention_forward(const AttentionShape& s, const float* q, const float* k, const float* v, float* out, float* p,
                        int threads, const AttentionP& pq) {
   const std::size_t T = s.T, hd = s.head_dim, heads = s.heads, kvh = s.kv_heads, group = s.heads / s.kv_heads;
@@ -194,21 +208,14 @@ void attention_forward(const AttentionShape& s, const float* q, const float* k, 
       quant::gemm_f32(w.qh.data(), w.kh.data(), P, T, T, hd, false, 1);  // S = Q K^T
       for (std::size_t i = 0; i < T; ++i) {
         float* row = P + i * T;
-        const float sum = softmax_row(row, i + 1, scale, !fa3);
-        if (fa3) {  // 2^8 exp(S - rowmax): exact power-of-two scaling, divided out below
-          for (std::size_t j = 0; j <= i; ++j) row[j] *= kFa3POffset;
-          w.row_sum[i] = sum * kFa3POffset;
-        }
+        const float divisor = p_row(row, i + 1, scale, fa3);
+        if (fa3) w.row_sum[i] = divisor;
         std::fill(row + i + 1, row + T, 0.0f);
       }
       pq.quantize(job, P);
       quant::gemm_f32(P, quant::Layout::as_is, w.vh.data(), quant::Layout::transposed, w.oh.data(), T, hd, T, false,
                       1);  // O = P V
-      if (fa3)
-        for (std::size_t t = 0; t < T; ++t) {  // as FA3's finalize: O times 1 / row sum
-          const float inv = 1.0f / w.row_sum[t];
-          for (std::size_t d = 0; d < hd; ++d) w.oh[t * hd + d] *= inv;
-        }
+      if (fa3) fa3_finalize(w.oh.data(), T, hd, w.row_sum.data());
       scatter_head(w.oh.data(), qd, b * T, T, h, hd, out);
     }
   };

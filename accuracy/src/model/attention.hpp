@@ -37,6 +37,13 @@ struct AttentionP {
 // gets the same P.
 float softmax_row(float* s, std::size_t n, float scale, bool normalize);
 
+// P's row as evaluation forms it: the normalized softmax_row, or under FlashAttention-3's form
+// (attn.p_form = fa3) 2^8 e^(scale (s[j] - max)) unnormalized. Returns what the row of P V is to
+// be divided by (fa3_finalize): the row sum times 2^8 under fa3, else 1.
+float p_row(float* s, std::size_t n, float scale, bool fa3);
+// FA3's finalize: row r of o (rows x hd) times 1 / divisor[r].
+void fa3_finalize(float* o, std::size_t rows, std::size_t hd, const float* divisor);
+
 // out = softmax(Q K^T / sqrt(head_dim)) V, causal. `p`: B*heads*T*T floats to keep P for the
 // backward, or nullptr (a scratch P per worker; required with a `pq` hook, else lowp::Error).
 // Without a hook, the queries of the heads sharing a KV head go in blocks of 48 positions: one

@@ -179,21 +179,13 @@ struct Decoder::Impl {
       quant::gemm_f32(q + h0 * hd, k_head(l, g), S, group, T, hd, false, threads);
       for (std::size_t r = 0; r < group; ++r) {
         float* row = S + r * T;
-        const float sum = detail::softmax_row(row, T, scale, !fa3);  // attention_forward's row
-        if (fa3) {  // 2^8 exp(S - rowmax), divided out after P V
-          for (std::size_t j = 0; j < T; ++j) row[j] *= detail::kFa3POffset;
-          row_sums[r] = sum * detail::kFa3POffset;
-        }
+        row_sums[r] = detail::p_row(row, T, scale, fa3);  // attention_forward's row of P
       }
       point(L.p, S, group, T, li, "p");
       float* o = att.data() + h0 * hd;
       quant::gemm_f32(S, quant::Layout::as_is, v_head(l, g), quant::Layout::transposed, o, group, hd, T, false,
                       threads);
-      if (fa3)
-        for (std::size_t r = 0; r < group; ++r) {
-          const float inv = 1.0f / row_sums[r];
-          for (std::size_t d = 0; d < hd; ++d) o[r * hd + d] *= inv;
-        }
+      if (fa3) detail::fa3_finalize(o, group, hd, row_sums.data());
     }
   }
 
