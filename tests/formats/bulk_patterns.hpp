@@ -1,0 +1,133 @@
+// The SIMD encode kernels (AVX2 and the best ISA) against the scalar reference over a stream of
+// float32 bit patterns: every 2^32 pattern (test_bulk_long.cpp, the `exhaustive` tier) or a
+// deterministic sample of them (test_bulk_sample.cpp, every run). One comparison loop for both.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "lowp/formats/bulk.hpp"
+#include "lowp/formats/registry.hpp"
+
+namespace lowp::bulk_patterns {
+
+struct Mismatch {
+  std::uint64_t count = 0;
+  std::uint32_t first_pattern = 0;
+  std::uint32_t scalar = 0, simd = 0;
+  Isa isa = Isa::scalar;
+};
+
+// The SIMD ISAs to check: AVX2 and the best one when it is another.
+inline std::vector<Isa> kernels() {
+  std::vector<Isa> isas;
+  if (isa_available(Isa::avx2)) isas.push_back(Isa::avx2);
+  if (best_isa() != Isa::avx2 && best_isa() != Isa::scalar) isas.push_back(best_isa());
+  return isas;
+}
+
+// Casts patterns pattern(0), ..., pattern(count - 1) (count a multiple of 2^20) with the scalar
+// reference and each SIMD ISA; element i of the stream has stream offset i (stochastic rounding
+// draws random_bits(key, i)). Chunks run in parallel with OpenMP.
+template <class PatternOf>
+Mismatch compare(const Format& f, const CastOptions& cast, std::uint64_t count, PatternOf pattern) {
+  const std::vector<Isa> isas = kernels();
+  Mismatch mm;
+  if (isas.empty()) return mm;
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  const long chunks = static_cast<long>(count / kChunk);
+  const std::size_t bytes = encoded_bytes(f, kChunk);
+  const int sb = storage_bits(f);
+#pragma omp parallel
+  {
+    std::vector<float> in(kChunk);
+    std::vector<std::uint32_t> pat(kChunk);
+    std::vector<std::uint8_t> ref(bytes), got(bytes);
+#pragma omp for schedule(dynamic)
+    for (long c = 0; c < chunks; ++c) {
+      const std::uint64_t base = static_cast<std::uint64_t>(c) * kChunk;
+      for (std::size_t i = 0; i < kChunk; ++i) {
+        pat[i] = pattern(base + i);
+        std::memcpy(&in[i], &pat[i], 4);
+      }
+      BulkOptions o;
+      o.cast = cast;
+      o.seed = 0x5eed;
+      o.offset = base;
+      o.isa = Isa::scalar;
+      encode_f32(f, in, ref, o);
+      for (Isa isa : isas) {
+        o.isa = isa;
+        encode_f32(f, in, got, o);
+        if (got == ref) continue;
+        for (std::size_t i = 0; i < kChunk; ++i) {
+          // 8-bit storage (every format here), else the packed layout of bulk.hpp
+          const auto at = [&](const std::vector<std::uint8_t>& b) -> std::uint32_t {
+            if (sb == 8) return b[i];
+            if (sb == 4) return (b[i / 2] >> (4 * (i % 2))) & 0xf;
+            return ((b[i / 4 * 3] | b[i / 4 * 3 + 1] << 8 | b[i / 4 * 3 + 2] << 16) >> (6 * (i % 4))) & 0x3f;
+          };
+          if (at(ref) == at(got)) continue;
+#pragma omp critical
+          {
+            if (mm.count == 0 || pat[i] < mm.first_pattern) mm = {mm.count, pat[i], at(ref), at(got), isa};
+            ++mm.count;
+          }
+        }
+      }
+    }
+  }
+  return mm;
+}
+
+// The formats and modes checked. The exhaustive tier runs the `exhaustive_default` cases (about
+// 38 CPU-seconds each: nearest-even on one 8-bit preset of each kind of special-value and range
+// rule, and stochastic E4M3FN); LOWP_EXHAUSTIVE_ALL=1 runs every case there. The sampled test
+// runs every case.
+struct Case {
+  const char* format;
+  Round round;
+  bool saturate;
+  bool exhaustive_default;
+};
+
+inline std::vector<Case> cases() {
+  std::vector<Case> v;
+  for (const char* f : {"float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e8m0fnu", "float8_ue4m3",
+                        "binary8p1", "binary8p4"})
+    v.push_back({f, Round::nearest_even, false, true});
+  for (const char* f : {"float8_e3m4", "float8_e5m2fnuz", "float8_e4m3", "binary8p2", "binary8p3", "binary8p5",
+                        "binary8p6", "binary8p7", "float8_e8m0fnu_rne", "p3109_k8p3ue", "p3109_k8p1ue",
+                        "p3109_k6p3sf"})
+    v.push_back({f, Round::nearest_even, false, false});
+  for (const char* f : {"float8_e4m3fn", "float8_e5m2"}) {
+    v.push_back({f, Round::stochastic, false, f == std::string("float8_e4m3fn")});
+    v.push_back({f, Round::toward_neg, false, false});
+    v.push_back({f, Round::odd, false, false});
+    for (Round r : {Round::nearest_away, Round::toward_zero, Round::toward_pos}) v.push_back({f, r, false, false});
+  }
+  v.push_back({"float8_e4m3fn", Round::nearest_even, true, false});
+  v.push_back({"float8_e5m2", Round::nearest_even, true, false});
+  return v;
+}
+
+inline std::string describe(const Format& f, const CastOptions& o, const Mismatch& m) {
+  char b[200];
+  std::snprintf(b, sizeof b, "%s %s%s: %llu mismatches, first input 0x%08x: scalar 0x%02x, %s 0x%02x",
+                format_name(f).c_str(), std::string(round_name(o.round)).c_str(), o.saturate ? " sat" : "",
+                static_cast<unsigned long long>(m.count), m.first_pattern, m.scalar,
+                std::string(isa_name(m.isa)).c_str(), m.simd);
+  return b;
+}
+
+inline std::string case_name(const Case& c) {
+  return std::string(c.format) + "_" + std::string(round_name(c.round)) + (c.saturate ? "_saturate" : "");
+}
+
+// GoogleTest prints a case by this name (found next to Case).
+inline void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
+
+}  // namespace lowp::bulk_patterns
