@@ -108,11 +108,10 @@ std::vector<Expected> expected() {
   // dynamic per-tensor scales, no power-of-two rounding.
   v.push_back({"fp8-tensorwise", same(e4_tensor), {e5_tensor, e4_tensor}, {e5_tensor, e4_tensor}});
   v.push_back({"fp8-rowwise", same(e4_row_pow2), same(e4_row_pow2), same(e4_row_pow2)});
-  // torchao ROWWISE_WITH_GW_HP: the same forward, dY^T and X^T of the wgrad in high precision.
-  // torchao's dgrad W is TENSORWISE (cast_config_weight_for_grad_input); lowp's preset keeps
-  // fp8-rowwise's row-wise W^T there (docs/quantization.md's table says so). Expected here as
-  // lowp has it; the difference from torchao is recorded in the preset's documentation.
-  v.push_back({"fp8-rowwise-gw-hp", same(e4_row_pow2), same(e4_row_pow2), f32});
+  // torchao ROWWISE_WITH_GW_HP: the same forward; the dgrad's W TENSORWISE
+  // (cast_config_weight_for_grad_input; E4M3 and power-of-two like the rest); the wgrad's
+  // operands in high precision.
+  v.push_back({"fp8-rowwise-gw-hp", same(e4_row_pow2), {e4_row_pow2, op(kE4M3, G::tensor, 0, R::amax_pow2)}, f32});
   // TransformerEngine DelayedScaling, Format.HYBRID: E4M3 forward, E5M2 gradients.
   Gemm fwd_delayed = same(e4_tensor), bwd_delayed{e5_tensor, e4_tensor};
   fwd_delayed.delayed = bwd_delayed.delayed = true;
