@@ -12,15 +12,8 @@ Without torch every test here is skipped with one line."""
 import numpy as np
 import pytest
 
-lowp = pytest.importorskip("lowp", reason="the lowp Python module is not built (build target lowp_python)")
-try:
-    import torch
-except ModuleNotFoundError as e:
-    if e.name != "torch":
-        raise
-    pytest.skip("torch is not installed (Debian: python3-torch; scripts/setup installs it)", allow_module_level=True)
-
-import lowp.torch as lt  # noqa: E402
+# torch and lowp.torch, or the one-line skip test_torch.py gives where either is missing.
+from test_torch import lt, torch
 
 U32 = 2.0**-24  # float32 unit roundoff
 
