@@ -164,8 +164,9 @@ class _LinearFn(torch.autograd.Function):
 
 
 class _LinearF64(torch.autograd.Function):
-    """The fp32 recipe on float64 tensors: the same three GEMMs in float64 (no quantization to
-    follow), so that torch.autograd.gradcheck can check the layer's gradients."""
+    """The fp32 recipe on float64 tensors: the same three GEMMs in float64 with torch.matmul (no
+    quantization to follow), so that torch.autograd.gradcheck can run on the module. It checks
+    these formulas, not lowp's C++ kernels (test_torch_oracles.py checks those)."""
 
     @staticmethod
     def forward(ctx, x, weight, bias):

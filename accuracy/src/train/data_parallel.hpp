@@ -61,9 +61,9 @@ struct CommError {
   double signal = 0, noise = 0;
 };
 // Fake-quantizes `grad` (the parameters' gradients back to back, `sizes` each) in place as
-// `c` sends it, each tensor with its own scaling: per-tensor amax for e4m3/e5m2 (torchao's
-// float8 all-gather), E8M0 scales per block of 32 for mxfp8, a plain cast for bf16. fp32:
-// nothing.
+// `c` sends it, each tensor with its own scaling: per-tensor amax for e4m3/e5m2, E8M0 scales
+// per block of 32 for mxfp8, a plain cast for bf16. fp32: nothing. (lowp's own emulation of
+// an FP8 gradient reduction; torchao's float8 all-gather casts weights, not gradients.)
 CommError quantize_for_comm(GradComm c, std::span<float> grad, std::span<const std::size_t> sizes);
 
 // The sum of every rank's `terms` (each of length n) in rank order, each rank's in its

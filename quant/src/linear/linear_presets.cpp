@@ -65,13 +65,12 @@ std::vector<LinearRecipe> build() {
   v.push_back(uniform("fp8-rowwise",
                       "torchao rowwise: E4M3 everywhere, one power-of-two scale per row of each operand",
                       "e4m3:row:pow2"));
-  {
-    LinearRecipe r = uniform("fp8-rowwise-gw-hp",
-                             "torchao rowwise_with_gw_hp: fp8-rowwise, weight gradient in float32",
-                             "e4m3:row:pow2");
-    r.wgrad = GemmRecipe{};
-    v.push_back(std::move(r));
-  }
+  // torchao's rowwise_with_gw_hp (Float8LinearRecipeName.ROWWISE_WITH_GW_HP): rowwise forward,
+  // dY per row times W per tensor in the dgrad (both E4M3, power-of-two scales), wgrad unquantized.
+  v.push_back(recipe("fp8-rowwise-gw-hp",
+                     "torchao rowwise_with_gw_hp: E4M3, power-of-two scales per row (forward, dY), W per "
+                     "tensor in the dgrad, weight gradient in float32",
+                     gemm("e4m3:row:pow2", "e4m3:row:pow2"), gemm("e4m3:row:pow2", "e4m3:tensor:pow2"), {}));
   {
     LinearRecipe r = recipe("fp8-delayed",
                             "TransformerEngine DelayedScaling (HYBRID): E4M3 forward, E5M2 dY, "
