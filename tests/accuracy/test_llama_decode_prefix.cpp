@@ -1,9 +1,11 @@
-// The decoder where it re-runs the prefix (a scale spanning tokens: fp8-attn's per-tensor Q, K,
-// V), against a path that shares none of its code: a float64 forward of each prefix written
-// here, with FlashAttention-3's FP8 arithmetic done by hand (per-tensor E4M3 Q, K, V with the
-// amax of the prefix's rows; P = 2^8 exp(S - rowmax) cast to E4M3; P V divided by 2^8 times the
-// row sum). test_llama_decode.cpp compares the decoder with evaluate(), which runs the same
-// forward_window; here step t's logits must be this reference's last row of tokens[0..t].
+// The decoder where it re-runs the prefix (a scale spanning tokens), against a path that shares
+// none of its code: a float64 forward of each prefix written here, with the FP8 arithmetic done
+// by hand: fp8-attn (FlashAttention-3: per-tensor E4M3 Q, K, V with the amax of the prefix's
+// rows; P = 2^8 exp(S - rowmax) cast to E4M3; P V divided by 2^8 times the row sum) and
+// fp8-tensorwise (E4M3 linear inputs and weights, one amax per tensor). test_llama_decode.cpp
+// compares the decoder with evaluate(), which runs the same forward_window; here step t's
+// logits must be this reference's last row of tokens[0..t]. The other re-run recipes (NVFP4's
+// tensor level, stochastic rounding) take the same decoder path.
 //
 // Agreement: lowp computes in float32, the reference in float64, so the values entering an
 // E4M3 rounding differ by a few hundred float32 ulps at most (<= 2^-16 relative: two layers of
@@ -38,19 +40,25 @@ using Mat = std::vector<double>;  // row-major
 
 constexpr double kTol = 1e-4;
 constexpr double kNear = 1.0 / 4096;  // 2^-12 of an E4M3 step
+// A weight is scaled once from its float32 value (two roundings, 2^-23 relative: under 2^-19
+// of a step), so its band is narrower.
+constexpr double kNearWeight = 1.0 / 262144;
+
+// The recipe the reference follows: plain float64, fp8-attn's attention, or fp8-tensorwise's
+// linears inside the layers (E4M3 X and W, one amax each per tensor; the classifier float).
+enum class Fp8 { none, attn, linears };
 
 // E4M3 (OCP) rounding done here, in double, with the elements near a midpoint recorded and
 // the ones listed in `flips` rounded the other way. Points are numbered in the order met.
 struct Rounding {
-  bool quantize = true;
+  Fp8 mode = Fp8::none;
   std::set<std::pair<int, std::size_t>> flips;
   std::vector<std::pair<int, std::size_t>> near;
   int point = 0;
 
   // x / m rounded on E4M3's grid (saturating at 448) times m, elementwise; m = amax / 448
   // (per tensor) or 1 (a plain cast).
-  void e4m3(Mat& x, bool per_tensor) {
-    if (!quantize) return;
+  void e4m3(Mat& x, bool per_tensor, double near_step = kNear) {
     const int id = point++;
     double amax = 0;
     for (double v : x) amax = std::max(amax, std::fabs(v));
@@ -61,7 +69,7 @@ struct Rounding {
       const double step = std::ldexp(1.0, std::max(std::ilogb(a), -6) - 3);  // subnormals: 2^-9
       const double lo = std::floor(a / step) * step, mid = lo + step / 2;
       bool up = a > mid || (a == mid && std::fmod(lo / step, 2.0) != 0);  // nearest, ties to even
-      if (lo < 448 && std::fabs(a - mid) < kNear * step) {
+      if (lo < 448 && std::fabs(a - mid) < near_step * step) {
         near.emplace_back(id, i);
         if (flips.count({id, i})) up = !up;
       }
@@ -70,12 +78,12 @@ struct Rounding {
   }
 };
 
-Mat matmul(const Mat& x, std::size_t rows, std::size_t in, const std::vector<float>& w, std::size_t out) {
+Mat matmul(const Mat& x, std::size_t rows, std::size_t in, const Mat& w, std::size_t out) {
   Mat y(rows * out, 0.0);
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t o = 0; o < out; ++o) {
       double s = 0;
-      for (std::size_t i = 0; i < in; ++i) s += static_cast<double>(w[o * in + i]) * x[r * in + i];
+      for (std::size_t i = 0; i < in; ++i) s += w[o * in + i] * x[r * in + i];
       y[r * out + o] = s;
     }
   return y;
@@ -105,25 +113,36 @@ void rope(Mat& x, std::size_t rows, std::size_t heads, std::size_t hd, double th
       }
 }
 
-// The logits of the last of `tokens` (the window is the whole prefix), under fp8-attn when
-// rnd.quantize, else in plain float64.
+// The logits of the last of `tokens` (the window is the whole prefix) under rnd.mode.
 std::vector<double> reference(const LlamaModel& m, std::span<const int> tokens, Rounding& rnd) {
   const LlamaConfig& c = m.config;
   const std::size_t T = tokens.size(), dim = c.dim, hd = c.head_dim(), H = c.n_heads, KV = c.n_kv_heads;
   const std::size_t qd = H * hd, kvd = KV * hd, hidden = c.hidden_dim, vocab = c.vocab_size;
   rnd.point = 0;
   rnd.near.clear();
+  const bool attn = rnd.mode == Fp8::attn, lin = rnd.mode == Fp8::linears;
+  const auto W = [&](const std::vector<float>& w) {  // a weight as the GEMM sees it
+    Mat d(w.begin(), w.end());
+    if (lin) rnd.e4m3(d, true, kNearWeight);
+    return d;
+  };
+  const auto X = [&](Mat x) {  // a linear's input (shared by the linears it feeds)
+    if (lin) rnd.e4m3(x, true);
+    return x;
+  };
   Mat x(T * dim);
   for (std::size_t t = 0; t < T; ++t)
     for (std::size_t i = 0; i < dim; ++i) x[t * dim + i] = m.token_embedding[static_cast<std::size_t>(tokens[t]) * dim + i];
   for (const LayerWeights& L : m.layers) {
-    const Mat xn = rmsnorm(x, T, dim, L.attn_norm, c.norm_eps);
-    Mat q = matmul(xn, T, dim, L.wq, qd), k = matmul(xn, T, dim, L.wk, kvd), v = matmul(xn, T, dim, L.wv, kvd);
+    const Mat xn = X(rmsnorm(x, T, dim, L.attn_norm, c.norm_eps));
+    Mat q = matmul(xn, T, dim, W(L.wq), qd), k = matmul(xn, T, dim, W(L.wk), kvd), v = matmul(xn, T, dim, W(L.wv), kvd);
     rope(q, T, H, hd, c.rope_theta);
     rope(k, T, KV, hd, c.rope_theta);
-    rnd.e4m3(q, true);
-    rnd.e4m3(k, true);
-    rnd.e4m3(v, true);
+    if (attn) {
+      rnd.e4m3(q, true);
+      rnd.e4m3(k, true);
+      rnd.e4m3(v, true);
+    }
     Mat att(T * qd, 0.0);
     for (std::size_t h = 0; h < H; ++h) {
       const std::size_t g = h / (H / KV);
@@ -136,24 +155,26 @@ std::vector<double> reference(const LlamaModel& m, std::span<const int> tokens, 
           mx = std::max(mx, p[u] = s / std::sqrt(static_cast<double>(hd)));
         }
         for (double& e : p) sum += e = std::exp(e - mx);
-        for (double& e : p) e *= 256;  // FA3's P: 2^8 exp(S - rowmax), cast to E4M3
-        rnd.e4m3(p, false);
+        const double f = attn ? 256 : 1;  // FA3's P: 2^8 exp(S - rowmax), cast to E4M3
+        for (double& e : p) e *= f;
+        if (attn) rnd.e4m3(p, false);
         for (std::size_t u = 0; u <= t; ++u)
           for (std::size_t i = 0; i < hd; ++i) att[t * qd + h * hd + i] += p[u] * v[u * kvd + g * hd + i];
-        for (std::size_t i = 0; i < hd; ++i) att[t * qd + h * hd + i] /= 256 * sum;
+        for (std::size_t i = 0; i < hd; ++i) att[t * qd + h * hd + i] /= f * sum;
       }
     }
-    const Mat o = matmul(att, T, qd, L.wo, dim);
+    const Mat o = matmul(X(att), T, qd, W(L.wo), dim);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += o[i];
-    const Mat xn2 = rmsnorm(x, T, dim, L.ffn_norm, c.norm_eps);
-    const Mat gate = matmul(xn2, T, dim, L.w_gate, hidden), up = matmul(xn2, T, dim, L.w_up, hidden);
+    const Mat xn2 = X(rmsnorm(x, T, dim, L.ffn_norm, c.norm_eps));
+    const Mat gate = matmul(xn2, T, dim, W(L.w_gate), hidden), up = matmul(xn2, T, dim, W(L.w_up), hidden);
     Mat hb(T * hidden);
     for (std::size_t i = 0; i < hb.size(); ++i) hb[i] = gate[i] / (1 + std::exp(-gate[i])) * up[i];
-    const Mat d = matmul(hb, T, hidden, L.w_down, dim);
+    const Mat d = matmul(X(hb), T, hidden, W(L.w_down), dim);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += d[i];
   }
   const Mat last(x.end() - static_cast<std::ptrdiff_t>(dim), x.end());
-  return matmul(rmsnorm(last, 1, dim, m.final_norm, c.norm_eps), 1, dim, m.output_weight(), vocab);
+  const Mat cls(m.output_weight().begin(), m.output_weight().end());
+  return matmul(rmsnorm(last, 1, dim, m.final_norm, c.norm_eps), 1, dim, cls, vocab);
 }
 
 double max_diff(std::span<const float> got, const std::vector<double>& want) {
@@ -180,38 +201,42 @@ bool matches(const LlamaModel& m, std::span<const int> tokens, std::span<const f
   return false;
 }
 
-TEST(DecodePrefix, Fp8AttnStepsAreAFloat64ForwardOfEachPrefix) {
+// fp8-attn (per-tensor Q, K, V) and fp8-tensorwise (per-tensor linear inputs and weights).
+TEST(DecodePrefix, Fp8StepsAreAFloat64ForwardOfEachPrefix) {
   const LlamaModel m = make_model(small_config(), 13);  // 2 layers, GQA 8 heads on 4
   const std::vector<int> tokens = random_tokens(10, m.config.vocab_size, 7);
-  Decoder fp8(m, find_recipe("fp8-attn"), tokens.size(), 1), fp32(m, find_recipe("fp32"), tokens.size(), 1);
-  ASSERT_FALSE(fp8.cached()) << "fp8-attn's per-tensor Q, K, V should make the decoder re-run the prefix";
-  int flipped = 0;
-  std::size_t near = 0;
-  for (std::size_t t = 0; t < tokens.size(); ++t) {
-    SCOPED_TRACE("position " + std::to_string(t));
-    const std::span<const int> prefix = std::span(tokens).first(t + 1);
-    Rounding plain;
-    plain.quantize = false;
-    const std::vector<double> exact = reference(m, prefix, plain);
-    EXPECT_LE(max_diff(fp32.step(tokens[t]), exact), kTol) << "fp32: the reference itself";
-    const std::vector<float> got = [&] {
-      const std::span<const float> s = fp8.step(tokens[t]);
-      return std::vector<float>(s.begin(), s.end());
-    }();
-    Rounding rnd;
-    EXPECT_GT(max_diff(got, exact), 20 * kTol) << "FP8 attention leaves the logits unchanged: nothing to see";
-    int runs = 0;
-    EXPECT_TRUE(matches(m, prefix, got, rnd, 3, 0, runs))
-        << "differs by " << max_diff(got, reference(m, prefix, rnd)) << " with " << rnd.near.size()
-        << " elements near a rounding midpoint";
-    flipped += runs > 1;
-    reference(m, prefix, rnd);
-    near += rnd.near.size();
+  for (const auto& [name, mode] : {std::pair{"fp8-attn", Fp8::attn}, std::pair{"fp8-tensorwise", Fp8::linears}}) {
+    SCOPED_TRACE(name);
+    Decoder fp8(m, find_recipe(name), tokens.size(), 1), fp32(m, find_recipe("fp32"), tokens.size(), 1);
+    ASSERT_FALSE(fp8.cached()) << "a per-tensor scale should make the decoder re-run the prefix";
+    int flipped = 0;
+    std::size_t near = 0;
+    for (std::size_t t = 0; t < tokens.size(); ++t) {
+      SCOPED_TRACE("position " + std::to_string(t));
+      const std::span<const int> prefix = std::span(tokens).first(t + 1);
+      Rounding plain;
+      const std::vector<double> exact = reference(m, prefix, plain);
+      EXPECT_LE(max_diff(fp32.step(tokens[t]), exact), kTol) << "fp32: the reference itself";
+      const std::vector<float> got = [&] {
+        const std::span<const float> s = fp8.step(tokens[t]);
+        return std::vector<float>(s.begin(), s.end());
+      }();
+      Rounding rnd;
+      rnd.mode = mode;
+      EXPECT_GT(max_diff(got, exact), 20 * kTol) << "FP8 leaves the logits unchanged: nothing to see";
+      int runs = 0;
+      EXPECT_TRUE(matches(m, prefix, got, rnd, 3, 0, runs))
+          << "differs by " << max_diff(got, reference(m, prefix, rnd)) << " with " << rnd.near.size()
+          << " elements near a rounding midpoint";
+      flipped += runs > 1;
+      reference(m, prefix, rnd);
+      near += rnd.near.size();
+    }
+    // Informative: the elements met near a midpoint, and the positions at which one had to be
+    // rounded the other way (seen: 14 and 0 for fp8-attn, 32 and 1 for fp8-tensorwise).
+    RecordProperty(std::string(name) + "_near_elements", static_cast<int>(near));
+    RecordProperty(std::string(name) + "_positions_with_a_flip", flipped);
   }
-  // Informative: the elements met near a midpoint (seen: 14 over the 10 prefixes), and the
-  // positions at which one had to be rounded the other way (seen: none).
-  RecordProperty("near_elements", static_cast<int>(near));
-  RecordProperty("positions_with_a_flip", flipped);
 }
 
 }  // namespace
