@@ -504,7 +504,8 @@ TEST(Calibrate, AwqGroupSharesOneScale) {
 // X N(0, 1) with one channel of every 32 (one per quantization group) 30x larger, W N(0, 1).
 // The test scores AWQ's whole grid itself (auto_scale's s = max(m^alpha, 1e-4) / sqrt(max s min s)
 // written here, lowp's RTN quantize of W diag(s), the objective in double): the chosen alpha
-// must score the grid's minimum, be > 0, and beat RTN (alpha = 0) strictly.
+// must score the grid's minimum, be > 0, and beat RTN (alpha = 0) by more than 10% (seen:
+// 0.12-0.13 of RTN's error for int4:b32 and NVFP4, 0.77 for MXFP4).
 TEST(Calibrate, AwqScalingBeatsRtnOnSalientChannels) {
   const std::size_t n_out = 32, k = 128;
   for (const std::size_t n : {std::size_t{96}, std::size_t{256}})  // the objective from X, and from X^T X
