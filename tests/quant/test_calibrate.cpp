@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -176,14 +177,16 @@ TEST(Calibrate, GptqNeverWorseThanRtn) {
 // upper Cholesky factor, then one column at a time with the error fed to every later column
 // at once (no lazy batches), rounding with the scales of lowp's RTN quantize of W and the
 // scalar codec. The library works in float32 (H, its factor: relative errors ~k * 2^-24 *
-// cond(H), up to ~1e-4 here), so now and then an updated weight lands on the other side of a
-// rounding boundary; from there on that row's error feedback differs and so do some of its
-// later codes, legitimately. Rows are independent: a first flip is expected in well under one
-// row of 32 per case (seen: at most 1), so at most 2 rows may differ, each caught otherwise.
-std::vector<double> inverse_cholesky_upper(std::vector<double> a, std::size_t k) {
+// cond(H), up to ~1e-4 here, and so are the updated weights), so an updated weight within
+// relative 1e-4 of a rounding boundary may land on its other side; from there on that row's
+// error feedback differs and so do some of its later codes, legitimately. Rows are independent,
+// so each row must equal the oracle's up to its first difference, and that difference must be
+// at such a near decision (about 5 of the 8192 per case here); any other difference fails.
+// H^-1 by Gauss-Jordan (SPD: no pivoting needed).
+std::vector<double> inverse(std::vector<double> a, std::size_t k) {
   std::vector<double> inv(k * k, 0.0);
   for (std::size_t i = 0; i < k; ++i) inv[i * k + i] = 1;
-  for (std::size_t c = 0; c < k; ++c) {  // SPD: no pivoting needed
+  for (std::size_t c = 0; c < k; ++c) {
     const double p = a[c * k + c];
     for (std::size_t j = 0; j < k; ++j) a[c * k + j] /= p, inv[c * k + j] /= p;
     for (std::size_t r = 0; r < k; ++r)
@@ -192,13 +195,18 @@ std::vector<double> inverse_cholesky_upper(std::vector<double> a, std::size_t k)
         for (std::size_t j = 0; j < k; ++j) a[r * k + j] -= m * a[c * k + j], inv[r * k + j] -= m * inv[c * k + j];
       }
   }
-  std::vector<double> u(k * k, 0.0);  // inv = U^T U, row by row
+  return inv;
+}
+
+// The upper Cholesky factor U of an SPD m (m = U^T U), row by row.
+std::vector<double> upper_cholesky(const std::vector<double>& m, std::size_t k) {
+  std::vector<double> u(k * k, 0.0);
   for (std::size_t i = 0; i < k; ++i) {
-    double d = inv[i * k + i];
+    double d = m[i * k + i];
     for (std::size_t t = 0; t < i; ++t) d -= u[t * k + i] * u[t * k + i];
     u[i * k + i] = std::sqrt(d);
     for (std::size_t j = i + 1; j < k; ++j) {
-      double s = inv[i * k + j];
+      double s = m[i * k + j];
       for (std::size_t t = 0; t < i; ++t) s -= u[t * k + i] * u[t * k + j];
       u[i * k + j] = s / u[i * k + i];
     }
@@ -206,15 +214,71 @@ std::vector<double> inverse_cholesky_upper(std::vector<double> a, std::size_t k)
   return u;
 }
 
+std::vector<double> inverse_cholesky_upper(const std::vector<double>& a, std::size_t k) {
+  return upper_cholesky(inverse(a, k), k);
+}
+
+// GPTQ's column loop on W (nr x k) in double: column perm[c] rounded with the scales of lowp's
+// RTN tensor `scales` (the rule's scales of W) and the scalar codec, its error divided by
+// U[c][c] fed to every later column at once (no lazy batches). Returns the codes; `near`, when
+// given, gets per element the smallest relative change of its updated weight among 1e-7,
+// 1e-6, ..., 1e-2 that changes its code (1 when none does): how close it was to a boundary.
+std::vector<std::uint32_t> gptq_columns(std::vector<double> w, std::size_t nr, std::size_t k,
+                                        const std::vector<double>& u, const std::vector<std::size_t>& perm,
+                                        const QuantizedTensor& scales, std::vector<double>* near = nullptr) {
+  const QuantSpec& spec = scales.spec;
+  const std::size_t ngc = k / spec.block;
+  std::vector<std::uint32_t> codes(nr * k);
+  CastOptions cast = spec.cast;
+  cast.saturate = true;
+  if (near) near->assign(nr * k, 1.0);
+  for (std::size_t c = 0; c < k; ++c) {
+    const std::size_t oc = perm[c];
+    for (std::size_t r = 0; r < nr; ++r) {
+      const std::size_t g = r * ngc + oc / spec.block;
+      // code and value of the weight v (float): the rule's scales, as RTN applies them
+      const auto round = [&](float v, float& q) {
+        if (spec.rule == ScaleRule::mx) {
+          const std::uint32_t code = encode(spec.format, v * (1.0f / scales.scales[g]), cast);
+          q = static_cast<float>(decode(spec.format, code)) * scales.scales[g];
+          return code;
+        }
+        if (spec.rule == ScaleRule::nvfp4) {
+          const float t = scales.tensor_scale * scales.scales[g];
+          const std::uint32_t code = encode(spec.format, v / t, cast);
+          q = static_cast<float>(decode(spec.format, code)) * t;
+          return code;
+        }
+        const std::uint32_t code = encode(spec.format, v * scales.multipliers[g], cast);
+        q = static_cast<float>(decode(spec.format, code)) / scales.multipliers[g];
+        return code;
+      };
+      float q, unused;
+      const std::uint32_t code = round(static_cast<float>(w[r * k + oc]), q);
+      codes[r * k + oc] = code;
+      for (double rho = 1e-7; near && rho < 2e-2; rho *= 10)
+        if (round(static_cast<float>(w[r * k + oc] * (1 + rho)), unused) != code ||
+            round(static_cast<float>(w[r * k + oc] * (1 - rho)), unused) != code) {
+          (*near)[r * k + oc] = rho;
+          break;
+        }
+      const double err = (w[r * k + oc] - q) / u[c * k + c];
+      for (std::size_t j = c + 1; j < k; ++j) w[r * k + perm[j]] -= err * u[c * k + j];
+    }
+  }
+  return codes;
+}
+
 // Codes of GPTQ by the paper's column loop; `scales` is lowp's RTN tensor (rule scales of W).
-std::vector<std::uint32_t> reference_gptq(const Layer& l, const QuantizedTensor& scales, bool act_order) {
-  const std::size_t k = l.k, nr = l.n_out;
+std::vector<std::uint32_t> reference_gptq(const Layer& l, const QuantizedTensor& scales, bool act_order,
+                                          std::vector<double>* near, std::vector<std::size_t>& perm) {
+  const std::size_t k = l.k;
   std::vector<double> h(k * k, 0.0);
   for (std::size_t r = 0; r < l.n; ++r)
     for (std::size_t i = 0; i < k; ++i)
       for (std::size_t j = 0; j < k; ++j)
         h[i * k + j] += 2.0 * l.x[r * k + i] * l.x[r * k + j] / static_cast<double>(l.n);
-  std::vector<std::size_t> perm(k);
+  perm.resize(k);
   for (std::size_t j = 0; j < k; ++j) perm[j] = j;
   if (act_order)
     std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) { return h[a * k + a] > h[b * k + b]; });
@@ -223,37 +287,8 @@ std::vector<std::uint32_t> reference_gptq(const Layer& l, const QuantizedTensor&
   std::vector<double> hp(k * k);
   for (std::size_t i = 0; i < k; ++i)
     for (std::size_t j = 0; j < k; ++j) hp[i * k + j] = h[perm[i] * k + perm[j]] + (i == j ? 0.01 * mean : 0.0);
-  const std::vector<double> u = inverse_cholesky_upper(hp, k);
-  const QuantSpec& spec = scales.spec;
-  const std::size_t ngc = k / spec.block;
-  std::vector<double> w(l.w.begin(), l.w.end());
-  std::vector<std::uint32_t> codes(nr * k);
-  CastOptions cast = spec.cast;
-  cast.saturate = true;
-  for (std::size_t c = 0; c < k; ++c) {
-    const std::size_t oc = perm[c];
-    for (std::size_t r = 0; r < nr; ++r) {
-      const std::size_t g = r * ngc + oc / spec.block;
-      const auto v = static_cast<float>(w[r * k + oc]);
-      float q;
-      std::uint32_t code;
-      if (spec.rule == ScaleRule::mx) {
-        code = encode(spec.format, v * (1.0f / scales.scales[g]), cast);
-        q = static_cast<float>(decode(spec.format, code)) * scales.scales[g];
-      } else if (spec.rule == ScaleRule::nvfp4) {
-        const float t = scales.tensor_scale * scales.scales[g];
-        code = encode(spec.format, v / t, cast);
-        q = static_cast<float>(decode(spec.format, code)) * t;
-      } else {
-        code = encode(spec.format, v * scales.multipliers[g], cast);
-        q = static_cast<float>(decode(spec.format, code)) / scales.multipliers[g];
-      }
-      codes[r * k + oc] = code;
-      const double err = (w[r * k + oc] - q) / u[c * k + c];
-      for (std::size_t j = c + 1; j < k; ++j) w[r * k + perm[j]] -= err * u[c * k + j];
-    }
-  }
-  return codes;
+  return gptq_columns(std::vector<double>(l.w.begin(), l.w.end()), l.n_out, k, inverse_cholesky_upper(hp, k), perm,
+                      scales, near);
 }
 
 TEST(Calibrate, GptqMatchesAnIndependentDoubleImplementation) {
@@ -266,16 +301,76 @@ TEST(Calibrate, GptqMatchesAnIndependentDoubleImplementation) {
       opt.act_order = act_order;
       opt.block = 64;
       const QuantizedTensor q = gptq(spec, l.w.data(), l.n_out, l.k, l.x.data(), l.n, opt);
-      const std::vector<std::uint32_t> want = reference_gptq(l, quantize(spec, l.w.data(), l.n_out, l.k), act_order);
-      // Rows are independent in GPTQ: count the rows whose codes differ anywhere.
-      std::size_t rows_differ = 0;
-      for (std::size_t r = 0; r < l.n_out; ++r) {
-        bool same = true;
-        for (std::size_t j = 0; j < l.k; ++j) same = same && code_at(q, r * l.k + j) == want[r * l.k + j];
-        rows_differ += !same;
-      }
-      EXPECT_LE(rows_differ, 2u) << rows_differ << " of " << l.n_out << " rows differ";
+      std::vector<double> near;
+      std::vector<std::size_t> perm;
+      const std::vector<std::uint32_t> want =
+          reference_gptq(l, quantize(spec, l.w.data(), l.n_out, l.k), act_order, &near, perm);
+      // Rows are independent in GPTQ: a row may differ only from a decision its float32
+      // weight could legitimately take the other way.
+      for (std::size_t r = 0; r < l.n_out; ++r)
+        for (std::size_t c = 0; c < l.k; ++c) {
+          const std::size_t i = r * l.k + perm[c];
+          if (code_at(q, i) == want[i]) continue;
+          EXPECT_LE(near[i], 1e-4) << "row " << r << " first differs at column " << perm[c]
+                                   << ", which no float32 error of the factor reaches";
+          break;
+        }
     }
+}
+
+// K = 224 in lazy batches of 64: three full batches and a last partial one of 32, every row's
+// codes equal to the double oracle's. The data make both sides compute without rounding, so
+// nothing but a wrong update can make a code differ:
+//  - H = J A J (J the reversal), A = L L^T with L unit lower bidiagonal, its subdiagonal +-1
+//    (random signs) but 0 on every 10th row: independent chains of 10 columns, three of them
+//    across a batch boundary (60..69, 120..129, 190..199). U = J L^-1 J is then unit upper
+//    triangular with entries 0 and +-1: float32 Cholesky (unit pivots, sqrt(1)) and the
+//    triangular inverse reach it exactly, as integer sums far below 2^24. det H = 1, so H^-1 is
+//    an integer matrix: the oracle rounds its Gauss-Jordan inverse to integers (checked within
+//    1e-6 of them) and its Cholesky factor is exact as well.
+//  - The weights are multiples of 2^-6 below 8 in magnitude, the scales powers of two (MX's
+//    E8M0; pow2's multipliers): each error w - q and each updated weight (at most 9 errors added
+//    with signs, magnitudes below 2^6, finest bit 2^-6 for int4 and E2M1, 2^-16 for E4M3's
+//    subnormals under an E8M0 scale) has fewer than 24 significant bits.
+// So float32 and double hold the same numbers at every step, and every code must agree.
+TEST(Calibrate, GptqPartialLastBatchEveryRowExact) {
+  const std::size_t k = 224, nr = 32;
+  std::vector<double> l_sub(k, 0.0);  // L[i][i-1]
+  std::mt19937 gen(81);
+  for (std::size_t i = 1; i < k; ++i) l_sub[i] = i % 10 == 0 ? 0.0 : (gen() & 1u ? 1.0 : -1.0);
+  std::vector<double> a(k * k, 0.0);  // A = L L^T: tridiagonal
+  for (std::size_t i = 0; i < k; ++i) {
+    a[i * k + i] = 1 + l_sub[i] * l_sub[i];
+    if (i > 0) a[i * k + i - 1] = a[(i - 1) * k + i] = l_sub[i];
+  }
+  std::vector<double> h(a.rbegin(), a.rend());  // J A J: the flat array reversed
+  std::vector<double> hinv = inverse(h, k);
+  for (double& v : hinv) {
+    ASSERT_NEAR(v, std::round(v), 1e-6);
+    v = std::round(v);
+  }
+  const std::vector<double> u = upper_cholesky(hinv, k);
+  const std::vector<float> hf(h.begin(), h.end());
+  std::vector<float> w = test::normal_floats(nr * k, 82);
+  for (float& v : w) v = std::clamp(std::round(v * 64.0f) / 64.0f, -7.0f, 7.0f);
+  std::vector<std::size_t> perm(k);
+  for (std::size_t j = 0; j < k; ++j) perm[j] = j;
+  GptqOptions opt;
+  opt.damp = 0;  // H as built: the damping would add 0.01 mean(diag H), not a dyadic number
+  opt.block = 64;
+  for (const char* text : {"mxfp4", "int4:b32:pow2", "mxfp8"}) {
+    SCOPED_TRACE(text);
+    const QuantSpec spec = parse_quant_spec(text);
+    const QuantizedTensor q = gptq_from_hessian(spec, w.data(), nr, k, hf, opt);
+    const QuantizedTensor rtn_q = quantize(spec, w.data(), nr, k);
+    const std::vector<std::uint32_t> want = gptq_columns(std::vector<double>(w.begin(), w.end()), nr, k, u, perm, rtn_q);
+    std::size_t moved = 0;  // codes GPTQ changed from RTN's: the updates did act
+    for (std::size_t i = 0; i < nr * k; ++i) {
+      ASSERT_EQ(code_at(q, i), want[i]) << "row " << i / k << " column " << i % k;
+      moved += code_at(rtn_q, i) != want[i] && i % k >= 192;
+    }
+    EXPECT_GT(moved, 0u) << "no code of the last batch moved: the test could not see its updates";
+  }
 }
 
 // The other granularities and rules: per row, 2-D tiles, one tensor scale, a plain cast.
@@ -401,6 +496,53 @@ TEST(Calibrate, AwqGroupSharesOneScale) {
     EXPECT_NEAR(g.rtn_error, plain, 1e-9 * plain);
     EXPECT_LE(got, plain * (1 + 1e-12));
   }
+}
+
+// AWQ's premise (Lin et al. 2023, section 3.2): the output error of a group-quantized linear is
+// dominated by the few input channels with large activations, and scaling their weight columns
+// up before quantizing (down again on the input) rounds them relatively finer. Built here:
+// X N(0, 1) with one channel of every 32 (one per quantization group) 30x larger, W N(0, 1).
+// The test scores AWQ's whole grid itself (auto_scale's s = max(m^alpha, 1e-4) / sqrt(max s min s)
+// written here, lowp's RTN quantize of W diag(s), the objective in double): the chosen alpha
+// must score the grid's minimum, be > 0, and beat RTN (alpha = 0) by more than 10% (seen:
+// 0.12-0.13 of RTN's error for int4:b32 and NVFP4, 0.77 for MXFP4).
+TEST(Calibrate, AwqScalingBeatsRtnOnSalientChannels) {
+  const std::size_t n_out = 32, k = 128;
+  for (const std::size_t n : {std::size_t{96}, std::size_t{256}})  // the objective from X, and from X^T X
+    for (const char* text : {"int4:b32", "mxfp4", "nvfp4"}) {
+      SCOPED_TRACE(std::string(text) + " n " + std::to_string(n));
+      const QuantSpec spec = parse_quant_spec(text);
+      Layer l{n_out, k, n, test::normal_floats(n_out * k, 91), test::normal_floats(n * k, 92)};
+      for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t j = 3; j < k; j += 32) l.x[r * k + j] *= 30.0f;
+      std::vector<double> m(k, 0.0);
+      for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t j = 0; j < k; ++j) m[j] += std::fabs(static_cast<double>(l.x[r * k + j])) / static_cast<double>(n);
+      const auto score = [&](double alpha) {
+        std::vector<double> s(k);
+        for (std::size_t j = 0; j < k; ++j) s[j] = std::max(std::pow(m[j], alpha), 1e-4);
+        const double norm = std::sqrt(*std::min_element(s.begin(), s.end()) * *std::max_element(s.begin(), s.end()));
+        std::vector<float> sf(k), ws(n_out * k);
+        for (std::size_t j = 0; j < k; ++j) sf[j] = static_cast<float>(s[j] / norm);
+        for (std::size_t o = 0; o < n_out; ++o)
+          for (std::size_t j = 0; j < k; ++j) ws[o * k + j] = l.w[o * k + j] * sf[j];
+        std::vector<float> eff = deq(quantize(spec, ws.data(), n_out, k));
+        for (std::size_t o = 0; o < n_out; ++o)
+          for (std::size_t j = 0; j < k; ++j) eff[o * k + j] /= sf[j];
+        return layer_objective(l, eff);
+      };
+      const double rtn_error = score(0.0);
+      EXPECT_NEAR(rtn_error, layer_objective(l, rtn(spec, l)), 1e-12 * rtn_error);  // s = 1: RTN itself
+      double best = rtn_error;
+      for (int i = 1; i < 20; ++i) best = std::min(best, score(i / 20.0));
+      const AwqResult a = awq(spec, l.w.data(), n_out, k, l.x.data(), n);
+      EXPECT_GT(a.alpha, 0.0);
+      const double got = score(a.alpha);
+      // The library sums the same objective in another order (Eigen; X^T X for n > k):
+      // relative 1e-9 covers that, far below the gaps between grid points.
+      EXPECT_NEAR(got, best, 1e-9 * best) << "alpha " << a.alpha << " is not the grid's best";
+      EXPECT_LT(got, 0.9 * rtn_error) << "alpha " << a.alpha;
+    }
 }
 
 TEST(Calibrate, BadInputIsOneError) {

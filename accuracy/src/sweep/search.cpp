@@ -13,7 +13,8 @@
 namespace lowp::accuracy {
 namespace {
 
-// The dynamic programme's table holds one byte per (tensor, cell): at most this many bytes.
+// The dynamic programme's table holds one byte per (tensor, cell): at most this many bytes
+// (plus one cell per tensor where rounded-up costs reach past the room: solve_search).
 constexpr std::uint64_t kTableBytes = std::uint64_t{1} << 26;
 
 }  // namespace
@@ -67,7 +68,21 @@ SearchPlan solve_search(std::span<const SearchTensor> tensors, double budget, do
     plan.unit = g * ((room / g + max_cells - 2) / (max_cells - 1));  // a multiple of g: exact costs stay exact
     plan.exact = false;
   }
-  const std::size_t cells = static_cast<std::size_t>(room / plan.unit) + 1;
+  // The grid's last point: the room in whole units, but never below the dearest choice's
+  // rounded cost when every choice fits (rounding each cost up must not push out a choice
+  // that fits; with unit = g nothing rounds and this is room / g).
+  std::uint64_t top = 0;
+  for (const auto& t : tensors) {
+    std::uint64_t lo = UINT64_MAX, hi = 0;
+    for (const auto& o : t.options) lo = std::min(lo, o.bits), hi = std::max(hi, o.bits);
+    top += (hi - lo + plan.unit - 1) / plan.unit;
+  }
+  const long double avail = cap - static_cast<long double>(floor_bits);
+  const std::uint64_t last =
+      avail >= static_cast<long double>(top) * static_cast<long double>(plan.unit)
+          ? top
+          : static_cast<std::uint64_t>(avail) / plan.unit;  // avail < top x unit: fits in 64 bits
+  const std::size_t cells = static_cast<std::size_t>(last) + 1;
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> dp(cells, inf), next(cells);
   std::vector<std::uint8_t> pick(tensors.size() * cells);
