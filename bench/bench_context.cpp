@@ -26,7 +26,11 @@ const bool registered = [] {
   benchmark::AddCustomContext("lowp_best_isa", std::string(lowp::isa_name(lowp::best_isa())));
   benchmark::AddCustomContext("cpu_model", cpuinfo("model name") + " (family " + cpuinfo("cpu family") +
                                                ", model " + cpuinfo("model") + ")");
-  benchmark::AddCustomContext("compiler", __VERSION__);
+#ifdef __clang__
+  benchmark::AddCustomContext("compiler", "Clang " __clang_version__);
+#else
+  benchmark::AddCustomContext("compiler", "GCC " __VERSION__);
+#endif
   return true;
 }();
 
