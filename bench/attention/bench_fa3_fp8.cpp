@@ -274,20 +274,15 @@ void BM_fa3_fp64_reference(benchmark::State& state) {
 
 void BM_fa3_fp32(benchmark::State& s) { run(s, "fp32", Path{}); }
 
-void BM_fa3_fp8_per_tensor(benchmark::State& s) {
+// The per-tensor baseline with P cast to p_spec: FP16 (the paper's text), or, since an FP8 P V
+// GEMM takes P in FP8, the normalized P (entries ~1/N) in E4M3 unscaled or scaled by its amax.
+void per_tensor(benchmark::State& s, const char* name, const char* p_spec) {
   const auto& r = fp8_attn();
-  run(s, "per_tensor", Path{r.q, r.v, lowp::quant::parse_quant_spec("fp16"), false, {}, false});
+  run(s, name, Path{r.q, r.v, lowp::quant::parse_quant_spec(p_spec), false, {}, false});
 }
-// The baseline with an FP8 P: normalized P (entries ~1/N) cast to E4M3, unscaled or scaled by
-// its tensor's amax.
-void BM_fa3_fp8_per_tensor_p_e4m3(benchmark::State& s) {
-  const auto& r = fp8_attn();
-  run(s, "per_tensor_p_e4m3", Path{r.q, r.v, lowp::quant::parse_quant_spec("e4m3:tensor:none"), false, {}, false});
-}
-void BM_fa3_fp8_per_tensor_p_e4m3_amax(benchmark::State& s) {
-  const auto& r = fp8_attn();
-  run(s, "per_tensor_p_e4m3_amax", Path{r.q, r.v, lowp::quant::parse_quant_spec("e4m3:tensor:amax"), false, {}, false});
-}
+void BM_fa3_fp8_per_tensor(benchmark::State& s) { per_tensor(s, "per_tensor", "fp16"); }
+void BM_fa3_fp8_per_tensor_p_e4m3(benchmark::State& s) { per_tensor(s, "per_tensor_p_e4m3", "e4m3:tensor:none"); }
+void BM_fa3_fp8_per_tensor_p_e4m3_amax(benchmark::State& s) { per_tensor(s, "per_tensor_p_e4m3_amax", "e4m3:tensor:amax"); }
 void BM_fa3_fp8_block_hadamard(benchmark::State& s) { run(s, "block_hadamard", fa3(true, true)); }
 void BM_fa3_fp8_block_hadamard_p256(benchmark::State& s) {
   Path p = fa3(true, true);
