@@ -6,6 +6,7 @@ import importlib.util
 import io
 import json
 import os
+import shlex
 import tempfile
 import unittest
 
@@ -116,6 +117,33 @@ class Results(unittest.TestCase):
         rc, err = self.quiet(self.m.generate, True)
         self.assertEqual(rc, 1)
         self.assertIn('toy.cmd: missing', err)
+
+    def test_record_keeps_the_output_with_its_command(self):
+        m = self.m
+        script = "printf 'recipe\\nfp32\\n' > out.csv"
+        saved = dict(os.environ)
+        try:  # the command line names the OMP_ and LOWP_ settings it ran under
+            for k in [k for k in os.environ if k.startswith(('OMP_', 'LOWP_'))]:
+                del os.environ[k]
+            os.environ['OMP_WAIT_POLICY'] = 'passive'
+            rc, _ = self.quiet(m.record, ['toy2', '--output', 'out.csv', '--', 'sh', '-c', script])
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        self.assertEqual(rc, 0)
+        with open(os.path.join(m.RESULTS, 'toy2.csv')) as f:
+            self.assertEqual(f.read(), 'recipe\nfp32\n')
+        side = m.read_sidecar('toy2')
+        self.assertEqual(side['command'], 'OMP_WAIT_POLICY=passive sh -c ' + shlex.quote(script))
+        self.assertEqual(side['output'], 'out.csv')
+        self.assertIn('CPUs', side['cpu'])
+        # A command that fails keeps nothing; one that is not a benchmark needs --output.
+        rc, err = self.quiet(m.record, ['toy3', '--output', 'none.csv', '--', 'sh', '-c', 'exit 3'])
+        self.assertEqual(rc, 1)
+        self.assertFalse(os.path.exists(os.path.join(m.RESULTS, 'toy3.cmd')))
+        rc, err = self.quiet(m.record, ['toy4', '--', 'sh', '-c', 'true'])
+        self.assertEqual(rc, 2)
+        self.assertIn('not a Google Benchmark binary', err)
 
 
 if __name__ == '__main__':
