@@ -100,7 +100,6 @@ const bool registered = [] {
   const std::pair<const char*, std::size_t> sizes[] = {{"cache", kCache}, {"stream", kStream}};
   const std::pair<const char*, lowp::Round> modes[] = {{"nearest", lowp::Round::nearest_even},
                                                        {"stochastic", lowp::Round::stochastic}};
-  benchmark::AddCustomContext("lowp_best_isa", std::string(lowp::isa_name(lowp::best_isa())));
   // Default dispatch (best ISA), then the forced variants that differ from it.
   std::vector<std::pair<std::string, std::optional<lowp::Isa>>> isas{{"", std::nullopt}};
   if (lowp::best_isa() == lowp::Isa::avx512) isas.push_back({"_avx2", lowp::Isa::avx2});

@@ -13,6 +13,9 @@
 // keep fewer accumulator bits, not emulated here):
 //   BM_fa3_fp32                      no quantization (the float32 floor)
 //   BM_fa3_fp8_per_tensor            the paper's baseline: Q, K, V per-tensor E4M3, P in FP16
+//   BM_fa3_fp8_per_tensor_p_e4m3     the same with the normalized P cast to E4M3 unscaled (an FP8
+//                                    P V GEMM takes P in FP8), as `fp8-attn` did before p_form
+//   BM_fa3_fp8_per_tensor_p_e4m3_amax  ... and with P given its own per-tensor amax scale
 //   BM_fa3_fp8_block_hadamard        FA3: Q, K randomized-Hadamard rotated over d (random signs,
 //                                    then H), one E4M3 scale per 128-token block of each head
 //                                    for Q, K, V, and the unnormalized P~ = exp(S - rowmax) cast
@@ -271,10 +274,15 @@ void BM_fa3_fp64_reference(benchmark::State& state) {
 
 void BM_fa3_fp32(benchmark::State& s) { run(s, "fp32", Path{}); }
 
-void BM_fa3_fp8_per_tensor(benchmark::State& s) {
+// The per-tensor baseline with P cast to p_spec: FP16 (the paper's text), or, since an FP8 P V
+// GEMM takes P in FP8, the normalized P (entries ~1/N) in E4M3 unscaled or scaled by its amax.
+void per_tensor(benchmark::State& s, const char* name, const char* p_spec) {
   const auto& r = fp8_attn();
-  run(s, "per_tensor", Path{r.q, r.v, lowp::quant::parse_quant_spec("fp16"), false, {}, false});
+  run(s, name, Path{r.q, r.v, lowp::quant::parse_quant_spec(p_spec), false, {}, false});
 }
+void BM_fa3_fp8_per_tensor(benchmark::State& s) { per_tensor(s, "per_tensor", "fp16"); }
+void BM_fa3_fp8_per_tensor_p_e4m3(benchmark::State& s) { per_tensor(s, "per_tensor_p_e4m3", "e4m3:tensor:none"); }
+void BM_fa3_fp8_per_tensor_p_e4m3_amax(benchmark::State& s) { per_tensor(s, "per_tensor_p_e4m3_amax", "e4m3:tensor:amax"); }
 void BM_fa3_fp8_block_hadamard(benchmark::State& s) { run(s, "block_hadamard", fa3(true, true)); }
 void BM_fa3_fp8_block_hadamard_p256(benchmark::State& s) {
   Path p = fa3(true, true);
@@ -307,6 +315,8 @@ void BM_fa3_recipe_fp8_attn_fa3(benchmark::State& s) { recipe(s, "fp8-attn-fa3")
 BENCHMARK(BM_fa3_fp64_reference)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_fp32)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_fp8_per_tensor)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fa3_fp8_per_tensor_p_e4m3)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fa3_fp8_per_tensor_p_e4m3_amax)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_fp8_block_hadamard)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_fp8_block_hadamard_p256)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fa3_fp8_block)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);

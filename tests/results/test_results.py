@@ -1,0 +1,150 @@
+"""scripts/results on a throw-away tree: the figures it derives against values worked out by
+hand, the rewrite of a marked block, its byte-identical rerun and --check on a hand edit."""
+import contextlib
+import importlib.machinery
+import importlib.util
+import io
+import json
+import os
+import shlex
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'scripts', 'results')
+
+
+def load():
+    loader = importlib.machinery.SourceFileLoader('lowp_results', SCRIPT)
+    spec = importlib.util.spec_from_loader('lowp_results', loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def run(name, rep, cpu_ms, real_ms, **counters):
+    return dict(name=name, run_name=name, run_type='iteration', repetition_index=rep, repetitions=3,
+                threads=1, iterations=1, cpu_time=cpu_ms, real_time=real_ms, time_unit='ms', **counters)
+
+
+class Results(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        root = self.tmp.name
+        os.makedirs(os.path.join(root, 'bench', 'results'))
+        os.makedirs(os.path.join(root, 'docs'))
+        # Per repetition, CPU ms: base 4, 4, 9 and fast 2, 4, 3, so the per-repetition speed
+        # ratios are 2, 1, 3 (median 2) while the ratio of the medians would be 4 / 3.
+        # Wall ms: base 10, 10, 10 and fast 5, 5, 20: ratios 2, 2, 0.5 (median 2).
+        benches = [run('BM_base', i, c, w, items_per_second=1e9) for i, (c, w) in enumerate([(4, 10), (4, 10), (9, 10)])]
+        benches += [run('BM_fast', i, c, w, items_per_second=2e9, rmse=0.0151) for i, (c, w) in enumerate([(2, 5), (4, 5), (3, 20)])]
+        benches.append(dict(name='BM_fast_median', run_name='BM_fast', run_type='aggregate', aggregate_name='median',
+                            cpu_time=999, real_time=999, time_unit='ms'))
+        context = dict(date='2026-01-01T00:00:00+00:00', num_cpus=2, mhz_per_cpu=2000, cpu_model='Test CPU',
+                       lowp_best_isa='avx2', compiler='GCC 12', caches=[dict(type='Data', level=1, size=32768)])
+        with open(os.path.join(root, 'bench', 'results', 'toy.json'), 'w') as f:
+            json.dump(dict(context=context, benchmarks=benches), f)
+        with open(os.path.join(root, 'bench', 'results', 'toy.cmd'), 'w') as f:
+            f.write('command: build/bin/bench_toy --benchmark_repetitions=3\ncommit: abc\nload: 1.0 at the start, 2.0 at the end\n')
+        self.doc = os.path.join(root, 'bench', 'RESULTS.md')
+        with open(self.doc, 'w') as f:
+            f.write('# T\n\nprose\n\n<!-- results:toy -->\nold typed numbers\n<!-- /results:toy -->\n\nafter\n')
+        self.m = load()
+        m = self.m
+        m.ROOT, m.RESULTS, m.DOCS = root, os.path.join(root, 'bench', 'results'), ['bench/RESULTS.md']
+        m.TABLES = [m.Table('toy', 'toy', m.Bench, rows=lambda b: b.names(r'BM_\w+'),
+                            columns=[('benchmark', lambda b, r: m.code(r)),
+                                     ('G/s', lambda b, r: m.sig(b.value(r, 'items_per_second') / 1e9))]
+                            + m.timing_columns(lambda r: 'BM_base'))]
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def quiet(self, fn, *args):
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            rc = fn(*args)
+        return rc, err.getvalue()
+
+    def text(self):
+        with open(self.doc) as f:
+            return f.read()
+
+    def test_ratio_is_the_median_of_per_repetition_ratios(self):
+        b = self.m.Bench('toy')
+        self.assertEqual(b.ratio('BM_fast', 'BM_base', 'cpu'), 2.0)
+        self.assertEqual(b.ratio('BM_fast', 'BM_base', 'real'), 2.0)
+        self.assertEqual(b.time('BM_fast', 'cpu'), 3e-3)  # the aggregate row (999 ms) is not a repetition
+        self.assertEqual(b.value('BM_fast', 'rmse'), 0.0151)
+
+    def test_formats(self):
+        self.assertEqual(self.m.sci(0.0151), '1.51e-2')
+        self.assertEqual(self.m.sci(8.336e-3), '8.34e-3')
+        self.assertEqual(self.m.sci(123456.0), '1.23e5')
+        self.assertEqual(self.m.sig(123.456), '123')
+        self.assertEqual(self.m.sig(0.0123456), '0.0123')
+
+    def test_rewrite_then_rerun_is_byte_identical_and_check_passes(self):
+        self.assertEqual(self.quiet(self.m.generate, False)[0], 0)
+        first = self.text()
+        self.assertIn('| `BM_fast` | 2.00 | 3.00 | 5.00 | 2.00× | 2.00× |', first)
+        self.assertIn('Command: `build/bin/bench_toy --benchmark_repetitions=3`', first)
+        self.assertIn('Test CPU, 2 CPUs at 2000 MHz, L1d 32 KiB; lowp ISA avx2; GCC 12', first)
+        self.assertTrue(first.startswith('# T\n\nprose\n\n<!-- results:toy -->\n'))
+        self.assertTrue(first.endswith('<!-- /results:toy -->\n\nafter\n'))
+        self.assertNotIn('old typed numbers', first)
+        self.assertEqual(self.quiet(self.m.generate, False)[0], 0)
+        self.assertEqual(self.text(), first)
+        self.assertEqual(self.quiet(self.m.generate, True)[0], 0)
+
+    def test_check_fails_on_a_hand_edit_and_leaves_the_file(self):
+        self.quiet(self.m.generate, False)
+        edited = self.text().replace('| 2.00× | 2.00× |', '| 2.10× | 2.00× |')
+        with open(self.doc, 'w') as f:
+            f.write(edited)
+        rc, err = self.quiet(self.m.generate, True)
+        self.assertEqual(rc, 1)
+        self.assertIn('stale', err)
+        self.assertIn('bench/RESULTS.md: results:toy', err)
+        self.assertEqual(self.text(), edited)
+
+    def test_unknown_block_and_missing_output_fail(self):
+        with open(self.doc, 'a') as f:
+            f.write('<!-- results:nosuch -->\n<!-- /results:nosuch -->\n')
+        rc, err = self.quiet(self.m.generate, True)
+        self.assertEqual(rc, 1)
+        self.assertIn('results:nosuch has no table', err)
+        os.remove(os.path.join(self.m.RESULTS, 'toy.cmd'))
+        rc, err = self.quiet(self.m.generate, True)
+        self.assertEqual(rc, 1)
+        self.assertIn('toy.cmd: missing', err)
+
+    def test_record_keeps_the_output_with_its_command(self):
+        m = self.m
+        script = "printf 'recipe\\nfp32\\n' > out.csv"
+        saved = dict(os.environ)
+        try:  # the command line names the OMP_ and LOWP_ settings it ran under
+            for k in [k for k in os.environ if k.startswith(('OMP_', 'LOWP_'))]:
+                del os.environ[k]
+            os.environ['OMP_WAIT_POLICY'] = 'passive'
+            rc, _ = self.quiet(m.record, ['toy2', '--output', 'out.csv', '--', 'sh', '-c', script])
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        self.assertEqual(rc, 0)
+        with open(os.path.join(m.RESULTS, 'toy2.csv')) as f:
+            self.assertEqual(f.read(), 'recipe\nfp32\n')
+        side = m.read_sidecar('toy2')
+        self.assertEqual(side['command'], 'OMP_WAIT_POLICY=passive sh -c ' + shlex.quote(script))
+        self.assertEqual(side['output'], 'out.csv')
+        self.assertIn('CPUs', side['cpu'])
+        # A command that fails keeps nothing; one that is not a benchmark needs --output.
+        rc, err = self.quiet(m.record, ['toy3', '--output', 'none.csv', '--', 'sh', '-c', 'exit 3'])
+        self.assertEqual(rc, 1)
+        self.assertFalse(os.path.exists(os.path.join(m.RESULTS, 'toy3.cmd')))
+        rc, err = self.quiet(m.record, ['toy4', '--', 'sh', '-c', 'true'])
+        self.assertEqual(rc, 2)
+        self.assertIn('not a Google Benchmark binary', err)
+
+
+if __name__ == '__main__':
+    unittest.main()
