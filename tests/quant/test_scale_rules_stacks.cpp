@@ -24,7 +24,6 @@
 namespace lowp::quant {
 namespace {
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 
 struct Elem {
@@ -125,7 +124,7 @@ const Stack kStacks[] = {{"torchao-log2", ScaleRule::mx_torchao_log2, torchao_lo
 std::vector<float> thresholds(float max) {
   std::vector<float> a = {0.0f, std::numeric_limits<float>::denorm_min(), FLT_MIN, std::nextafter(FLT_MIN, 0.0f),
                           std::ldexp(1.0f, -127), std::ldexp(3.0f, -140), FLT_MAX, std::nextafter(FLT_MAX, 0.0f),
-                          kInf, kNaN, max};
+                          kInf, std::numeric_limits<float>::quiet_NaN(), max};
   const auto around = [&](double v) {
     if (!(v > 0) || v > FLT_MAX) return;
     float f = static_cast<float>(v), lo = f, hi = f;
