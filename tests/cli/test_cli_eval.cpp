@@ -16,6 +16,7 @@
 #include "cli/cli_run.hpp"
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/quant/quantize.hpp"
+#include "lowp/quant/scale_rules.hpp"
 
 namespace {
 
@@ -252,6 +253,23 @@ TEST(CliRecipes, ShowsTheMxScaleParagraphOfTheDocs) {
   std::ifstream f(std::string(LOWP_SOURCE_DIR) + "/docs/recipes.md");
   const std::string docs((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   EXPECT_NE(docs.find(paragraph), std::string::npos) << paragraph;
+}
+
+// `lowp recipes` lists each stack's scale rule; every name parses as a spec rule, and the
+// table in docs/quantization.md has a row naming the same rule.
+TEST(CliRecipes, ListsEachStacksScaleRuleAsTheDocsDo) {
+  const Result r = lowp_run({"recipes"});
+  std::ifstream f(std::string(LOWP_SOURCE_DIR) + "/docs/quantization.md");
+  const std::string docs((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::size_t table = docs.find("| stack | rule | where its code is |");
+  ASSERT_NE(table, std::string::npos);
+  const std::string rows = docs.substr(table, docs.find("\n\n", table) - table);
+  for (const auto& s : lowp::quant::stack_scale_rules()) {
+    EXPECT_NE(r.out.find(std::string("  ") + std::string(s.stack) + " -> " + std::string(s.rule)), std::string::npos)
+        << s.rule;
+    EXPECT_EQ(lowp::quant::rule_name(lowp::quant::parse_quant_spec("e2m1:b16:" + std::string(s.rule)).rule), s.rule);
+    EXPECT_NE(rows.find("| `" + std::string(s.rule) + "`"), std::string::npos) << s.rule;
+  }
 }
 
 }  // namespace

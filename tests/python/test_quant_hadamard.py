@@ -157,3 +157,28 @@ def test_quant_linear_threads_and_errors():
         layer.weight = np.ones(5, np.float32)
     with pytest.raises(lowp.Error):
         lowp.QuantLinear("fp32", 64, 32).backward(dy)  # no forward came first
+
+
+def stack_rule_block():
+    """One E4M3 block whose amax sits one ulp above 448 * 2^5: float32 log2 of amax / 448 rounds
+    to exactly 5, so torchao's old RCEIL (torchao-log2) takes the scale 2^5 and cvt.rp (rceil)
+    2^6; 0.0625 is E4M3's smallest subnormal 2^-9 times 2^5, so it survives 2^5 and ties to 0
+    under 2^6 (docs/quantization.md, "Each stack's scale rule")."""
+    x = np.zeros((1, 32), np.float32)
+    x[0, 0] = np.float32(float.fromhex("0x1.c00002p+13"))  # 448 * 2^5, one ulp up
+    x[0, 1] = np.float32(0.0625)
+    return x
+
+
+def test_stack_rules_by_name():
+    x = stack_rule_block()
+    assert lowp.quantize(x, "e4m3:b32:torchao-log2").scale_codes[0] == 127 + 5
+    assert lowp.quantize(x, "e4m3:b32:rceil").scale_codes[0] == 127 + 6
+    assert lowp.fake_quant(x, "e4m3:b32:torchao-log2")[0, 1] == np.float32(0.0625)
+    assert lowp.fake_quant(x, "e4m3:b32:rceil")[0, 1] == 0
+    # TransformerEngine's MXFP4 reference: a NaN poisons its block; MLX's max skips it.
+    y = np.ones((1, 32), np.float32)
+    y[0, 3] = np.nan
+    assert np.isnan(lowp.fake_quant(y, "e2m1:b32:te-mxfp4")).all()
+    m = lowp.fake_quant(y, "e2m1:b32:mlx")  # scale 2^round(log2(1/6)) = 1/8: 1 -> 8 -> 6 -> 0.75
+    assert not np.isnan(m).any() and (np.delete(m[0], 3) == np.float32(0.75)).all()  # E2M1 has no NaN

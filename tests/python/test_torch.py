@@ -407,3 +407,16 @@ def test_linear_bfloat16_runs_the_float32_kernels():
     assert torch.equal(y, want_y) and torch.equal(x.grad, want_dx)
     assert torch.equal(lin.weight.grad, torch.from_numpy(ref.weight_grad).to(torch.bfloat16))
     assert torch.equal(lin.bias.grad, torch.from_numpy(ref.bias_grad).to(torch.bfloat16))
+
+
+def test_stack_rules_same_bits_as_numpy():
+    # One name, the same bits in numpy and torch (docs/quantization.md, "Each stack's scale rule").
+    x = np.zeros((1, 32), np.float32)
+    x[0, 0] = np.float32(float.fromhex("0x1.c00002p+13"))  # 448 * 2^5, one ulp up
+    x[0, 1] = np.float32(0.0625)
+    for rule in ("torchao-log2", "rceil", "te-mxfp4", "gfloat", "mlx", "aiter"):
+        spec = "e4m3:b32:" + rule
+        assert np.array_equal(lt.fake_quant(torch.from_numpy(x), spec).numpy(), lowp.fake_quant(x, spec))
+    assert lt.fake_quant(torch.from_numpy(x), "e4m3:b32:torchao-log2")[0, 1].item() == 0.0625
+    w = torch.randn(4, 64)
+    assert torch.equal(lt.fake_quant(w, "nvfp4:4over6"), torch.from_numpy(lowp.fake_quant(w.numpy(), "nvfp4:4over6")))

@@ -159,6 +159,7 @@ inline Expected expected(const QuantSpec& s, const float* x, const Amaxes& am, s
       return e;
     }
     case ScaleRule::mse: break;  // checked through mse_clip_search in test_scale_rules
+    default: break;              // the stacks' rules and 4over6: test_scale_rules_stacks.cpp
   }
   return e;
 }

@@ -16,6 +16,7 @@
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/calibrate.hpp"
+#include "lowp/quant/scale_rules.hpp"
 #include "support/test_support.hpp"
 
 namespace lowp::quant {
@@ -94,8 +95,9 @@ void check_representable(const QuantizedTensor& q) {
   const std::vector<float> d = deq(q);
   const std::size_t cw = q.spec.block, ngc = q.cols / cw;  // 1-D blocks (every spec tested)
   ASSERT_EQ(q.spec.granularity, Granularity::block);
-  const bool mx = q.spec.rule == ScaleRule::mx || q.spec.rule == ScaleRule::mx_rceil;
-  const bool nv = q.spec.rule == ScaleRule::nvfp4;
+  const bool mx = mx_rule(q.spec.rule);
+  const bool fos = q.spec.rule == ScaleRule::nvfp4_4over6;  // UE4M3 with subnormals, as the authors'
+  const bool nv = q.spec.rule == ScaleRule::nvfp4 || fos;
   ASSERT_EQ(q.scales.size(), q.rows * ngc);
   ASSERT_EQ(q.scale_codes.size(), mx || nv ? q.scales.size() : 0);
   ASSERT_EQ(q.multipliers.size(), mx || nv ? 0 : q.scales.size());
@@ -104,7 +106,7 @@ void check_representable(const QuantizedTensor& q) {
       ASSERT_TRUE(is_valid_code(e8m0, q.scale_codes[g]) && !is_nan_code(e8m0, q.scale_codes[g]));
       ASSERT_EQ(static_cast<double>(q.scales[g]), decode(e8m0, q.scale_codes[g])) << "group " << g;
     } else if (nv) {
-      ASSERT_TRUE(q.scale_codes[g] >= 1 && q.scale_codes[g] <= 0x7E) << "group " << g;
+      ASSERT_TRUE((q.scale_codes[g] >= 1 || fos) && q.scale_codes[g] <= 0x7E) << "group " << g;
       ASSERT_EQ(static_cast<double>(q.scales[g]), decode(ue4m3, q.scale_codes[g])) << "group " << g;
     } else {
       ASSERT_TRUE(std::isfinite(q.multipliers[g]) && q.multipliers[g] > 0) << "group " << g;
@@ -136,7 +138,8 @@ TEST(Calibrate, ImportanceIsTheMeanSquare) {
 }
 
 TEST(Calibrate, WeightedScalesNeverWorseThanRtn) {
-  for (const char* text : {"int4:b32", "mxfp4", "nvfp4", "e4m3:b128", "mxfp8", "int4:b32:mse", "e2m1:b32:rceil"})
+  for (const char* text : {"int4:b32", "mxfp4", "nvfp4", "e4m3:b128", "mxfp8", "int4:b32:mse", "e2m1:b32:rceil",
+                           "nvfp4:4over6", "e2m1:b32:torchao-log2", "mxfp4:gfloat"})
     for (std::uint32_t seed : {1u, 2u, 3u}) {
       const QuantSpec spec = parse_quant_spec(text);
       SCOPED_TRACE(std::string(text) + " seed " + std::to_string(seed));

@@ -71,11 +71,13 @@ std::vector<float> spread_matrix(std::size_t rows, std::size_t cols, std::uint32
   return x;
 }
 
-// Quartet II's MS-EDEN, element by element: tensor scale amax / (448 * 6); per 16-block the
-// UE4M3 scale of (block amax / 6) / tensor scale (nearest, in [2^-6, 448]); E2M1 codes of
-// x / (tensor scale * scale) to nearest; then the scale times <x, x> / <x, q> (q the
-// dequantized block, sums in double) rounded stochastically to UE4M3 with the bits of the
-// block's index; the values code * (tensor scale * corrected scale).
+// Quartet II's MS-EDEN, element by element, as its eden_fp4 kernel (kernels/csrc/
+// round_eden_fp4.cu) computes it: val_max = 6 / override with override (17/16) * 0.93
+// (quartet2/linear.py); tensor scale amax / 255.99 / val_max; per 16-block the E4M3 scale of
+// (block amax / val_max) / tensor scale (nearest, saturating, 1 if it is 0); E2M1 codes of
+// x * (1 / (scale * tensor scale)) to nearest; then the scale times <x, x> / <x, q> (code
+// domain, sums in double) rounded stochastically to E4M3 with the bits of the block's index;
+// the values code * (tensor scale * corrected scale).
 TEST(LinearRecipes, MsEdenAgainstIndependentImplementation) {
   const std::size_t rows = 48, cols = 64, G = 16;
   const std::uint64_t seed = 0x5eed;
@@ -85,22 +87,26 @@ TEST(LinearRecipes, MsEdenAgainstIndependentImplementation) {
 
   float amax = 0;
   for (float v : x) amax = std::max(amax, std::fabs(v));
-  const float ts = amax / (448.0f * 6.0f);
+  const float override_ = static_cast<float>(17.0 / 16.0 * 0.93);
+  const float val_max = 6.0f / override_;
+  const float ts = amax / 255.99f / val_max;
   const RngKey key = rng_key(seed);
   std::size_t corrected = 0, rounded_up = 0, rounded_down = 0;
   for (std::size_t g = 0; g < rows * cols / G; ++g) {
     const float* v = x.data() + g * G;
     float bmax = 0;
     for (std::size_t i = 0; i < G; ++i) bmax = std::max(bmax, std::fabs(v[i]));
-    const float s = static_cast<float>(ue4m3_round(std::clamp((bmax / 6.0f) / ts, 0.015625f, 448.0f), false, 0));
-    const float mult = ts * s;
+    float s = static_cast<float>(ue4m3_round(bmax / val_max / ts, false, 0));
+    if (s == 0) s = 1;
+    const float factor = 1.0f / (s * ts);
     double q[G], xx = 0, xq = 0;
     for (std::size_t i = 0; i < G; ++i) {
-      q[i] = e2m1_rne(v[i] / mult);
-      xx += double(v[i]) * v[i];
-      xq += double(v[i]) * static_cast<float>(q[i] * mult);
+      const float y = v[i] * factor;
+      q[i] = e2m1_rne(y);
+      xx += double(y) * y;
+      xq += double(y) * q[i];
     }
-    const double c = xq > 0 ? xx / xq : 1.0;
+    const double c = xq != 0 ? xx / xq : 1.0;
     const float s2 = static_cast<float>(ue4m3_round(double(s) * c, true, random_bits(key, g)));
     corrected += s2 != s;
     if (c != 1.0) (s2 * 1.0 > double(s) * c ? rounded_up : rounded_down) += 1;
@@ -111,9 +117,45 @@ TEST(LinearRecipes, MsEdenAgainstIndependentImplementation) {
     }
   }
   // The check can fail: the correction moved scales, and the stochastic rounding went both ways.
-  EXPECT_GT(corrected, rows * cols / G / 8);  // 47 of the 192 blocks here
+  EXPECT_GT(corrected, rows * cols / G / 8);
   EXPECT_GT(rounded_up, 10u);
   EXPECT_GT(rounded_down, 10u);
+}
+
+// MS-EDEN on one block worked out by hand (not through the algorithm): x = (6, 5, 0, ..., 0).
+// With NVFP4's tensor scale amax / (448 * 6) the block scale is 448 and the codes are x itself
+// but 5 -> 4 (a tie, to even), so <x,x>/<x,q> = 61/56: the corrected scale 488 would clip to
+// 448, a 8% bias. Quartet II's code: val_max = 6 / 0.988125 = 6.072106..., tensor scale
+// t = 6 / 255.99 / val_max, block scale E4M3(255.99) = 256, so x * (1 / (256 t)) = r * x with
+// r = val_max * 255.99 / 1536 = 1.0119782...: (6.0719, 5.0599) -> codes (6, 6); the correction
+// is r^2 * 61 / (r * 66) = 0.935313... and the corrected scale 256 * that = 239.440..., which
+// rounds stochastically to 224 or 240 (E4M3's step in [128, 256) is 16), never near 448, with
+// mean 239.44: P(240) = 15.44 / 16.
+TEST(LinearRecipes, MsEdenFollowsQuartet2OnAHandWorkedBlock) {
+  std::vector<float> block(16, 0.0f);
+  block[0] = 6.0f;
+  block[1] = 5.0f;
+  const double r = 6.0 / (17.0 / 16.0 * 0.93) * 255.99 / 1536.0;
+  const double t = 6.0 / 255.99 / (6.0 / (17.0 / 16.0 * 0.93));
+  EXPECT_NEAR(r, 1.0119782, 1e-7);
+  const double fixed = 256.0 * r * 61.0 / 66.0;
+  EXPECT_NEAR(fixed, 239.4402, 1e-3);
+  double sum = 0;
+  const int draws = 4000;
+  for (int k = 0; k < draws; ++k) {
+    std::vector<float> y = block;
+    detail::ms_eden_quantize(y.data(), 1, 16, 1000 + static_cast<std::uint64_t>(k));
+    // Both nonzero elements carry code 6; the zeros stay zero.
+    ASSERT_FLOAT_EQ(y[0], y[1]);
+    for (std::size_t i = 2; i < 16; ++i) ASSERT_EQ(y[i], 0.0f);
+    const double s2 = y[0] / (6.0 * t);  // the corrected scale, to float32 rounding of t
+    const bool lo = std::fabs(s2 - 224.0) < 1e-3, hi = std::fabs(s2 - 240.0) < 1e-3;
+    ASSERT_TRUE(lo || hi) << s2;
+    sum += s2;
+  }
+  // The mean of a two-point draw 16 apart: standard deviation at most 8 / sqrt(4000) = 0.127;
+  // 0.65 is five of them.
+  EXPECT_NEAR(sum / draws, fixed, 0.65);
 }
 
 // Quartet's backward quantizer: per 32-group 2^e = 2^floor(log2 amax), the element

@@ -135,7 +135,7 @@ void add_quantized(std::vector<SafetensorsTensor>& t, const std::string& prefix,
   if (!q.scale_codes.empty()) t.push_back({prefix + "scale_codes", "U8", gs, q.scale_codes});
   if (scaled) t.push_back(f32_tensor(prefix + "scales", gs, q.scales));
   if (!q.multipliers.empty()) t.push_back(f32_tensor(prefix + "multipliers", gs, q.multipliers));
-  if (spec.rule == quant::ScaleRule::nvfp4) t.push_back(f32_tensor(prefix + "tensor_scale", {}, {q.tensor_scale}));
+  if (spec.rule == quant::ScaleRule::nvfp4 || spec.rule == quant::ScaleRule::nvfp4_4over6) t.push_back(f32_tensor(prefix + "tensor_scale", {}, {q.tensor_scale}));
 }
 
 std::vector<SafetensorsTensor> spec_tensors(const Args& a, const quant::QuantSpec& spec,

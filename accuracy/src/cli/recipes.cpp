@@ -9,6 +9,7 @@
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/linear.hpp"
+#include "lowp/quant/scale_rules.hpp"
 #include "recipe/train_recipe.hpp"
 
 namespace lowp::cli {
@@ -56,6 +57,9 @@ int run_recipes(Io& io, const std::string& show) {
   for (const auto& p : presets) io.out << "  " << p.name << std::string(w + 2 - p.name.size(), ' ') << p.note << "\n";
   io.out << "\nTraining recipes (lowp train --recipe; per GEMM of the layer linears; docs/training.md):\n";
   for (const auto& r : train::builtin_train_recipes()) io.out << r.name << ": " << r.note << "\n" << train::describe(r);
+  io.out << "\nScale rules by stack (spec rule names; docs/quantization.md, \"Each stack's scale rule\"):\n";
+  for (const auto& r : quant::stack_scale_rules())
+    io.out << "  " << r.stack << " -> " << r.rule << " (" << r.code << "; " << r.vs_default << ")\n";
   io.out << "\n" << kMxScaleNote;
   return exit_ok;
 }

@@ -41,7 +41,8 @@ bool token_local(const std::optional<QuantSpec>& s) {
   if (s->cast.round == Round::stochastic) return false;  // random bits keyed by the place in the window
   if (s->rule == quant::ScaleRule::none) return true;   // a plain cast
   return (s->granularity == quant::Granularity::row || s->granularity == quant::Granularity::block) &&
-         s->rule != quant::ScaleRule::nvfp4;  // NVFP4's second level is a per-tensor amax
+         s->rule != quant::ScaleRule::nvfp4 &&  // NVFP4's second level is a per-tensor amax
+         s->rule != quant::ScaleRule::nvfp4_4over6;
 }
 
 bool group_local(const LinearGroup& g) {

@@ -33,21 +33,7 @@ std::string granularity_text(const quant::QuantSpec& s) {
 }
 
 // The rule names of the spec syntax (quantize.hpp).
-std::string scale_text(quant::ScaleRule r) {
-  switch (r) {
-    case quant::ScaleRule::none: return "none";
-    case quant::ScaleRule::amax: return "amax";
-    case quant::ScaleRule::amax_pow2: return "pow2";
-    case quant::ScaleRule::absmax_int: return "int";
-    case quant::ScaleRule::mx: return "mx";
-    case quant::ScaleRule::mx_ceil: return "ceil";
-    case quant::ScaleRule::mx_even: return "even";
-    case quant::ScaleRule::mx_rceil: return "rceil";
-    case quant::ScaleRule::nvfp4: return "nvfp4";
-    case quant::ScaleRule::mse: return "mse";
-  }
-  return "?";
-}
+std::string scale_text(quant::ScaleRule r) { return std::string(quant::rule_name(r)); }
 
 hadamard::Rotation make_rotation(SweepRotation r, std::size_t cols, std::uint64_t seed) {
   hadamard::Rotation rot;

@@ -46,6 +46,16 @@ ScaleChoice from_ue4m3(std::uint8_t code, float tensor_scale) {
   return c;
 }
 
+// Four Over Six (calibration's tensor_scale holds the tensor amax, from which its levels follow).
+ScaleChoice from_four_over_six(std::uint8_t code, float tensor_amax) {
+  ScaleChoice c;
+  c.code = code;
+  c.scale = static_cast<float>(decode(ue4m3_format(), code));
+  c.d = four_over_six_tensor(tensor_amax).dec * c.scale;
+  c.q = c.scale != 0 ? 1.0f / c.d : 0.0f;
+  return c;
+}
+
 float rule_multiplier(const QuantSpec& spec, float amax) {
   const float fmax = format_max(spec.format);
   switch (spec.rule) {
@@ -96,6 +106,7 @@ void check_calibration_input(const char* fn, const QuantSpec& spec, const float*
 }
 
 float tensor_scale_of(const QuantSpec& spec, const float* w, std::size_t rows, std::size_t cols) {
+  if (spec.rule == ScaleRule::nvfp4_4over6) return finite_amax(w, rows * cols);
   if (spec.rule != ScaleRule::nvfp4) return 1.0f;
   return nvfp4_tensor_scale(finite_amax(w, rows * cols), format_max(spec.format));
 }
@@ -112,8 +123,15 @@ ScaleChoice rule_choice(const QuantSpec& spec, float tensor_scale, const float* 
     case ScaleRule::mx:
     case ScaleRule::mx_ceil:
     case ScaleRule::mx_even:
-    case ScaleRule::mx_rceil: return from_exponent(mx_rule_exponent(spec.rule, amax, spec.format));
+    case ScaleRule::mx_rceil:
+    case ScaleRule::mx_torchao_log2:
+    case ScaleRule::mx_te_mxfp4:
+    case ScaleRule::mx_gfloat:
+    case ScaleRule::mx_mlx:
+    case ScaleRule::mx_aiter: return from_exponent(mx_rule_exponent(spec.rule, amax, spec.format));
     case ScaleRule::nvfp4: return from_ue4m3(nvfp4_block_scale(amax, tensor_scale, fmax).code, tensor_scale);
+    case ScaleRule::nvfp4_4over6:
+      return from_four_over_six(four_over_six_block(four_over_six_tensor(tensor_scale), x, n).code, tensor_scale);
   }
   return {};
 }
@@ -140,18 +158,27 @@ std::vector<ScaleChoice> candidates(const QuantSpec& spec, float tensor_scale, c
     case ScaleRule::mx:
     case ScaleRule::mx_ceil:
     case ScaleRule::mx_even:
-    case ScaleRule::mx_rceil: {
+    case ScaleRule::mx_rceil:
+    case ScaleRule::mx_torchao_log2:
+    case ScaleRule::mx_te_mxfp4:
+    case ScaleRule::mx_gfloat:
+    case ScaleRule::mx_mlx:
+    case ScaleRule::mx_aiter: {
       const int e0 = static_cast<int>(c[0].code) - 127;
       for (int e = std::max(-127, e0 - 2); e <= std::min(127, e0 + 2); ++e)
         if (e != e0) c.push_back(from_exponent(e));
       break;
     }
-    case ScaleRule::nvfp4: {
-      const int lo = static_cast<int>(encode(ue4m3_format(), std::ldexp(1.0f, -6)));
+    case ScaleRule::nvfp4:
+    case ScaleRule::nvfp4_4over6: {
+      const bool fos = spec.rule == ScaleRule::nvfp4_4over6;  // its scales may be subnormal, as the authors'
+      const int lo = fos ? 1 : static_cast<int>(encode(ue4m3_format(), std::ldexp(1.0f, -6)));
       const int hi = static_cast<int>(encode(ue4m3_format(), 448.0f));
       const int c0 = c[0].code;
       for (int k = std::max(lo, c0 - 8); k <= std::min(hi, c0 + 8); ++k)
-        if (k != c0) c.push_back(from_ue4m3(static_cast<std::uint8_t>(k), tensor_scale));
+        if (k != c0)
+          c.push_back(fos ? from_four_over_six(static_cast<std::uint8_t>(k), tensor_scale)
+                          : from_ue4m3(static_cast<std::uint8_t>(k), tensor_scale));
       break;
     }
   }
@@ -181,14 +208,14 @@ QuantizedTensor assemble(const QuantSpec& spec, std::size_t rows, std::size_t co
   t.codes.resize(encoded_bytes(spec.format, rows * cols));
   encode_f32(spec.format, {y, rows * cols}, t.codes, cast_options(spec));
   if (spec.rule == ScaleRule::none) return t;
-  t.tensor_scale = tensor_scale;
+  t.tensor_scale = spec.rule == ScaleRule::nvfp4_4over6 ? four_over_six_tensor(tensor_scale).dec : tensor_scale;
   t.scales.resize(choice.size());
   for (std::size_t i = 0; i < choice.size(); ++i) t.scales[i] = choice[i].scale;
   if (multiplier_rule(spec.rule)) {
     t.multipliers.resize(choice.size());
     for (std::size_t i = 0; i < choice.size(); ++i) t.multipliers[i] = choice[i].multiplier;
   }
-  if (mx_rule(spec.rule) || spec.rule == ScaleRule::nvfp4) {
+  if (mx_rule(spec.rule) || spec.rule == ScaleRule::nvfp4 || spec.rule == ScaleRule::nvfp4_4over6) {
     t.scale_codes.resize(choice.size());
     for (std::size_t i = 0; i < choice.size(); ++i) t.scale_codes[i] = choice[i].code;
   }

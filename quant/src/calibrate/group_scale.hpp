@@ -41,7 +41,8 @@ void check_finite(const char* fn, std::span<const double> p, const char* what);
 void check_calibration_input(const char* fn, const QuantSpec& spec, const float* p, std::size_t n,
                              const char* what);
 
-// NVFP4's float32 tensor scale of w (1 for the other rules).
+// NVFP4's float32 tensor scale of w; Four Over Six: w's amax, from which both of its levels
+// follow (assemble stores its tensor scale); 1 for the other rules.
 float tensor_scale_of(const QuantSpec& spec, const float* w, std::size_t rows, std::size_t cols);
 
 // The rule's own choice for a group of elements x[0..n) (finite).

@@ -52,8 +52,15 @@ void gemm_operands(const Operand& A, const Operand& B, float* C, std::size_t M, 
 void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<std::uint8_t>* clip_mask);
 // `saturated` (when set) counts the elements above 6 times their block's scale.
 void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols, std::size_t* saturated = nullptr);
+// Quartet II's backward scale override (quartet2/linear.py: (17 / 16) * 0.93, as a float32).
+inline const float kQuartet2BackwardOverride = static_cast<float>((17.0 / 16.0) * 0.93);
+// MS-EDEN as Quartet II's eden_fp4 kernel computes it, per 16-group: tensor scale amax / 255.99 /
+// (6 / override); block scale E4M3(group amax / (6 / override) / tensor scale), 1 if that is 0;
+// codes E2M1(x * (1 / (scale * tensor scale))); the scale times <x,x>/<x,q> (code domain, sums
+// in double where the kernel sums in float32) rounded stochastically to E4M3 with the bits of
+// the group's index; values code * (tensor scale * corrected scale).
 void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed,
-                      std::size_t* saturated = nullptr);
+                      std::size_t* saturated = nullptr, float scale_override = kQuartet2BackwardOverride);
 // Quartet's backward quantizer (SpecialQuant::quartet_sr): element i of the matrix rounds with
 // random_bits(rng_key(seed), i).
 void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed);

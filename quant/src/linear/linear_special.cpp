@@ -126,32 +126,39 @@ void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols, std::s
   }
 }
 
-void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed, std::size_t* saturated) {
+void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed, std::size_t* saturated,
+                      float scale_override) {
   constexpr std::size_t G = 16;
   check_groups("ms_eden", cols, G);
   const std::size_t n = rows * cols;
-  const float ts = nvfp4_tensor_scale(tensor_amax(x, n), 6.0f);
+  // Quartet II's eden_fp4_kernel (kernels/csrc/round_eden_fp4.cu), in float32: the tensor scale
+  // maps the tensor amax onto a block scale of 255.99 (not E4M3's 448) with val_max = 6 /
+  // override, so that a corrected scale (times <x,x>/<x,q>, which exceeds 1) is not clipped at
+  // 448, which would bias that block.
+  const float amax = tensor_amax(x, n);
+  const float val_max = 6.0f / scale_override;
+  const float ts = amax == 0 ? 1.0f : amax / 255.99f / val_max;
   const RngKey key = rng_key(seed);
+  const CastOptions rne{Round::nearest_even, true, false};
   float q[G];
   for (std::size_t g = 0; g < n / G; ++g) {
     float* v = x + g * G;
     float a = 0;
     for (std::size_t i = 0; i < G; ++i) a = std::max(a, std::isfinite(v[i]) ? std::fabs(v[i]) : 0.0f);
-    const float s = nvfp4_block_scale(a, ts, 6.0f).value;
-    const float mult = ts * s;
-    for (std::size_t i = 0; i < G; ++i) {
-      q[i] = mult > 0 ? v[i] / mult : 0.0f;
-      if (saturated && std::fabs(q[i]) > 6.0f) ++*saturated;
-    }
-    e2m1_rtn({q, G});
-    // EDEN's correction <x,x>/<x,q> makes the block unbiased over random rotations; it is
-    // folded into the block scale, which is then rounded stochastically (so stays unbiased).
+    float s = static_cast<float>(decode(ue4m3(), encode(ue4m3(), a / val_max / ts, rne)));
+    if (s == 0) s = 1.0f;  // as the kernel: an underflowing block scale becomes 1
+    const float factor = 1.0f / (s * ts);
     double xx = 0, xq = 0;
     for (std::size_t i = 0; i < G; ++i) {
-      xx += double(v[i]) * v[i];
-      xq += double(v[i]) * (q[i] * mult);
+      q[i] = v[i] * factor;
+      if (saturated && std::fabs(q[i]) > 6.0f) ++*saturated;
     }
-    const double c = xq > 0 ? xx / xq : 1.0;
+    for (std::size_t i = 0; i < G; ++i) xx += double(q[i]) * q[i];
+    e2m1_rtn({q, G});
+    for (std::size_t i = 0; i < G; ++i) xq += double(v[i] * factor) * q[i];
+    // EDEN's correction <x,x>/<x,q> (in the code domain, as the kernel) makes the block unbiased
+    // over random rotations; folded into the block scale, which is then rounded stochastically.
+    const double c = xq == 0 ? 1.0 : xx / xq;
     const CastOptions sr{Round::stochastic, true, false};
     const float s2 = static_cast<float>(decode(ue4m3(), encode(ue4m3(), double(s) * c, sr, random_bits(key, g))));
     const float mult2 = ts * s2;

@@ -36,6 +36,9 @@ bool multiplier_rule(ScaleRule r) {
   return r == ScaleRule::amax || r == ScaleRule::amax_pow2 || r == ScaleRule::absmax_int || r == ScaleRule::mse;
 }
 
+// The two-level rules: a float32 tensor scale times a UE4M3 scale per group.
+bool nvfp4_rule(ScaleRule r) { return r == ScaleRule::nvfp4 || r == ScaleRule::nvfp4_4over6; }
+
 // Every scaled rule saturates: the scale maps amax onto fmt_max, so what lies beyond is a
 // rounding overshoot or a clip (MX, NVFP4 and MSE clip on purpose; torchao clamps too).
 BulkOptions cast_options(const QuantSpec& spec) {
@@ -53,6 +56,8 @@ void check_args(const QuantSpec& spec, const void* x, std::size_t rows, std::siz
   check_shape(spec, rows, cols);
   if (spec.rule == ScaleRule::mx_even && spec.format.kind != Kind::floating)
     throw Error(std::string(fn) + ": rule even needs a floating-point element format, not " + format_name(spec.format));
+  if (spec.rule == ScaleRule::nvfp4_4over6 && !(spec.format == parse_format("e2m1")))
+    throw Error(std::string(fn) + ": rule 4over6 needs e2m1 elements, not " + format_name(spec.format));
   if (x == nullptr && rows * cols != 0) throw Error(std::string(fn) + ": null data for a non-empty tensor");
 }
 
@@ -71,7 +76,7 @@ std::vector<float> gather(const Grid& g, const float* x, std::size_t gi) {
 void prepare_scales(QuantizedTensor& t, std::size_t n) {
   t.scales.assign(n, 1.0f);
   if (multiplier_rule(t.spec.rule)) t.multipliers.assign(n, 1.0f);
-  if (mx_rule(t.spec.rule) || t.spec.rule == ScaleRule::nvfp4) t.scale_codes.resize(n);
+  if (mx_rule(t.spec.rule) || nvfp4_rule(t.spec.rule)) t.scale_codes.resize(n);
 }
 
 // Fills groups [g0, g1) of t's scales from their amaxes amax[0 .. g1 - g0) (NVFP4:
@@ -82,6 +87,7 @@ void fill_scales(QuantizedTensor& t, const float* amax, std::size_t g0, std::siz
   const float fmax = format_max(f);
   switch (spec.rule) {
     case ScaleRule::none:
+    case ScaleRule::nvfp4_4over6:
     case ScaleRule::mse: return;
     case ScaleRule::amax:
     case ScaleRule::amax_pow2:
@@ -99,10 +105,15 @@ void fill_scales(QuantizedTensor& t, const float* amax, std::size_t g0, std::siz
     case ScaleRule::mx_ceil:
     case ScaleRule::mx_even:
     case ScaleRule::mx_rceil:
+    case ScaleRule::mx_torchao_log2:
+    case ScaleRule::mx_te_mxfp4:
+    case ScaleRule::mx_gfloat:
+    case ScaleRule::mx_mlx:
+    case ScaleRule::mx_aiter:
       for (std::size_t i = g0; i < g1; ++i) {
         const int e = mx_rule_exponent(spec.rule, amax[i - g0], f);
         t.scale_codes[i] = e8m0_code(e);
-        t.scales[i] = exp2i(e);
+        t.scales[i] = e8m0_scale(e);
       }
       return;
     case ScaleRule::nvfp4:
@@ -123,6 +134,30 @@ void mse_scales(QuantizedTensor& t, const Grid& g, const float* x) {
   }
 }
 
+// Four Over Six: the tensor level, then each group's choice between scaling it to 6 or to 4.
+void four_over_six_scales(QuantizedTensor& t, const Grid& g, const float* x, float tensor_amax) {
+  const FourOverSixTensor ts = four_over_six_tensor(tensor_amax);
+  t.tensor_scale = ts.dec;
+  const std::size_t n = g.count();
+#pragma omp parallel for schedule(static) if (g.size() >= kParallelMin && n > 1)
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::vector<float> v = gather(g, x, i);
+    const FourOverSixBlock b = four_over_six_block(ts, v.data(), v.size());
+    t.scale_codes[i] = b.code;
+    t.scales[i] = b.scale;
+  }
+}
+
+// The stacks' rules see NaN and Inf in their amax (stack_amax): the groups holding one are read
+// again, only when the tensor has any.
+void stack_amaxes(const QuantSpec& spec, const Grid& g, const float* x, detail::GroupStats& st) {
+  if (st.nan_inputs + st.inf_inputs == 0) return;
+  for (std::size_t i = 0; i < g.count(); ++i) {
+    const std::vector<float> v = gather(g, x, i);
+    st.amax[i] = stack_amax(spec.rule, v.data(), v.size());
+  }
+}
+
 // A tensor built elsewhere with a multiplier rule but no multipliers dequantizes by its scales.
 bool uses_multipliers(const QuantizedTensor& t) { return multiplier_rule(t.spec.rule) && !t.multipliers.empty(); }
 
@@ -131,7 +166,7 @@ bool uses_multipliers(const QuantizedTensor& t) { return multiplier_rule(t.spec.
 // make_ops must come after t's arrays have their final size.
 struct Ops {
   bool identity = false;
-  std::vector<float> own;
+  std::vector<float> own, own_d;  // own_d: Four Over Six's dequantization side
   const float* q = nullptr;
   const float* d = nullptr;
   bool q_mul = true, d_mul = true;
@@ -145,6 +180,11 @@ Ops make_ops(const QuantizedTensor& t, std::size_t n) {
   o.d_mul = !uses_multipliers(t);             // code / s for the multiplier rules
   if (uses_multipliers(t)) {
     o.q = o.d = t.multipliers.data();
+  } else if (t.spec.rule == ScaleRule::nvfp4_4over6) {
+    o.own.resize(n);  // x * (1 / (dec * s)), value code * (dec * s): the authors' arithmetic
+    o.own_d.resize(n);
+    o.q = o.own.data();
+    o.d = o.own_d.data();
   } else {
     o.own.resize(n);
     o.q = o.own.data();
@@ -156,7 +196,12 @@ Ops make_ops(const QuantizedTensor& t, std::size_t n) {
 // Groups [g0, g1) of the operations, once t's scales for them are known.
 void fill_ops(const QuantizedTensor& t, Ops& o, std::size_t g0, std::size_t g1) {
   if (o.identity || uses_multipliers(t)) return;
-  if (t.spec.rule == ScaleRule::nvfp4) {
+  if (t.spec.rule == ScaleRule::nvfp4_4over6) {
+    for (std::size_t i = g0; i < g1; ++i) {
+      o.own_d[i] = t.tensor_scale * t.scales[i];
+      o.own[i] = t.scales[i] != 0 ? 1.0f / o.own_d[i] : 0.0f;  // a zero scale zeroes its block
+    }
+  } else if (t.spec.rule == ScaleRule::nvfp4) {
     // A total that underflows (tensor amax below ~1e-40) is kept nonzero: never divided by 0.
     for (std::size_t i = g0; i < g1; ++i) o.own[i] = std::max(t.tensor_scale * t.scales[i], FLT_TRUE_MIN);
   } else {
@@ -236,7 +281,7 @@ CastReport cast_pass(const QuantSpec& spec, const Grid& g, const Target& t, cons
 // piece of whole rows while it is in cache, one pass over x instead of two.
 bool fusable(const QuantSpec& spec, const Grid& g) {
   const ScaleRule r = spec.rule;
-  return g.rh == 1 && g.cols % 4 == 0 && g.cols > 0 &&
+  return g.rh == 1 && g.cols % 4 == 0 && g.cols > 0 && !stack_e8m0_rule(r) &&
          (r == ScaleRule::amax || r == ScaleRule::amax_pow2 || r == ScaleRule::absmax_int || mx_rule(r));
 }
 
@@ -284,25 +329,29 @@ CastReport run(QuantizedTensor& q, const Target& t, const float* fixed_multiplie
     fused_pass(q, g, t, ops, r.nan_inputs, r.inf_inputs);
     return r;
   }
-  const detail::GroupStats st = detail::group_stats(g, t.x);
+  detail::GroupStats st = detail::group_stats(g, t.x);
+  if (!fixed_multiplier && stack_e8m0_rule(spec.rule)) stack_amaxes(spec, g, t.x, st);
   if (fixed_multiplier) {
     q.multipliers.assign(1, *fixed_multiplier);
     q.scales.assign(1, 1.0f / *fixed_multiplier);
     *amax_out = st.amax[0];
   } else if (spec.rule == ScaleRule::mse) {
     mse_scales(q, g, t.x);
-  } else if (spec.rule == ScaleRule::nvfp4) {
+  } else if (nvfp4_rule(spec.rule)) {
     // The largest group amax (SIMD: the group amaxes are finite and non-negative).
     std::uint32_t bits = 0;
     if (!st.amax.empty()) detail::quant_kernels().group_max(st.amax.data(), st.amax.size(), st.amax.size(), &bits);
     float tensor_amax;
     std::memcpy(&tensor_amax, &bits, 4);
-    q.tensor_scale = nvfp4_tensor_scale(tensor_amax, format_max(spec.format));
+    if (spec.rule == ScaleRule::nvfp4_4over6)
+      four_over_six_scales(q, g, t.x, tensor_amax);
+    else
+      q.tensor_scale = nvfp4_tensor_scale(tensor_amax, format_max(spec.format));
   }
   Ops ops = make_ops(q, g.count());
   // Scales and operations of many groups (a million for NVFP4 on 4096^2): in parallel chunks.
   const std::size_t ng = g.count(), chunk = 4096, nc = (ng + chunk - 1) / chunk;
-  const bool rule_scales = !fixed_multiplier && spec.rule != ScaleRule::mse;
+  const bool rule_scales = !fixed_multiplier && spec.rule != ScaleRule::mse && spec.rule != ScaleRule::nvfp4_4over6;
 #pragma omp parallel for schedule(static) if (ng >= 4 * chunk)
   for (std::size_t c = 0; c < nc; ++c) {
     const std::size_t g0 = c * chunk, g1 = std::min(ng, g0 + chunk);
@@ -353,7 +402,7 @@ double bits_per_element(const QuantSpec& spec, std::size_t rows, std::size_t col
   const Grid g = detail::make_grid(spec, rows, cols);
   double scale_bits = 32.0 * static_cast<double>(g.count());  // float32 multipliers
   if (mx_rule(spec.rule)) scale_bits = 8.0 * static_cast<double>(g.count());
-  if (spec.rule == ScaleRule::nvfp4) scale_bits = 8.0 * static_cast<double>(g.count()) + 32.0;
+  if (nvfp4_rule(spec.rule)) scale_bits = 8.0 * static_cast<double>(g.count()) + 32.0;
   return elem + scale_bits / static_cast<double>(n);
 }
 

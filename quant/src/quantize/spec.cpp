@@ -43,6 +43,9 @@ constexpr NamedRule kRules[] = {
     {"int", ScaleRule::absmax_int}, {"mx", ScaleRule::mx},  {"floor", ScaleRule::mx},
     {"ceil", ScaleRule::mx_ceil},   {"even", ScaleRule::mx_even}, {"rceil", ScaleRule::mx_rceil},
     {"nvfp4", ScaleRule::nvfp4}, {"mse", ScaleRule::mse},
+    {"torchao-log2", ScaleRule::mx_torchao_log2}, {"te-mxfp4", ScaleRule::mx_te_mxfp4},
+    {"gfloat", ScaleRule::mx_gfloat}, {"mlx", ScaleRule::mx_mlx}, {"aiter", ScaleRule::mx_aiter},
+    {"4over6", ScaleRule::nvfp4_4over6},
 };
 
 // 16-bit and wider floats (bf16, fp16, tf32) are used as plain casts, the way frameworks use
@@ -80,7 +83,7 @@ QuantSpec parse_quant_spec(std::string_view text) {
   const auto parts = split(t, ':');
   const auto fail = [&](const std::string& why) -> Error {
     return Error("quantization spec '" + std::string(text) + "': " + why +
-                 " (expected <format>[:tensor|row|col|b<N>|t<N>][:none|amax|pow2|int|mx|floor|ceil|even|rceil|nvfp4|mse]"
+                 " (expected <format>[:tensor|row|col|b<N>|t<N>][:none|amax|pow2|int|mx|floor|ceil|even|rceil|nvfp4|mse|torchao-log2|te-mxfp4|gfloat|mlx|aiter|4over6]"
                  "[:<rounding>][:sat])");
   };
   if (parts.empty() || parts[0].empty()) throw fail("empty format");
@@ -132,7 +135,15 @@ QuantSpec parse_quant_spec(std::string_view text) {
   // EVEN rounds amax to the element's mantissa width, which only a float format has.
   if (s.rule == ScaleRule::mx_even && s.format.kind != Kind::floating)
     throw fail("rule even needs a floating-point element format");
+  if (s.rule == ScaleRule::nvfp4_4over6 && !(s.format == parse_format("e2m1")))
+    throw fail("rule 4over6 needs e2m1 elements");
   return s;
+}
+
+std::string_view rule_name(ScaleRule rule) {
+  for (const auto& n : kRules)
+    if (n.rule == rule) return n.name;  // the first spelling: mx, not floor
+  return "?";
 }
 
 std::string describe(const QuantSpec& s) {
@@ -144,11 +155,7 @@ std::string describe(const QuantSpec& s) {
     case Granularity::block: r += ":b" + std::to_string(s.block); break;
     case Granularity::tile: r += ":t" + std::to_string(s.block); break;
   }
-  for (const auto& n : kRules)
-    if (n.rule == s.rule) {
-      r.append(":").append(n.name);  // the first spelling: mx, not floor
-      break;
-    }
+  r.append(":").append(rule_name(s.rule));
   r.append(":").append(round_name(s.cast.round));
   r.append(s.cast.saturate ? ":sat" : ":nosat");
   if (s.pad) r += ":pad";

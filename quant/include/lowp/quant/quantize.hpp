@@ -37,9 +37,16 @@ enum class ScaleRule : std::uint8_t {
   mx,         // MX FLOOR (OCP): E8M0 scale 2^(floor(log2 amax) - emax_elem); elements saturate
   mx_ceil,    // MX CEIL: 2^(ceil(log2 amax) - emax_elem)
   mx_even,    // MX EVEN: FLOOR of amax rounded to the element's mantissa width
-  mx_rceil,   // MX RCEIL: amax * (1 / fmt_max) rounded up to a power of two
+  mx_rceil,   // MX RCEIL (cuBLAS / TransformerEngine cvt.rp): amax * (1 / fmt_max) rounded up to a power of two
   nvfp4,      // two levels: float32 tensor scale amax / (448 * 6), UE4M3 scale per 16-block
   mse,        // weights: per group, the clip ratio that minimises the squared error
+  // E8M0 rules named after the stack whose arithmetic they reproduce (scale_rules.hpp):
+  mx_torchao_log2,  // torchao's eager RCEIL before Aug 2026: ceil(float32 log2(amax * (1 / max)))
+  mx_te_mxfp4,      // TransformerEngine's MXFP4 reference: ceil(float32 log2(amax / max)), NaN blocks
+  mx_gfloat,        // gfloat round_float(ocp_e8m0, amax / max), ties to even code, underflow 2^-127
+  mx_mlx,           // MLX: round(float32 log2(amax / max)), ties away
+  mx_aiter,         // ROCm aiter RoundUp: float32 exponent field of amax * (1 / max), bumped
+  nvfp4_4over6,     // Four Over Six: NVFP4 with each 16-block scaled to 6 or to 4 (smaller error)
 };
 
 struct QuantSpec {
@@ -55,13 +62,17 @@ struct QuantSpec {
 // Text spelling of a spec, used by recipes and the CLI:
 //   <format>[:<granularity>][:<rule>][:<round>][:sat]
 //   granularity: tensor | row | col | b<N> (1-D block) | t<N> (tile); rule: none, amax, pow2,
-//   int, mx (= floor), floor, ceil, even, rceil, nvfp4, mse (the MX rules: scale_rules.hpp); round: nearest, away, zero, up, down, stochastic, odd.
+//   int, mx (= floor), floor, ceil, even, rceil, nvfp4, mse, and the stacks' rules torchao-log2,
+//   te-mxfp4, gfloat, mlx, aiter, 4over6 (scale_rules.hpp); round: nearest, away, zero, up, down,
+//   stochastic, odd.
 // Presets: "mxfp8" = e4m3:b32:floor, "mxfp6" = e2m3:b32:mx, "mxfp4" = e2m1:b32:mx,
 // "nvfp4" = e2m1:b16:nvfp4, and every format name alone (per-tensor amax, or none for
 // 16-bit and wider floats: bf16, fp16, tf32 are plain casts).
 // Throws lowp::Error naming the text on anything unknown.
 QuantSpec parse_quant_spec(std::string_view text);
 std::string describe(const QuantSpec& spec);
+// The spec spelling of a rule (its first one: mx, not floor).
+std::string_view rule_name(ScaleRule rule);
 
 // Throws lowp::Error (one line, naming the shape and block) when the shape does not fit the
 // granularity and padding was not asked for, or when rows * cols == 0 is not allowed.
