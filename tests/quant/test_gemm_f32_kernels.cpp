@@ -270,40 +270,30 @@ TEST(GemvF32Kernels, EveryIsaAndStoredTypeMatchesTheFmaOracleBitwise) {
       const std::size_t N = s[0], K = s[1];
       const StoredCases sc(N, K, 61);
       const auto x = test::normal_floats(K, 62), y0 = test::normal_floats(N, 63);
-      for (const auto& c : sc.cases)
-        for (bool acc : {false, true})
-          for (int threads : {1, 2, 3}) {
-            detail::GemmF32Args g;
-            g.a = x.data();
-            g.a_rs = K;
-            g.b = c.m;
-            std::vector<float> y = y0;
-            g.c = y.data();
-            g.M = 1;
-            g.N = N;
-            g.K = K;
-            g.accumulate = acc;
-            detail::gemv_f32_run(g, kern, threads);
-            EXPECT_TRUE(same_bits(y, oracle(x, c.widened, y0, 1, N, K, acc)))
-                << isa_name(isa) << " " << c.name << " N=" << N << " K=" << K << " accumulate=" << acc
-                << " threads=" << threads;
-          }
-      // B stored transposed (K x N), and x as a transposed 1 x K A (stride 1 either way).
+      // y0 (+)= x B^T by the kernel, B stored as `m` or, when bt is set, transposed (K x N).
+      const auto gemv = [&](const StoredMatrix& m, const float* bt, bool acc, int threads) {
+        detail::GemmF32Args g;
+        g.a = x.data();
+        g.a_rs = K;
+        g.b = m;
+        g.b_t = bt;
+        std::vector<float> y = y0;
+        g.c = y.data();
+        g.M = 1;
+        g.N = N;
+        g.K = K;
+        g.accumulate = acc;
+        detail::gemv_f32_run(g, kern, threads);
+        return y;
+      };
       const auto Bt = transposed(sc.f32, N, K);
       for (bool acc : {false, true})
-        for (int threads : {1, 2}) {
-          detail::GemmF32Args g;
-          g.a = x.data();
-          g.a_rs = K;
-          g.b_t = Bt.data();
-          std::vector<float> y = y0;
-          g.c = y.data();
-          g.M = 1;
-          g.N = N;
-          g.K = K;
-          g.accumulate = acc;
-          detail::gemv_f32_run(g, kern, threads);
-          EXPECT_TRUE(same_bits(y, oracle(x, sc.f32, y0, 1, N, K, acc)))
+        for (int threads : {1, 2, 3}) {
+          for (const auto& c : sc.cases)
+            EXPECT_TRUE(same_bits(gemv(c.m, nullptr, acc, threads), oracle(x, c.widened, y0, 1, N, K, acc)))
+                << isa_name(isa) << " " << c.name << " N=" << N << " K=" << K << " accumulate=" << acc
+                << " threads=" << threads;
+          EXPECT_TRUE(same_bits(gemv({}, Bt.data(), acc, threads), oracle(x, sc.f32, y0, 1, N, K, acc)))
               << isa_name(isa) << " B transposed N=" << N << " K=" << K << " accumulate=" << acc
               << " threads=" << threads;
         }

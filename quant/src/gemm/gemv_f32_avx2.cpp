@@ -1,5 +1,5 @@
-// AVX2 + FMA one-row GEMM: 8 rows of B at a time, one per lane; each step transposes an 8 x 8
-// square of them (f16 / bf16 widened in registers) and runs the rows' chains in k order.
+// AVX2 + FMA one-row GEMM (gemv_f32_simd.hpp): 8 rows of B at a time, one per lane; f16 / bf16
+// widened in registers, an 8 x 8 square transposed per step.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -29,8 +29,18 @@ struct LoadBf16 {  // bf16 is the top half of a float32
   }
 };
 
+struct V256 {
+  using R = __m256;
+  static constexpr std::size_t W = 8;
+  static R zero() { return _mm256_setzero_ps(); }
+  static R broadcast(float x) { return _mm256_set1_ps(x); }
+  static R fma(R x, R y, R z) { return _mm256_fmadd_ps(x, y, z); }
+  static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
+  static void transpose(R r[8]);
+};
+
 // r[i] = row i (8 columns) -> r[c] = column c (8 rows).
-inline void transpose8(__m256 r[8]) {
+void V256::transpose(__m256 r[8]) {
   __m256 t[8];
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
@@ -49,27 +59,9 @@ inline void transpose8(__m256 r[8]) {
   for (int i = 0; i < 8; ++i) r[i] = t[i];
 }
 
-template <class Load, StoredType T>
-void rows8(const float* x, const void* const* w, std::size_t kc, float* acc) {
-  __m256 a = _mm256_setzero_ps();
-  std::size_t k = 0;
-  for (; k + 8 <= kc; k += 8) {
-    __m256 r[8];
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) r[i] = Load::load(w[i], k);
-    transpose8(r);
-#pragma GCC unroll 8
-    for (int c = 0; c < 8; ++c) a = _mm256_fmadd_ps(_mm256_set1_ps(x[k + c]), r[c], a);
-  }
-  _mm256_storeu_ps(acc, a);
-  gemv_rows_tail(T, x, w, 8, k, kc, acc);
-}
-
 }  // namespace
 
-const GemvF32Kernel kGemvF32Avx2 = {8,
-                                    {&rows8<LoadF32, StoredType::f32>, &rows8<LoadF16, StoredType::f16>,
-                                     &rows8<LoadBf16, StoredType::bf16>},
-                                    &gemv_simd_cols<xsimd::fma3<xsimd::avx2>, Fma256>};
+const GemvF32Kernel kGemvF32Avx2 =
+    gemv_simd_table<V256, LoadF32, LoadF16, LoadBf16, Fma256, xsimd::fma3<xsimd::avx2>>();
 
 }  // namespace lowp::quant::detail

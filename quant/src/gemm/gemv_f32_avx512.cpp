@@ -1,6 +1,5 @@
-// AVX-512 one-row GEMM: 16 rows of B at a time, one per lane. Each step loads 16 elements of
-// each of the 16 rows (widening f16 / bf16 in registers), transposes the 16 x 16 square and
-// runs the 16 fused multiply-adds of every row's chain in k order.
+// AVX-512 one-row GEMM (gemv_f32_simd.hpp): 16 rows of B at a time, one per lane; f16 / bf16
+// widened in registers, a 16 x 16 square transposed per step.
 #include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
 #include <immintrin.h>
 
@@ -31,8 +30,18 @@ struct LoadBf16 {  // bf16 is the top half of a float32
   }
 };
 
+struct V512 {
+  using R = __m512;
+  static constexpr std::size_t W = 16;
+  static R zero() { return _mm512_setzero_ps(); }
+  static R broadcast(float x) { return _mm512_set1_ps(x); }
+  static R fma(R x, R y, R z) { return _mm512_fmadd_ps(x, y, z); }
+  static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
+  static void transpose(R r[16]);
+};
+
 // r[i] = row i (16 columns) -> r[c] = column c (16 rows).
-inline void transpose16(__m512 r[16]) {
+void V512::transpose(__m512 r[16]) {
   __m512 t[16];
   for (int i = 0; i < 16; i += 2) {  // within 128-bit lanes: pairs of rows interleaved
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
@@ -58,27 +67,9 @@ inline void transpose16(__m512 r[16]) {
   }
 }
 
-template <class Load, StoredType T>
-void rows16(const float* x, const void* const* w, std::size_t kc, float* acc) {
-  __m512 a = _mm512_setzero_ps();
-  std::size_t k = 0;
-  for (; k + 16 <= kc; k += 16) {
-    __m512 r[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; ++i) r[i] = Load::load(w[i], k);
-    transpose16(r);
-#pragma GCC unroll 16
-    for (int c = 0; c < 16; ++c) a = _mm512_fmadd_ps(_mm512_set1_ps(x[k + c]), r[c], a);
-  }
-  _mm512_storeu_ps(acc, a);
-  gemv_rows_tail(T, x, w, 16, k, kc, acc);
-}
-
 }  // namespace
 
-const GemvF32Kernel kGemvF32Avx512 = {16,
-                                      {&rows16<LoadF32, StoredType::f32>, &rows16<LoadF16, StoredType::f16>,
-                                       &rows16<LoadBf16, StoredType::bf16>},
-                                      &gemv_simd_cols<xsimd::avx512f, Fma512>};
+const GemvF32Kernel kGemvF32Avx512 =
+    gemv_simd_table<V512, LoadF32, LoadF16, LoadBf16, Fma512, xsimd::avx512f>();
 
 }  // namespace lowp::quant::detail
