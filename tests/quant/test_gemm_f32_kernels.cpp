@@ -130,77 +130,8 @@ void widen_q8(const void* ctx, const void* row, std::size_t k0, std::size_t n, f
   }
 }
 
-TEST(GemmF32Kernels, StoredWeightsWidenInsideTheGemm) {
-  // K: two full K blocks and a part, 17 blocks of 32; M: enough work for gemm_f32 to take two
-  // threads, which then share one packed (widened) B.
-  const std::size_t M = 240, N = 70, K = 544;
-  const auto A = test::normal_floats(M * K, 41), Bf = test::normal_floats(N * K, 42);
-  std::vector<std::uint16_t> b16(N * K), h16(N * K);
-  std::vector<float> wb(N * K), wh(N * K);
-  for (std::size_t i = 0; i < N * K; ++i) {
-    b16[i] = f32_to_bf16(Bf[i]);
-    h16[i] = f32_to_f16(Bf[i]);
-    wb[i] = bf16_to_f32(b16[i]);
-    wh[i] = f16_to_f32(h16[i]);
-  }
-  // Rows stored in reverse order, read through row_map.
-  std::vector<std::uint32_t> rev(N);
-  std::vector<std::uint16_t> b16r(N * K);
-  std::vector<float> wr(N * K);
-  for (std::size_t r = 0; r < N; ++r) {
-    rev[r] = static_cast<std::uint32_t>(N - 1 - r);
-    std::memcpy(&b16r[(N - 1 - r) * K], &b16[r * K], K * 2);
-  }
-  std::vector<std::uint8_t> q8(N * (K / 32) * 36);
-  std::vector<float> wq(N * K);
-  for (std::size_t r = 0; r < N; ++r)
-    for (std::size_t b = 0; b < K / 32; ++b) {
-      const float d = 0.01f * static_cast<float>(b + 1);
-      std::uint8_t* blk = &q8[(r * (K / 32) + b) * 36];
-      std::memcpy(blk, &d, 4);
-      for (std::size_t i = 0; i < 32; ++i) {
-        const auto q = static_cast<std::int8_t>(std::lround(std::clamp(Bf[r * K + b * 32 + i] * 40.0f, -127.0f, 127.0f)));
-        blk[4 + i] = static_cast<std::uint8_t>(q);
-        wq[r * K + b * 32 + i] = d * static_cast<float>(q);
-      }
-    }
-  Q8Ctx ctx;
-  StoredMatrix custom{StoredType::custom, q8.data(), N, K, nullptr, (K / 32) * 36, 32, &widen_q8, &ctx};
-  const std::vector<float> zero(M * N);
-  const struct {
-    StoredMatrix m;
-    const std::vector<float>* widened;
-    const char* name;
-  } cases[] = {{{StoredType::bf16, b16.data(), N, K}, &wb, "bf16"},
-               {{StoredType::f16, h16.data(), N, K}, &wh, "f16"},
-               {{StoredType::bf16, b16r.data(), N, K, rev.data()}, &wb, "bf16 row_map"},
-               {custom, &wq, "custom q8"}};
-  for (const auto& c : cases)
-    for (int threads : {1, 2}) {
-      std::vector<float> C(M * N);
-      gemm_f32(A.data(), c.m, C.data(), M, false, threads);
-      EXPECT_TRUE(same_bits(C, oracle(A, *c.widened, zero, M, N, K, false))) << c.name << " threads=" << threads;
-      std::vector<float> rows(3 * K);
-      widen_rows(c.m, 5, 3, rows.data());
-      EXPECT_EQ(std::memcmp(rows.data(), c.widened->data() + 5 * K, rows.size() * 4), 0) << c.name;
-    }
-  EXPECT_GT(ctx.calls, 0);
-}
-
-TEST(GemmF32Kernels, StoredMatrixBadArguments) {
-  std::vector<float> A(4), C(4);
-  std::vector<std::uint16_t> b(4);
-  using test::expect_error;
-  StoredMatrix m{StoredType::custom, b.data(), 2, 2, nullptr, 4, 3, nullptr, nullptr};
-  expect_error([&] { gemm_f32(A.data(), m, C.data(), 2); }, {"custom stored matrix", "block 3"});
-  expect_error([&] { widen_rows({StoredType::bf16, b.data(), 2, 2}, 1, 2, A.data()); }, {"rows [1, 3)", "of 2"});
-  expect_error([&] { gemm_f32(A.data(), StoredMatrix{StoredType::bf16, nullptr, 2, 2}, C.data(), 2); }, {"B is null"});
-}
-
-
-// ---- The one-row GEMM (gemv_f32_kernels.hpp), which gemm_f32 runs when M = 1.
-
-// B (N x K) stored every way the GEMV reads it, each with the float32 values it stands for.
+// B (N x K) stored every way gemm_f32 reads it (f32, bf16, f16, rows through row_map, the Q8-like
+// custom type when K is a multiple of 32), each with the float32 values it stands for.
 struct StoredCase {
   std::string name;
   StoredMatrix m;
@@ -253,6 +184,38 @@ struct StoredCases {
     }
   }
 };
+
+TEST(GemmF32Kernels, StoredWeightsWidenInsideTheGemm) {
+  // K: two full K blocks and a part, 17 blocks of 32; M: enough work for gemm_f32 to take two
+  // threads, which then share one packed (widened) B.
+  const std::size_t M = 240, N = 70, K = 544;
+  const auto A = test::normal_floats(M * K, 41);
+  const StoredCases sc(N, K, 42);
+  const std::vector<float> zero(M * N);
+  for (const auto& c : sc.cases)
+    for (int threads : {1, 2}) {
+      std::vector<float> C(M * N);
+      gemm_f32(A.data(), c.m, C.data(), M, false, threads);
+      EXPECT_TRUE(same_bits(C, oracle(A, c.widened, zero, M, N, K, false))) << c.name << " threads=" << threads;
+      std::vector<float> rows(3 * K);
+      widen_rows(c.m, 5, 3, rows.data());
+      EXPECT_EQ(std::memcmp(rows.data(), c.widened.data() + 5 * K, rows.size() * 4), 0) << c.name;
+    }
+  EXPECT_GT(sc.ctx.calls, 0);
+}
+
+TEST(GemmF32Kernels, StoredMatrixBadArguments) {
+  std::vector<float> A(4), C(4);
+  std::vector<std::uint16_t> b(4);
+  using test::expect_error;
+  StoredMatrix m{StoredType::custom, b.data(), 2, 2, nullptr, 4, 3, nullptr, nullptr};
+  expect_error([&] { gemm_f32(A.data(), m, C.data(), 2); }, {"custom stored matrix", "block 3"});
+  expect_error([&] { widen_rows({StoredType::bf16, b.data(), 2, 2}, 1, 2, A.data()); }, {"rows [1, 3)", "of 2"});
+  expect_error([&] { gemm_f32(A.data(), StoredMatrix{StoredType::bf16, nullptr, 2, 2}, C.data(), 2); }, {"B is null"});
+}
+
+
+// ---- The one-row GEMM (gemv_f32_kernels.hpp), which gemm_f32 runs when M = 1.
 
 // N x K: row counts around each kernel's rows (4, 8, 16) and K around its squares and the
 // K block of 256, so that both the kernels' tails and the driver's last rows run.
