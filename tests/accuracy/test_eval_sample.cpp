@@ -6,6 +6,8 @@
 // T multiplying instead of dividing), so the test has the power to fail.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
 #include <cstdint>
@@ -106,6 +108,17 @@ TEST(Sample, GenerateOutputChangesWithTheSeed) {
   ASSERT_EQ(b.code, 0) << b.err;
   EXPECT_EQ(a.out, a2.out);
   EXPECT_NE(a.out, b.out);
+}
+
+// --timing adds one stderr line counting the generated tokens (greedy from BOS: shakespeare's
+// model never samples BOS, so all --max-tokens of them) and nothing to stdout.
+TEST(Sample, GenerateTimingLine) {
+  const auto plain = lowp::test::lowp_run({"generate", "--model", "shakespeare", "--max-tokens", "12"});
+  const auto timed = lowp::test::lowp_run({"generate", "--model", "shakespeare", "--max-tokens", "12", "--timing"});
+  ASSERT_EQ(timed.code, 0) << timed.err;
+  EXPECT_EQ(timed.out, plain.out);
+  EXPECT_TRUE(std::regex_match(timed.err, std::regex("generated 12 tokens in [0-9]+\\.[0-9]{3} s: [0-9]+\\.[0-9]{2} tokens/s\n")))
+      << timed.err;
 }
 
 }  // namespace

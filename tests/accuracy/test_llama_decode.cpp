@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <span>
 #include <string>
@@ -141,6 +142,30 @@ TEST(Decode, BadInputIsOneLine) {
     EXPECT_NE(msg.find("--max-memory"), std::string::npos) << msg;
   }
   set_max_memory(0);
+}
+
+// `lowp generate` reads a GGUF's weights mapped in their stored type, each decode step's
+// one-row products widening them (Q4_K, Q6_K, Q8_0 blocks, bf16) as it goes: its logits are
+// bitwise the evaluator's on the float32 copy that load_gguf widens at load (ggml's own values,
+// GgmlDequant.BitExactAgainstGgml), at two threads (the GEMV splits the rows of the larger
+// weights between them).
+TEST(Decode, MappedGgufWeightsGiveTheWidenedEvaluatorsLogits) {
+  const std::string dir = shared_path("gguf");
+  for (const std::string t : {"Q4_K_M", "Q6_K", "Q8_0", "BF16"}) {
+    const std::string path = dir + "/modelA-" + t + ".gguf";
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " (../shared/gguf) is absent";
+    const LlamaModel mapped = load_gguf(path, WeightStorage::mapped), widened = load_gguf(path);
+    ASSERT_TRUE(mapped.mapped);
+    const std::size_t n = 10, vocab = static_cast<std::size_t>(widened.config.vocab_size);
+    const auto tokens = random_tokens(n, widened.config.vocab_size, 5);
+    const Recipe r = find_recipe("fp32");
+    Decoder d(mapped, r, n, 2);
+    for (std::size_t p = 0; p < n; ++p) {
+      const std::span<const float> got = d.step(tokens[p]);
+      const std::vector<float> want = eval_logits(widened, std::span(tokens).first(p + 1), r);
+      EXPECT_TRUE(same_bits(got, std::span(want).subspan(p * vocab, vocab))) << t << ": position " << p;
+    }
+  }
 }
 
 }  // namespace

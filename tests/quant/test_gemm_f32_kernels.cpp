@@ -4,11 +4,14 @@
 // stored as bf16 / f16 / a custom block type widened inside the GEMM.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "../../quant/src/gemm/gemm_f32_kernels.hpp"
+#include "../../quant/src/gemm/gemv_f32_kernels.hpp"
 #include "lowp/numerics/half.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "support/test_support.hpp"
@@ -127,61 +130,78 @@ void widen_q8(const void* ctx, const void* row, std::size_t k0, std::size_t n, f
   }
 }
 
+// B (N x K) stored every way gemm_f32 reads it (f32, bf16, f16, rows through row_map, the Q8-like
+// custom type when K is a multiple of 32), each with the float32 values it stands for.
+struct StoredCase {
+  std::string name;
+  StoredMatrix m;
+  std::vector<float> widened;
+};
+struct StoredCases {
+  std::vector<std::uint16_t> b16, h16, b16r;
+  std::vector<std::uint32_t> rev;
+  std::vector<std::uint8_t> q8;
+  std::vector<float> f32;
+  mutable Q8Ctx ctx;
+  std::vector<StoredCase> cases;
+  StoredCases(std::size_t N, std::size_t K, std::uint32_t seed) : f32(test::normal_floats(N * K, seed)) {
+    b16.resize(N * K);
+    h16.resize(N * K);
+    std::vector<float> wb(N * K), wh(N * K);
+    for (std::size_t i = 0; i < N * K; ++i) {
+      b16[i] = f32_to_bf16(f32[i]);
+      h16[i] = f32_to_f16(f32[i]);
+      wb[i] = bf16_to_f32(b16[i]);
+      wh[i] = f16_to_f32(h16[i]);
+    }
+    rev.resize(N);
+    b16r.resize(N * K);
+    for (std::size_t r = 0; r < N; ++r) {
+      rev[r] = static_cast<std::uint32_t>(N - 1 - r);
+      std::memcpy(&b16r[(N - 1 - r) * K], &b16[r * K], K * 2);
+    }
+    cases.push_back({"f32", {StoredType::f32, f32.data(), N, K}, f32});
+    cases.push_back({"bf16", {StoredType::bf16, b16.data(), N, K}, wb});
+    cases.push_back({"f16", {StoredType::f16, h16.data(), N, K}, wh});
+    cases.push_back({"bf16 row_map", {StoredType::bf16, b16r.data(), N, K, rev.data()}, wb});
+    if (K % 32 == 0) {  // the Q8-like custom type: blocks of 32
+      q8.resize(N * (K / 32) * 36);
+      std::vector<float> wq(N * K);
+      for (std::size_t r = 0; r < N; ++r)
+        for (std::size_t b = 0; b < K / 32; ++b) {
+          const float d = 0.01f * static_cast<float>(b + 1);
+          std::uint8_t* blk = &q8[(r * (K / 32) + b) * 36];
+          std::memcpy(blk, &d, 4);
+          for (std::size_t i = 0; i < 32; ++i) {
+            const auto q = static_cast<std::int8_t>(
+                std::lround(std::clamp(f32[r * K + b * 32 + i] * 40.0f, -127.0f, 127.0f)));
+            blk[4 + i] = static_cast<std::uint8_t>(q);
+            wq[r * K + b * 32 + i] = d * static_cast<float>(q);
+          }
+        }
+      cases.push_back(
+          {"custom q8", {StoredType::custom, q8.data(), N, K, nullptr, (K / 32) * 36, 32, &widen_q8, &ctx}, wq});
+    }
+  }
+};
+
 TEST(GemmF32Kernels, StoredWeightsWidenInsideTheGemm) {
   // K: two full K blocks and a part, 17 blocks of 32; M: enough work for gemm_f32 to take two
   // threads, which then share one packed (widened) B.
   const std::size_t M = 240, N = 70, K = 544;
-  const auto A = test::normal_floats(M * K, 41), Bf = test::normal_floats(N * K, 42);
-  std::vector<std::uint16_t> b16(N * K), h16(N * K);
-  std::vector<float> wb(N * K), wh(N * K);
-  for (std::size_t i = 0; i < N * K; ++i) {
-    b16[i] = f32_to_bf16(Bf[i]);
-    h16[i] = f32_to_f16(Bf[i]);
-    wb[i] = bf16_to_f32(b16[i]);
-    wh[i] = f16_to_f32(h16[i]);
-  }
-  // Rows stored in reverse order, read through row_map.
-  std::vector<std::uint32_t> rev(N);
-  std::vector<std::uint16_t> b16r(N * K);
-  std::vector<float> wr(N * K);
-  for (std::size_t r = 0; r < N; ++r) {
-    rev[r] = static_cast<std::uint32_t>(N - 1 - r);
-    std::memcpy(&b16r[(N - 1 - r) * K], &b16[r * K], K * 2);
-  }
-  std::vector<std::uint8_t> q8(N * (K / 32) * 36);
-  std::vector<float> wq(N * K);
-  for (std::size_t r = 0; r < N; ++r)
-    for (std::size_t b = 0; b < K / 32; ++b) {
-      const float d = 0.01f * static_cast<float>(b + 1);
-      std::uint8_t* blk = &q8[(r * (K / 32) + b) * 36];
-      std::memcpy(blk, &d, 4);
-      for (std::size_t i = 0; i < 32; ++i) {
-        const auto q = static_cast<std::int8_t>(std::lround(std::clamp(Bf[r * K + b * 32 + i] * 40.0f, -127.0f, 127.0f)));
-        blk[4 + i] = static_cast<std::uint8_t>(q);
-        wq[r * K + b * 32 + i] = d * static_cast<float>(q);
-      }
-    }
-  Q8Ctx ctx;
-  StoredMatrix custom{StoredType::custom, q8.data(), N, K, nullptr, (K / 32) * 36, 32, &widen_q8, &ctx};
+  const auto A = test::normal_floats(M * K, 41);
+  const StoredCases sc(N, K, 42);
   const std::vector<float> zero(M * N);
-  const struct {
-    StoredMatrix m;
-    const std::vector<float>* widened;
-    const char* name;
-  } cases[] = {{{StoredType::bf16, b16.data(), N, K}, &wb, "bf16"},
-               {{StoredType::f16, h16.data(), N, K}, &wh, "f16"},
-               {{StoredType::bf16, b16r.data(), N, K, rev.data()}, &wb, "bf16 row_map"},
-               {custom, &wq, "custom q8"}};
-  for (const auto& c : cases)
+  for (const auto& c : sc.cases)
     for (int threads : {1, 2}) {
       std::vector<float> C(M * N);
       gemm_f32(A.data(), c.m, C.data(), M, false, threads);
-      EXPECT_TRUE(same_bits(C, oracle(A, *c.widened, zero, M, N, K, false))) << c.name << " threads=" << threads;
+      EXPECT_TRUE(same_bits(C, oracle(A, c.widened, zero, M, N, K, false))) << c.name << " threads=" << threads;
       std::vector<float> rows(3 * K);
       widen_rows(c.m, 5, 3, rows.data());
-      EXPECT_EQ(std::memcmp(rows.data(), c.widened->data() + 5 * K, rows.size() * 4), 0) << c.name;
+      EXPECT_EQ(std::memcmp(rows.data(), c.widened.data() + 5 * K, rows.size() * 4), 0) << c.name;
     }
-  EXPECT_GT(ctx.calls, 0);
+  EXPECT_GT(sc.ctx.calls, 0);
 }
 
 TEST(GemmF32Kernels, StoredMatrixBadArguments) {
@@ -192,6 +212,72 @@ TEST(GemmF32Kernels, StoredMatrixBadArguments) {
   expect_error([&] { gemm_f32(A.data(), m, C.data(), 2); }, {"custom stored matrix", "block 3"});
   expect_error([&] { widen_rows({StoredType::bf16, b.data(), 2, 2}, 1, 2, A.data()); }, {"rows [1, 3)", "of 2"});
   expect_error([&] { gemm_f32(A.data(), StoredMatrix{StoredType::bf16, nullptr, 2, 2}, C.data(), 2); }, {"B is null"});
+}
+
+
+// ---- The one-row GEMM (gemv_f32_kernels.hpp), which gemm_f32 runs when M = 1.
+
+// N x K: row counts around each kernel's rows (4, 8, 16) and K around its squares and the
+// K block of 256, so that both the kernels' tails and the driver's last rows run.
+const std::size_t kGemvShapes[][2] = {{1, 1},   {3, 5},    {16, 16},  {17, 31},  {33, 256},
+                                      {70, 257}, {48, 544}, {100, 600}, {37, 1000}};
+
+TEST(GemvF32Kernels, EveryIsaAndStoredTypeMatchesTheFmaOracleBitwise) {
+  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+    if (!isa_available(isa)) {
+      std::printf("[  SKIPPED ] %s: not available on this CPU\n", std::string(isa_name(isa)).c_str());
+      continue;
+    }
+    const auto& kern = detail::gemv_f32_kernel(isa);
+    for (const auto& s : kGemvShapes) {
+      const std::size_t N = s[0], K = s[1];
+      const StoredCases sc(N, K, 61);
+      const auto x = test::normal_floats(K, 62), y0 = test::normal_floats(N, 63);
+      // y0 (+)= x B^T by the kernel, B stored as `m` or, when bt is set, transposed (K x N).
+      const auto gemv = [&](const StoredMatrix& m, const float* bt, bool acc, int threads) {
+        detail::GemmF32Args g;
+        g.a = x.data();
+        g.a_rs = K;
+        g.b = m;
+        g.b_t = bt;
+        std::vector<float> y = y0;
+        g.c = y.data();
+        g.M = 1;
+        g.N = N;
+        g.K = K;
+        g.accumulate = acc;
+        detail::gemv_f32_run(g, kern, threads);
+        return y;
+      };
+      const auto Bt = transposed(sc.f32, N, K);
+      for (bool acc : {false, true})
+        for (int threads : {1, 2, 3}) {
+          for (const auto& c : sc.cases)
+            EXPECT_TRUE(same_bits(gemv(c.m, nullptr, acc, threads), oracle(x, c.widened, y0, 1, N, K, acc)))
+                << isa_name(isa) << " " << c.name << " N=" << N << " K=" << K << " accumulate=" << acc
+                << " threads=" << threads;
+          EXPECT_TRUE(same_bits(gemv({}, Bt.data(), acc, threads), oracle(x, sc.f32, y0, 1, N, K, acc)))
+              << isa_name(isa) << " B transposed N=" << N << " K=" << K << " accumulate=" << acc
+              << " threads=" << threads;
+        }
+    }
+  }
+}
+
+// The public gemm_f32 with M = 1 runs the GEMV: row i of an M-row product computed by the
+// packed GEMM has the bits of the one-row product of row i (the decode step relies on it).
+TEST(GemvF32Kernels, OneRowOfTheGemmIsTheGemv) {
+  const std::size_t M = 96, N = 300, K = 600;  // enough work for the GEMM to take both threads
+  const StoredCases sc(N, K, 71);
+  const auto A = test::normal_floats(M * K, 72);
+  for (const auto& c : sc.cases) {
+    std::vector<float> C(M * N), y(N);
+    gemm_f32(A.data(), c.m, C.data(), M, false, 2);
+    for (std::size_t i : {std::size_t{0}, std::size_t{37}, M - 1}) {
+      gemm_f32(A.data() + i * K, c.m, y.data(), 1, false, 2);
+      EXPECT_EQ(std::memcmp(y.data(), C.data() + i * N, N * sizeof(float)), 0) << c.name << " row " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -2,8 +2,14 @@
 // run.c does: the prompt (from BOS) is fed token by token through a KV cache (Decoder), then
 // each next token is the argmax (temperature 0) or a sample of softmax(logits / T); it stops
 // at BOS, at --max-tokens new tokens, or at the model's seq_len.
+//
+// The weights stay as the file stores them (a GGUF's block types, bf16, f16), read in place by
+// every step as `lowp eval` reads them: the bits are those of the widened copy (the same
+// decoders), without the float32 copy's memory or bandwidth.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +30,7 @@ struct GenerateArgs {
   int max_tokens = 256, threads = 0;
   double temperature = 0;
   std::uint64_t seed = 1;
+  bool timing = false;
 };
 
 int run_generate(Io& io, const GenerateArgs& a) {
@@ -39,7 +46,7 @@ int run_generate(Io& io, const GenerateArgs& a) {
   }
   apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
-  const accuracy::LlamaModel model = accuracy::load_model(path);
+  const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);
   const accuracy::Tokenizer tok = accuracy::tokenizer_for_model(path, model.config.vocab_size);
   std::vector<int> ids = tok.encode(a.prompt, true);
   if (ids.empty()) throw Failure{exit_bad_data, "the tokenizer has no BOS token to start from"};
@@ -54,6 +61,9 @@ int run_generate(Io& io, const GenerateArgs& a) {
   for (std::size_t i = 1; i < ids.size(); ++i) io.out << tok.decode_token(ids[i - 1], ids[i]);
   if (ids.size() - 1 < limit)
     for (std::size_t i = 0; i + 1 < ids.size(); ++i) decoder.feed(ids[i]);
+  // --timing: the steps that sample a token, from the first (as run.c's "achieved tok/s").
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t fed = ids.size();
   while (ids.size() - 1 < limit) {
     const std::size_t T = ids.size();
     const int next = accuracy::sample_token(decoder.step(ids.back()), a.temperature, a.seed, T);
@@ -63,6 +73,14 @@ int run_generate(Io& io, const GenerateArgs& a) {
     ids.push_back(next);
   }
   io.out << '\n';
+  if (a.timing) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::size_t n = ids.size() - fed;
+    char line[160];
+    std::snprintf(line, sizeof line, "generated %zu tokens in %.3f s: %.2f tokens/s\n", n, s,
+                  s > 0 ? static_cast<double>(n) / s : 0.0);
+    io.err << line;
+  }
   return exit_ok;
 }
 
@@ -78,6 +96,7 @@ Command add_generate_command(CLI::App& parent) {
   app->add_option("--seed", a->seed, "Seed of the sampling")->capture_default_str();
   app->add_option("--recipe", a->recipe, "Evaluation recipe the model runs under (`lowp recipes`)")->capture_default_str();
   app->add_option("--threads", a->threads, "Threads (default 0: all)");
+  app->add_flag("--timing", a->timing, "Print the generated tokens per second (sampling steps, load and prompt excluded) to stderr");
   add_max_memory_option(app, a->max_memory);
   app->footer("The tokenizer is found as `lowp eval --text` finds it (GGUF's own, tokenizer.bin beside the model, or bytes).");
   return {app, [a](Io& io) { return run_generate(io, *a); }};

@@ -14,6 +14,8 @@
 #include <string>
 
 #include "gemm_f32_kernels.hpp"
+#include "gemm_tasks.hpp"
+#include "gemv_f32_kernels.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/half.hpp"
 
@@ -30,48 +32,6 @@ void scalar_tile(const float* a, std::size_t lda, const float* bp, std::size_t k
       for (std::size_t j = 0; j < kScalarNr; ++j) acc[r][j] = std::fma(a[r * lda + k], bp[k * kScalarNr + j], acc[r][j]);
   for (std::size_t r = 0; r < kScalarMr; ++r)
     for (std::size_t j = 0; j < kScalarNr; ++j) c[r * ldc + j] = add ? c[r * ldc + j] + acc[r][j] : acc[r][j];
-}
-
-// A 64-byte aligned scratch buffer that grows and is kept per thread (no page faults per call).
-struct Scratch {
-  float* p = nullptr;
-  std::size_t n = 0;
-  ~Scratch() { std::free(p); }
-  float* get(std::size_t want) {
-    if (want > n) {
-      std::free(p);
-      n = (want + 15) / 16 * 16;
-      p = static_cast<float*>(std::aligned_alloc(64, n * sizeof(float)));
-      if (!p) throw Error("gemm_f32: out of memory for a " + std::to_string(n * sizeof(float)) + "-byte panel");
-    }
-    return p;
-  }
-};
-
-// Elements [k0, k0 + n) of logical row r of B as float32.
-void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t n, float* out) {
-  const std::size_t s = b.row_map ? b.row_map[r] : r;
-  // Byte addressing and memcpy loads: a mapped file need not align its tensors.
-  const auto* bytes = static_cast<const std::uint8_t*>(b.data);
-  const auto u16 = [&](std::size_t i) {
-    std::uint16_t h;
-    std::memcpy(&h, bytes + 2 * (s * b.cols + k0 + i), 2);
-    return h;
-  };
-  switch (b.type) {
-    case StoredType::f32:
-      std::memcpy(out, bytes + 4 * (s * b.cols + k0), n * sizeof(float));
-      return;
-    case StoredType::bf16:
-      for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(u16(i));
-      return;
-    case StoredType::f16:
-      for (std::size_t i = 0; i < n; ++i) out[i] = f16_to_f32(u16(i));
-      return;
-    case StoredType::custom:
-      b.widen(b.ctx, static_cast<const std::uint8_t*>(b.data) + s * b.row_bytes, k0, n, out);
-      return;
-  }
 }
 
 // bp = B rows [j0, j0 + nj) x columns [k0, k0 + kc) as slivers of nr columns: sliver s holds,
@@ -183,25 +143,32 @@ void run_tile_block(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t
   }
 }
 
-// Runs body(t) for t in [0, n) on the threads of the enclosing parallel region; the first
-// lowp::Error thrown is kept in `failure` (exceptions must not leave an OpenMP region).
-template <class F>
-void for_tasks(std::size_t n, bool& failed, Error& failure, F&& body) {
-#pragma omp for schedule(dynamic, 1)
-  for (std::ptrdiff_t t = 0; t < static_cast<std::ptrdiff_t>(n); ++t) {
-    try {
-      body(static_cast<std::size_t>(t));
-    } catch (const Error& e) {
-#pragma omp critical(lowp_gemm_f32_error)
-      {
-        failed = true;
-        failure = e;
-      }
-    }
+}  // namespace
+
+void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t n, float* out) {
+  const std::size_t s = b.row_map ? b.row_map[r] : r;
+  // Byte addressing and memcpy loads: a mapped file need not align its tensors.
+  const auto* bytes = static_cast<const std::uint8_t*>(b.data);
+  const auto u16 = [&](std::size_t i) {
+    std::uint16_t h;
+    std::memcpy(&h, bytes + 2 * (s * b.cols + k0 + i), 2);
+    return h;
+  };
+  switch (b.type) {
+    case StoredType::f32:
+      std::memcpy(out, bytes + 4 * (s * b.cols + k0), n * sizeof(float));
+      return;
+    case StoredType::bf16:
+      for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(u16(i));
+      return;
+    case StoredType::f16:
+      for (std::size_t i = 0; i < n; ++i) out[i] = f16_to_f32(u16(i));
+      return;
+    case StoredType::custom:
+      b.widen(b.ctx, static_cast<const std::uint8_t*>(b.data) + s * b.row_bytes, k0, n, out);
+      return;
   }
 }
-
-}  // namespace
 
 const GemmF32Kernel kGemmF32Scalar = {kScalarMr, kScalarNr, &scalar_tile};
 
@@ -303,6 +270,23 @@ int thread_count(int threads, std::size_t M, std::size_t N, std::size_t K) {
   return static_cast<int>(std::clamp<std::size_t>(work >> 22, 1, static_cast<std::size_t>(wanted)));
 }
 
+// One row of A (the decode step): the product reads each element of B once and is bound by
+// memory, not arithmetic, so a thread is worth it from 2^16 elements of B (256 KB of float32).
+int gemv_thread_count(int threads, std::size_t N, std::size_t K) {
+  const int wanted = threads > 0 ? threads : omp_get_max_threads();
+  std::size_t work = 0;
+  if (__builtin_mul_overflow(N, K, &work)) work = SIZE_MAX;
+  return static_cast<int>(std::clamp<std::size_t>(work >> 16, 1, static_cast<std::size_t>(wanted)));
+}
+
+// gemm_f32_run, or for one row of A the GEMV, which gives the same bits without packing B.
+void run(const detail::GemmF32Args& g, int threads) {
+  if (g.M == 1)
+    detail::gemv_f32_run(g, detail::gemv_f32_kernel(best_isa()), gemv_thread_count(threads, g.N, g.K));
+  else
+    detail::gemm_f32_run(g, detail::gemm_f32_kernel(best_isa()), thread_count(threads, g.M, g.N, g.K));
+}
+
 void check_stored(const StoredMatrix& B, const char* who) {
   if (B.rows > 0 && B.cols > 0 && !B.data) throw Error(std::string(who) + ": B is null");
   if (B.type == StoredType::custom &&
@@ -320,7 +304,7 @@ void gemm_f32(const float* A, const float* B, float* C, std::size_t M, std::size
 
 void gemm_f32(const float* A, Layout a, const float* B, Layout b, float* C, std::size_t M, std::size_t N,
               std::size_t K, bool accumulate, int threads) {
-  const int nt = thread_count(threads, M, N, K);
+  thread_count(threads, M, N, K);  // checks `threads`
   if (M == 0 || N == 0) return;
   if (!C || (K > 0 && (!A || !B)))
     throw Error(std::string("gemm_f32: ") + (!C ? "C" : !A ? "A" : "B") + " is null");
@@ -337,12 +321,12 @@ void gemm_f32(const float* A, Layout a, const float* B, Layout b, float* C, std:
   g.N = N;
   g.K = K;
   g.accumulate = accumulate;
-  detail::gemm_f32_run(g, detail::gemm_f32_kernel(best_isa()), nt);
+  run(g, threads);
 }
 
 void gemm_f32(const float* A, const StoredMatrix& B, float* C, std::size_t M, bool accumulate, int threads) {
   const std::size_t N = B.rows, K = B.cols;
-  const int nt = thread_count(threads, M, N, K);
+  thread_count(threads, M, N, K);  // checks `threads`
   if (M == 0 || N == 0) return;
   if (!C || (K > 0 && !A)) throw Error(std::string("gemm_f32: ") + (!C ? "C" : "A") + " is null");
   if (K > 0) check_stored(B, "gemm_f32");
@@ -355,7 +339,7 @@ void gemm_f32(const float* A, const StoredMatrix& B, float* C, std::size_t M, bo
   g.N = N;
   g.K = K;
   g.accumulate = accumulate;
-  detail::gemm_f32_run(g, detail::gemm_f32_kernel(best_isa()), nt);
+  run(g, threads);
 }
 
 void widen_rows(const StoredMatrix& B, std::size_t r0, std::size_t n, float* out) {

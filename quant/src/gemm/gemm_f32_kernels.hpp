@@ -7,8 +7,11 @@
 // shapes and thread splits give the same bits; only the K block (kGemmKc) sets the order.
 #pragma once
 #include <cstddef>
+#include <cstdlib>
+#include <string>
 
 #include "lowp/numerics/cpu.hpp"
+#include "lowp/numerics/error.hpp"
 #include "lowp/quant/gemm.hpp"
 
 namespace lowp::quant::detail {
@@ -39,6 +42,25 @@ struct GemmF32Args {
   std::size_t M = 0, N = 0, K = 0;
   bool accumulate = false;
 };
+
+// A 64-byte aligned scratch buffer that grows and is kept per thread (no page faults per call).
+struct Scratch {
+  float* p = nullptr;
+  std::size_t n = 0;
+  ~Scratch() { std::free(p); }
+  float* get(std::size_t want) {
+    if (want > n) {
+      std::free(p);
+      n = (want + 15) / 16 * 16;
+      p = static_cast<float*>(std::aligned_alloc(64, n * sizeof(float)));
+      if (!p) throw Error("gemm_f32: out of memory for a " + std::to_string(n * sizeof(float)) + "-byte panel");
+    }
+    return p;
+  }
+};
+
+// Elements [k0, k0 + n) of logical row r of B as float32 (gemm_f32.cpp).
+void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t n, float* out);
 
 // Runs the GEMM with `kernel` on `threads` OpenMP threads (>= 1); the bits depend on neither.
 void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kernel, int threads);

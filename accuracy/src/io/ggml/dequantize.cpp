@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstring>
 
+#include "io/ggml/dequantize_simd.hpp"
 #include "io/ggml/ggml_types.hpp"
 #include "io/ggml/iq_decoders.hpp"
 #include "lowp/numerics/error.hpp"
+#include "lowp/numerics/cpu.hpp"
 #include "lowp/numerics/half.hpp"
 
 namespace lowp::accuracy::ggml {
@@ -16,12 +18,6 @@ namespace lowp::accuracy::ggml {
 namespace {
 
 constexpr std::size_t QK_K = 256;
-
-float half_at(const std::uint8_t* p) {
-  std::uint16_t h;
-  std::memcpy(&h, p, 2);
-  return f16_to_f32(h);
-}
 
 // Non-linear 4-bit grid of IQ4_NL / IQ4_XS (kvalues_iq4nl).
 constexpr std::array<std::int8_t, 16> kIq4nl = {-127, -104, -83, -65, -49, -35, -22, -10,
@@ -185,17 +181,6 @@ void decode_q3_k(const std::uint8_t* b, float* y) {
       m = static_cast<std::uint8_t>(m << 1);
     }
     q += 32;
-  }
-}
-
-// The 6-bit scale and min of sub-block j from Q4_K / Q5_K's 12 packed bytes (get_scale_min_k4).
-void scale_min_k4(int j, const std::uint8_t* q, int& d, int& m) {
-  if (j < 4) {
-    d = q[j] & 63;
-    m = q[j + 4] & 63;
-  } else {
-    d = (q[j + 4] & 0x0F) | ((q[j - 4] >> 6) << 4);
-    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
   }
 }
 
@@ -412,6 +397,10 @@ std::uint64_t bytes_for(std::uint32_t type, std::uint64_t n) {
 }
 
 void dequantize(std::uint32_t type, const void* blocks, float* out, std::size_t n) {
+  dequantize(type, blocks, out, n, best_isa());
+}
+
+void dequantize(std::uint32_t type, const void* blocks, float* out, std::size_t n, Isa isa) {
   const Traits* t = find(type);
   if (!t || !t->decode) throw Error("lowp cannot decode ggml type " + type_name(type));
   if (n % t->block != 0)
@@ -422,7 +411,10 @@ void dequantize(std::uint32_t type, const void* blocks, float* out, std::size_t 
     std::memcpy(out, b, 4 * n);
     return;
   }
-  for (std::size_t i = 0; i < n / t->block; ++i) t->decode(b + i * t->bytes, out + i * t->block);
+  BlockDecoder decode = t->decode;
+  if (isa != Isa::scalar)
+    if (const BlockDecoder simd = block_decoder_avx2(type)) decode = simd;
+  for (std::size_t i = 0; i < n / t->block; ++i) decode(b + i * t->bytes, out + i * t->block);
 }
 
 }  // namespace lowp::accuracy::ggml

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "lowp/numerics/cpu.hpp"
+
 namespace lowp::accuracy::ggml {
 
 // ggml's type numbers (ggml.h); the gaps are types ggml removed.
@@ -38,5 +40,8 @@ std::uint64_t bytes_for(std::uint32_t type, std::uint64_t n);
 // Widens n elements (n a multiple of block_size(type)) from `blocks` into out[0..n).
 // Throws lowp::Error naming the type when it cannot be decoded or n does not fit its blocks.
 void dequantize(std::uint32_t type, const void* blocks, float* out, std::size_t n);
+// The same with the decoders of instruction set `isa` (available on this CPU; the bits are the
+// same with every one): Q8_0, Q4_K and Q6_K have AVX2 decoders.
+void dequantize(std::uint32_t type, const void* blocks, float* out, std::size_t n, Isa isa);
 
 }  // namespace lowp::accuracy::ggml

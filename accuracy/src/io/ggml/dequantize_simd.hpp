@@ -1,0 +1,37 @@
+// Internal to io/ggml: SIMD decoders of single blocks, each bitwise the scalar decoder of its
+// type in dequantize.cpp (dequantize() picks them at run time).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "io/ggml/ggml_types.hpp"
+#include "lowp/numerics/half.hpp"
+
+namespace lowp::accuracy::ggml {
+
+inline float half_at(const std::uint8_t* p) {  // a block's f16 field, at any alignment
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  return f16_to_f32(h);
+}
+
+// The 6-bit scale and min of sub-block j from Q4_K / Q5_K's 12 packed bytes (get_scale_min_k4).
+inline void scale_min_k4(int j, const std::uint8_t* q, int& d, int& m) {
+  if (j < 4) {
+    d = q[j] & 63;
+    m = q[j + 4] & 63;
+  } else {
+    d = (q[j + 4] & 0x0F) | ((q[j - 4] >> 6) << 4);
+    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+// Widens one block of its type to block_size(type) floats.
+using BlockDecoder = void (*)(const std::uint8_t* block, float* out);
+
+// The AVX2 decoder of `type` (dequantize_avx2.cpp), or nullptr when it has none; call only when
+// the CPU has AVX2.
+BlockDecoder block_decoder_avx2(std::uint32_t type);
+
+}  // namespace lowp::accuracy::ggml

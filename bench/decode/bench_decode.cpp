@@ -1,0 +1,195 @@
+// BM_decode_step_<type>/threads:<n>: one lowp::accuracy::Decoder step (the fp32 recipe, the
+// model's weights read as stored) on the 85M shape (dim 768, 12 layers, hidden 2048, 12
+// heads, vocab 32000, untied classifier; random weights) at positions 8..71, with the 2-D
+// weights stored as <type>: f32 and f16 / bf16 (the f32 model's values rounded), and GGUF's
+// Q8_0, Q4_K and Q6_K (random blocks with a small scale), read in place as `lowp generate`
+// reads a mapped GGUF.
+// Counters (steps timed on the wall clock, the decoder's threads = n):
+//   tokens_per_s          decode steps per second
+//   weight_bytes_per_s    the stored bytes of every linear weight (classifier included) per second
+//   memcpy_bytes_per_s    the same bytes, tensor by tensor, copied by memcpy on n OpenMP threads
+//                         in this process (the best of 3): the machine's physical limit
+//   over_memcpy           weight_bytes_per_s / memcpy_bytes_per_s (target >= 0.7 at 2 threads)
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../../accuracy/src/io/ggml/ggml_types.hpp"
+#include "../../accuracy/src/io/ggml_weights.hpp"
+#include "../eval/synthetic_llama.hpp"
+#include "lowp/accuracy/decoder.hpp"
+#include "lowp/accuracy/eval.hpp"
+#include "lowp/numerics/half.hpp"
+
+namespace {
+
+using namespace lowp::accuracy;
+using lowp::quant::StoredMatrix;
+using lowp::quant::StoredType;
+
+constexpr std::size_t kPrefix = 8, kPositions = 72;
+
+const LlamaModel& f32_model() {
+  static const LlamaModel m = lowp::bench::synthetic_llama(768, 2048, 12, 12, 32000, 1024, 85);
+  return m;
+}
+
+std::size_t stored_bytes(const StoredMatrix& s) {
+  if (s.type == StoredType::custom) return s.rows * s.row_bytes;
+  return s.rows * s.cols * (s.type == StoredType::f32 ? 4 : 2);
+}
+
+// The model with each 2-D weight stored as ggml type `type`, held by `owner`'s buffers.
+struct StoredModel {
+  LlamaModel model;
+  std::vector<StoredMatrix> weights;  // every linear weight, for the byte count and the memcpy
+};
+
+StoredModel make_model(std::uint32_t type) {
+  const LlamaModel& f = f32_model();
+  StoredModel out;
+  if (type == ggml::f32) {
+    out.model = f;
+    out.model.classifier = f.token_embedding;  // untied, like the GGUFs llama.cpp writes
+    for (const auto& L : out.model.layers)
+      for (const auto* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+        out.weights.push_back({StoredType::f32, w->data(), w->size() / 768, 768});
+    out.weights.push_back({StoredType::f32, out.model.classifier.data(), 32000, 768});
+    return out;
+  }
+  auto store = std::make_shared<std::vector<std::vector<std::uint8_t>>>();
+  std::mt19937 gen(7);
+  // A weight of rows x cols: f16 / bf16 of the f32 values, or random blocks whose f16 scales
+  // are set to a small value (the rest of the block is any bytes).
+  const auto convert = [&](const std::vector<float>& w, std::size_t rows, std::size_t cols) {
+    const std::size_t bytes = ggml::bytes_for(type, rows * cols);
+    auto& buf = store->emplace_back(bytes);
+    if (type == ggml::f16 || type == ggml::bf16) {
+      for (std::size_t i = 0; i < rows * cols; ++i) {
+        const std::uint16_t h = type == ggml::f16 ? lowp::f32_to_f16(w[i]) : lowp::f32_to_bf16(w[i]);
+        std::memcpy(&buf[2 * i], &h, 2);
+      }
+    } else {
+      for (auto& b : buf) b = static_cast<std::uint8_t>(gen());
+      const std::size_t bb = ggml::block_bytes(type);
+      const std::uint16_t scale = lowp::f32_to_f16(1.0f / 4096.0f);
+      std::vector<std::size_t> at;  // offsets of the block's f16 scales
+      if (type == ggml::q8_0) at = {0};
+      if (type == ggml::q4_k) at = {0, 2};
+      if (type == ggml::q6_k) at = {208};
+      for (std::size_t b = 0; b < bytes / bb; ++b)
+        for (std::size_t o : at) std::memcpy(&buf[b * bb + o], &scale, 2);
+    }
+    return detail::ggml_matrix(type, buf.data(), rows, cols);
+  };
+  out.model.config = f.config;
+  out.model.final_norm = f.final_norm;
+  auto mw = std::make_shared<MappedWeights>();
+  mw->token_embedding = {StoredType::f32, f.token_embedding.data(), 32000, 768};
+  for (const auto& L : f.layers) {
+    LayerWeights lw;
+    lw.attn_norm = L.attn_norm;
+    lw.ffn_norm = L.ffn_norm;
+    MappedLayer ml;
+    ml.wq = convert(L.wq, 768, 768);
+    ml.wk = convert(L.wk, 768, 768);
+    ml.wv = convert(L.wv, 768, 768);
+    ml.wo = convert(L.wo, 768, 768);
+    ml.w_gate = convert(L.w_gate, 2048, 768);
+    ml.w_up = convert(L.w_up, 2048, 768);
+    ml.w_down = convert(L.w_down, 768, 2048);
+    for (const auto* w : {&ml.wq, &ml.wk, &ml.wv, &ml.wo, &ml.w_gate, &ml.w_up, &ml.w_down}) out.weights.push_back(*w);
+    out.model.layers.push_back(std::move(lw));
+    mw->layers.push_back(ml);
+  }
+  mw->classifier = convert(f.token_embedding, 32000, 768);
+  out.weights.push_back(mw->classifier);
+  mw->owner = store;
+  out.model.mapped = mw;
+  return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The best of 3 copies of every weight's bytes, each tensor split across `threads`.
+double memcpy_seconds(const std::vector<StoredMatrix>& weights, int threads) {
+  std::size_t largest = 0;
+  for (const auto& w : weights) largest = std::max(largest, stored_bytes(w));
+  std::vector<std::uint8_t> dst(largest, 1);
+  double best = 1e300;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const auto& w : weights) {
+      const std::size_t n = stored_bytes(w);
+      const auto* src = static_cast<const std::uint8_t*>(w.data);
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (int t = 0; t < threads; ++t) {
+        const std::size_t b0 = n * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads),
+                          b1 = n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
+        std::memcpy(dst.data() + b0, src + b0, b1 - b0);
+      }
+    }
+    best = std::min(best, seconds_since(t0));
+    benchmark::DoNotOptimize(dst.data());
+  }
+  return best;
+}
+
+void run(benchmark::State& state, std::uint32_t type) {
+  static std::map<std::uint32_t, StoredModel> models;
+  if (!models.count(type)) models.emplace(type, make_model(type));
+  const StoredModel& sm = models.at(type);
+  const int threads = static_cast<int>(state.range(0));
+  const Recipe fp32 = find_recipe("fp32");
+  std::mt19937 gen(21);
+  std::vector<int> tokens(kPositions);
+  for (int& t : tokens) t = static_cast<int>(gen() % 32000u);
+  std::unique_ptr<Decoder> d;
+  const auto fresh = [&] {
+    d = std::make_unique<Decoder>(sm.model, fp32, kPositions, threads);
+    for (std::size_t p = 0; p < kPrefix; ++p) d->feed(tokens[p]);
+  };
+  fresh();
+  double busy = 0;
+  std::size_t steps = 0;
+  for (auto _ : state) {
+    if (d->position() == kPositions) fresh();
+    const auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(d->step(tokens[d->position()]).data());
+    const double t = seconds_since(t0);
+    state.SetIterationTime(t);
+    busy += t;
+    ++steps;
+  }
+  double bytes = 0;
+  for (const auto& w : sm.weights) bytes += static_cast<double>(stored_bytes(w));
+  const double copy = bytes / memcpy_seconds(sm.weights, threads), read = bytes * static_cast<double>(steps) / busy;
+  state.counters["tokens_per_s"] = static_cast<double>(steps) / busy;
+  state.counters["weight_bytes_per_s"] = read;
+  state.counters["memcpy_bytes_per_s"] = copy;
+  state.counters["over_memcpy"] = read / copy;
+}
+
+#define LOWP_DECODE_BENCH(name, type)                                                          \
+  void BM_decode_step_##name(benchmark::State& state) { run(state, type); }                    \
+  BENCHMARK(BM_decode_step_##name)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit( \
+      benchmark::kMillisecond);
+
+LOWP_DECODE_BENCH(f32, ggml::f32)
+LOWP_DECODE_BENCH(bf16, ggml::bf16)
+LOWP_DECODE_BENCH(f16, ggml::f16)
+LOWP_DECODE_BENCH(q8_0, ggml::q8_0)
+LOWP_DECODE_BENCH(q4_k, ggml::q4_k)
+LOWP_DECODE_BENCH(q6_k, ggml::q6_k)
+
+}  // namespace

@@ -1,0 +1,57 @@
+# Shared by the bench/peers scripts (sourced, not run): argument errors, the skip when a peer's
+# checkout is absent, finding lowp, and wall-clock timing of a whole process.
+
+usage_error() {  # one line, exit 2 (as lowp's CLI does for usage)
+  echo "$(basename "$0"): $*" >&2
+  exit 2
+}
+
+data_error() {  # one line, exit 1
+  echo "$(basename "$0"): $*" >&2
+  exit 1
+}
+
+# skip_unless_checkout VAR FILE: exits 0 with one line unless $VAR names a directory holding FILE.
+skip_unless_checkout() {
+  local var="$1" file="$2" dir="${!1:-}"
+  if [[ -z "$dir" ]]; then
+    echo "skip: $var is not set (the path of a local checkout to build the peer from)"
+    exit 0
+  fi
+  if [[ ! -f "$dir/$file" ]]; then
+    echo "skip: $var=$dir has no $file (not a checkout of the peer)"
+    exit 0
+  fi
+}
+
+# find_lowp [BIN]: BIN, else build/bin/lowp of this checkout, else lowp on PATH.
+find_lowp() {
+  local here
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  if [[ -n "${1:-}" ]]; then
+    [[ -x "$1" ]] || data_error "--lowp $1 is not an executable"
+    echo "$1"
+  elif [[ -x "$here/build/bin/lowp" ]]; then
+    echo "$here/build/bin/lowp"
+  elif command -v lowp >/dev/null; then
+    command -v lowp
+  else
+    data_error "no lowp binary: build it (cmake --build build --target lowp_cli) or pass --lowp BIN"
+  fi
+}
+
+positive_int() {  # positive_int OPTION VALUE
+  [[ "$2" =~ ^[1-9][0-9]*$ ]] || usage_error "$1 must be a positive integer, not '$2'"
+}
+
+# wall_seconds CMD...: runs CMD (stdout and stderr to $log, which the caller sets) and prints
+# its wall time in seconds; a failing CMD is a data error naming it.
+wall_seconds() {
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" >"$log" 2>&1 || data_error "failed ($(tail -n 1 "$log")): $*"
+  t1=$(date +%s.%N)
+  /usr/bin/python3 -c "print(f'{$t1 - $t0:.3f}')"
+}
+
+ratio() { /usr/bin/python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'{a / b:.2f}' if b > 0 else 'n/a')" "$1" "$2"; }

@@ -1,0 +1,160 @@
+// The one-row GEMM (gemv_f32_kernels.hpp): the scalar kernels and the driver that walks B's
+// rows in their stored type, K block by K block, without packing.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "gemm_tasks.hpp"
+#include "gemv_f32_kernels.hpp"
+#include "lowp/numerics/half.hpp"
+
+namespace lowp::quant::detail {
+namespace {
+
+// Element k of a row stored as type t (memcpy: a mapped file need not align its tensors).
+float load_elem(StoredType t, const void* row, std::size_t k) {
+  const auto* p = static_cast<const std::uint8_t*>(row);
+  if (t == StoredType::f32) {
+    float v;
+    std::memcpy(&v, p + 4 * k, 4);
+    return v;
+  }
+  std::uint16_t h;
+  std::memcpy(&h, p + 2 * k, 2);
+  return t == StoredType::bf16 ? bf16_to_f32(h) : f16_to_f32(h);
+}
+
+constexpr std::size_t kScalarRows = 4;
+
+template <StoredType T>
+void scalar_rows(const float* x, const void* const* w, std::size_t kc, float* acc) {
+  std::fill(acc, acc + kScalarRows, 0.0f);
+  gemv_rows_tail(T, x, w, kScalarRows, 0, kc, acc);
+}
+
+void scalar_cols(const float* x, const float* bt, std::size_t ldb, std::size_t kc, std::size_t n, float* acc) {
+  for (std::size_t j = 0; j < n; ++j) {
+    float a = 0.0f;
+    for (std::size_t k = 0; k < kc; ++k) a = std::fma(x[k], bt[k * ldb + j], a);
+    acc[j] = a;
+  }
+}
+
+// y[0..n) = acc (the first K block, not accumulating) or y + acc: gemm_f32's C = acc / C + acc.
+void fold(float* y, const float* acc, std::size_t n, bool add) {
+  for (std::size_t j = 0; j < n; ++j) y[j] = add ? y[j] + acc[j] : acc[j];
+}
+
+// Columns [j0, j1) of y for B stored transposed (K x N).
+void cols_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x, std::size_t j0, std::size_t j1) {
+  static thread_local Scratch accbuf;
+  float* acc = accbuf.get(j1 - j0);
+  for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
+    const std::size_t kc = std::min(kGemmKc, g.K - k0);
+    kern.dot_cols(x + k0, g.b_t + k0 * g.N + j0, g.N, kc, j1 - j0, acc);
+    fold(g.c + j0, acc, j1 - j0, k0 > 0 || g.accumulate);
+  }
+}
+
+// Rows [j0, j1) of B (a whole number of the kernel's row groups, except at B's end).
+void rows_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x, std::size_t j0, std::size_t j1) {
+  static thread_local Scratch wide, accbuf;
+  const StoredMatrix& b = g.b;
+  const std::size_t R = kern.rows;
+  float* acc = accbuf.get(R);
+  // f32, f16 and bf16 rows are read in place; custom (block-coded) rows are decoded one K block
+  // at a time into `wide` (R x kGemmKc floats, in L1) and read from there as float32.
+  const bool in_place = b.type != StoredType::custom;
+  const std::size_t esize = b.type == StoredType::f32 ? 4 : 2;
+  float* buf = in_place ? nullptr : wide.get(R * kGemmKc);
+  const auto* bytes = static_cast<const std::uint8_t*>(b.data);
+  const void* w[64];  // R <= 64
+  for (std::size_t r0 = j0; r0 < j1; r0 += R) {
+    const std::size_t rows = std::min(R, j1 - r0);
+    for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
+      const std::size_t kc = std::min(kGemmKc, g.K - k0);
+      StoredType t = b.type;
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t s = b.row_map ? b.row_map[r0 + r] : r0 + r;
+        if (in_place) {
+          w[r] = bytes + esize * (s * b.cols + k0);
+        } else {
+          widen_row(b, r0 + r, k0, kc, buf + r * kGemmKc);
+          w[r] = buf + r * kGemmKc;
+          t = StoredType::f32;
+        }
+      }
+      if (rows == R) {
+        kern.dot_rows[static_cast<std::size_t>(t)](x + k0, w, kc, acc);
+      } else {  // B's last rows
+        std::fill(acc, acc + rows, 0.0f);
+        gemv_rows_tail(t, x + k0, w, rows, 0, kc, acc);
+      }
+      fold(g.c + r0, acc, rows, k0 > 0 || g.accumulate);
+    }
+  }
+}
+
+}  // namespace
+
+void gemv_rows_tail(StoredType t, const float* x, const void* const* w, std::size_t rows, std::size_t k0,
+                    std::size_t kc, float* acc) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    float a = acc[r];
+    for (std::size_t k = k0; k < kc; ++k) a = std::fma(x[k], load_elem(t, w[r], k), a);
+    acc[r] = a;
+  }
+}
+
+const GemvF32Kernel kGemvF32Scalar = {
+    kScalarRows,
+    {&scalar_rows<StoredType::f32>, &scalar_rows<StoredType::f16>, &scalar_rows<StoredType::bf16>},
+    &scalar_cols};
+
+const GemvF32Kernel& gemv_f32_kernel(Isa isa) {
+  switch (isa) {
+    case Isa::avx512: return kGemvF32Avx512;
+    case Isa::avx2: return kGemvF32Avx2;
+    case Isa::scalar: break;
+  }
+  return kGemvF32Scalar;
+}
+
+void gemv_f32_run(const GemmF32Args& args, const GemvF32Kernel& kern, int threads) {
+  const GemmF32Args& g = args;
+  if (g.N == 0) return;
+  if (g.K == 0) {
+    if (!g.accumulate) std::fill(g.c, g.c + g.N, 0.0f);
+    return;
+  }
+  const float* x = g.a;
+  static thread_local Scratch xbuf;
+  if (g.a_cs != 1) {  // the row of an A stored transposed
+    float* xs = xbuf.get(g.K);
+    for (std::size_t k = 0; k < g.K; ++k) xs[k] = g.a[k * g.a_cs];
+    x = xs;
+  }
+  // Tasks: contiguous runs of whole row groups (columns of 256 for a transposed B), one per
+  // thread, so that each thread streams its own part of B.
+  const std::size_t unit = g.b_t ? 256 : kern.rows, units = (g.N + unit - 1) / unit;
+  const std::size_t tasks = std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), units);
+  const auto range = [&](std::size_t t) {
+    return std::pair{std::min(g.N, t * units / tasks * unit), std::min(g.N, (t + 1) * units / tasks * unit)};
+  };
+  Error failure("");
+  bool failed = false;
+#pragma omp parallel num_threads(static_cast<int>(tasks)) if (tasks > 1)
+  for_tasks(tasks, failed, failure, [&](std::size_t t) {
+    const auto [j0, j1] = range(t);
+    if (g.b_t)
+      cols_block(g, kern, x, j0, j1);
+    else
+      rows_block(g, kern, x, j0, j1);
+  });
+  if (failed) throw failure;
+}
+
+}  // namespace lowp::quant::detail

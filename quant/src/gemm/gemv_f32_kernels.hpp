@@ -1,0 +1,42 @@
+// Internal: the one-row float32 GEMM (GEMV) y = x B^T (+ y) that gemm_f32 runs when M = 1,
+// reading each weight once in its stored type (no packing).
+//
+// Each y[j] gets gemm_f32's bits (gemm_f32_kernels.hpp): per K block of kGemmKc, one fma chain
+// acc = fma(x_k, b_jk, acc) from acc = 0, then y[j] = acc or y[j] + acc. A kernel keeps one row
+// of B per SIMD lane, so it needs B's rows transposed: it loads a square of rows x lanes
+// elements and transposes it in registers. Threads take contiguous runs of rows; a row's
+// chain is never split, so the thread count does not change the bits.
+#pragma once
+#include <cstddef>
+
+#include "gemm_f32_kernels.hpp"
+
+namespace lowp::quant::detail {
+
+// acc[r] = the fma chain from 0 over k = 0 .. kc-1 of x[k] * w_r[k], for the kernel's `rows`
+// rows; w[r] points at row r's first element in its stored type (StoredType f32, f16 or bf16:
+// the array index), at any alignment.
+using GemvRowsFn = void (*)(const float* x, const void* const* w, std::size_t kc, float* acc);
+// acc[j] = the fma chain from 0 over k = 0 .. kc-1 of x[k] * bt[k * ldb + j], for j < n
+// (B stored transposed, float32).
+using GemvColsFn = void (*)(const float* x, const float* bt, std::size_t ldb, std::size_t kc, std::size_t n,
+                            float* acc);
+
+struct GemvF32Kernel {
+  std::size_t rows;        // rows of B per dot_rows call
+  GemvRowsFn dot_rows[3];  // by StoredType: f32, f16, bf16
+  GemvColsFn dot_cols;
+};
+
+const GemvF32Kernel& gemv_f32_kernel(Isa isa);  // isa must be available
+extern const GemvF32Kernel kGemvF32Scalar, kGemvF32Avx2, kGemvF32Avx512;
+
+// The scalar chains the SIMD kernels finish their rows with when kc is not a whole number of
+// their squares: acc[r] continues over k = k0 .. kc-1.
+void gemv_rows_tail(StoredType t, const float* x, const void* const* w, std::size_t rows, std::size_t k0,
+                    std::size_t kc, float* acc);
+
+// y (1 x g.N) as gemm_f32_run computes it for g.M == 1, on `threads` OpenMP threads (>= 1).
+void gemv_f32_run(const GemmF32Args& g, const GemvF32Kernel& kernel, int threads);
+
+}  // namespace lowp::quant::detail

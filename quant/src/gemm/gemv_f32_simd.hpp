@@ -1,0 +1,72 @@
+// Internal: the one-row GEMM's kernels written once (instantiated in gemv_f32_avx2.cpp and
+// gemv_f32_avx512.cpp). Fma::fma(x, y, z) must be the fused x * y + z, as in
+// gemm_f32_kernels_simd.hpp.
+#pragma once
+#include <xsimd/xsimd.hpp>
+
+#include <cmath>
+
+#include "gemv_f32_kernels.hpp"
+
+namespace lowp::quant::detail {
+
+// dot_cols: B stored transposed, so a row of B^T holds consecutive outputs: one lane per output.
+template <class Arch, class Fma>
+void gemv_simd_cols(const float* x, const float* bt, std::size_t ldb, std::size_t kc, std::size_t n, float* acc) {
+  using F = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = F::size;
+  std::size_t j = 0;
+  for (; j + 2 * W <= n; j += 2 * W) {  // two independent chains per k
+    F a0(0.0f), a1(0.0f);
+    for (std::size_t k = 0; k < kc; ++k) {
+      const F xk(x[k]);
+      a0 = Fma::fma(xk, F::load_unaligned(bt + k * ldb + j), a0);
+      a1 = Fma::fma(xk, F::load_unaligned(bt + k * ldb + j + W), a1);
+    }
+    a0.store_unaligned(acc + j);
+    a1.store_unaligned(acc + j + W);
+  }
+  for (; j + W <= n; j += W) {
+    F a0(0.0f);
+    for (std::size_t k = 0; k < kc; ++k) a0 = Fma::fma(F(x[k]), F::load_unaligned(bt + k * ldb + j), a0);
+    a0.store_unaligned(acc + j);
+  }
+  for (; j < n; ++j) {
+    float a = 0.0f;
+    for (std::size_t k = 0; k < kc; ++k) a = std::fma(x[k], bt[k * ldb + j], a);
+    acc[j] = a;
+  }
+}
+
+// dot_rows: V::W rows at a time, one per lane (V: the ISA's register type R, width W, zero,
+// broadcast, fma, store and an in-register W x W transpose; Load::load(row, k): elements
+// k .. k+W-1 of a row as floats). Each step loads a W x W square of the rows, transposes it
+// and runs the W fused multiply-adds of every row's chain in k order; a tail of kc shorter
+// than a square continues the chains in scalar code.
+template <class V, class Load, StoredType T>
+void gemv_simd_rows(const float* x, const void* const* w, std::size_t kc, float* acc) {
+  constexpr std::size_t W = V::W;
+  typename V::R a = V::zero();
+  std::size_t k = 0;
+  for (; k + W <= kc; k += W) {
+    typename V::R r[W];
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < W; ++i) r[i] = Load::load(w[i], k);
+    V::transpose(r);
+#pragma GCC unroll 16
+    for (std::size_t c = 0; c < W; ++c) a = V::fma(V::broadcast(x[k + c]), r[c], a);
+  }
+  V::store(acc, a);
+  gemv_rows_tail(T, x, w, W, k, kc, acc);
+}
+
+// The kernel table of an ISA: V and its loads of f32, f16 and bf16 rows.
+template <class V, class LoadF32, class LoadF16, class LoadBf16, class Fma, class Arch>
+constexpr GemvF32Kernel gemv_simd_table() {
+  return {V::W,
+          {&gemv_simd_rows<V, LoadF32, StoredType::f32>, &gemv_simd_rows<V, LoadF16, StoredType::f16>,
+           &gemv_simd_rows<V, LoadBf16, StoredType::bf16>},
+          &gemv_simd_cols<Arch, Fma>};
+}
+
+}  // namespace lowp::quant::detail
