@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "dist/comm.hpp"
 #include "eval/windows.hpp"
 #include "llama_test_util.hpp"
 #include "lowp/accuracy/memory.hpp"
@@ -20,23 +19,14 @@
 #include "sweep/prefix_cache.hpp"
 #include "sweep/sensitivity_plan.hpp"
 #include "sweep/split.hpp"
+#include "sweep_test_util.hpp"
 
 namespace {
 
-using namespace lowp;
 using namespace lowp::accuracy;
-
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
-void expect_same(const Comparison& a, const Comparison& b, const std::string& what) {
-  const double x[] = {a.ppl, a.ppl_se, a.ref_ppl, a.ref_ppl_se, a.ln_ppl_ratio, a.ln_ppl_ratio_se, a.kld_mean,
-                      a.kld_se, a.kld_median, a.kld_p99, a.kld_max, a.dp_mean, a.dp_rms, a.same_top1};
-  const double y[] = {b.ppl, b.ppl_se, b.ref_ppl, b.ref_ppl_se, b.ln_ppl_ratio, b.ln_ppl_ratio_se, b.kld_mean,
-                      b.kld_se, b.kld_median, b.kld_p99, b.kld_max, b.dp_mean, b.dp_rms, b.same_top1};
-  for (std::size_t i = 0; i < std::size(x); ++i) EXPECT_TRUE(same_bits(x[i], y[i])) << what << " value " << i;
-  EXPECT_EQ(a.tokens, b.tokens) << what;
-  EXPECT_EQ(a.nonfinite, b.nonfinite) << what;
-}
+using lowp::test::expect_same;
+using lowp::test::same_bits;
+using lowp::test::split_sweep;
 
 // Every field but the wall times, which are zeroed here for the writers' bytes.
 void expect_same(Sensitivity a, Sensitivity b, const std::string& what) {
@@ -80,28 +70,18 @@ void expect_same(Sensitivity a, Sensitivity b, const std::string& what) {
   }
 }
 
-// Each of `ranks` shares run on its own and shipped through pack/unpack, as under mpirun.
-ModelSweep split_sweep(const detail::SweepJob& job, int ranks) {
-  std::vector<detail::SweepUnit> all;
-  for (int r = 0; r < ranks; ++r) {
-    const dist::Range s = dist::share(job.units(), r, ranks);
-    for (auto& u : detail::unpack(detail::pack(detail::run_units(job, s.begin, s.end, {}))))
-      all.push_back(std::move(u));
-  }
-  return detail::assemble(job, std::move(all));
-}
 
 struct Case {
   LlamaModel model;
-  std::vector<int> tokens = test::random_tokens(150, 40, 7);  // 10 windows of 16, the last one 6 tokens
+  std::vector<int> tokens = lowp::test::random_tokens(150, 40, 7);  // 10 windows of 16, the last one 6 tokens
   // int4:b64 does not divide down_proj's 96 columns nor P's 16: rows that fail, at preparation
   // (weights) and in the window (act.down, attn.p).
   std::vector<std::string> specs = {"e4m3", "int4:b64"};
   EvalOptions opt;
   Case() {
-    LlamaConfig c = test::small_config();
+    LlamaConfig c = lowp::test::small_config();
     c.n_layers = 3;
-    model = test::make_model(c, 5);
+    model = lowp::test::make_model(c, 5);
     opt.ctx = 16;
   }
   Sensitivity run(const Recipe* base, bool reuse, int ranks, const EvalRun* base_logits = nullptr) const {
