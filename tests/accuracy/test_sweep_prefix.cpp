@@ -7,7 +7,6 @@
 // 1 and 2 threads, with llama.cpp-style base logits, and split across ranks as under mpirun.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
