@@ -69,6 +69,33 @@ void BM_fwht_f32_cache(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * c.bytes));
 }
 
+// In L1: 16 KiB of vectors (n <= 2^12), half the smallest L1d these kernels run on, so that
+// neither the transform's passes nor memcpy leave L1: the ratio to memcpy where only the
+// arithmetic and the load/store ports can bound it (the `cache` figures above add L2 traffic).
+constexpr std::size_t kL1Bytes = std::size_t{16} << 10;
+
+void BM_fwht_f32_l1(benchmark::State& state) {
+  omp_set_num_threads(1);
+  const std::size_t n = std::size_t{1} << state.range(0), rows = kL1Bytes / (n * sizeof(float));
+  float* x = cache_buf(kL1Bytes).data();
+  const float s = hd::orthonormal_scale(n);
+  for (auto _ : state) {
+    hd::fwht_rows(x, rows, n, n, s);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kL1Bytes));
+}
+
+void BM_memcpy_l1(benchmark::State& state) {
+  float* src = cache_buf(kL1Bytes).data();
+  float* dst = cache_dst(kL1Bytes).data();
+  for (auto _ : state) {
+    std::memcpy(dst, src, kL1Bytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kL1Bytes));
+}
+
 void BM_fwht_f32_scalar_cache(benchmark::State& state) {
   const CacheShape c(state);
   float* x = cache_buf(c.bytes).data();
@@ -149,6 +176,8 @@ void Sizes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_fwht_f32_cache)->Apply(Sizes);
 BENCHMARK(BM_memcpy_cache)->Apply(Sizes);
 BENCHMARK(BM_fwht_f32_scalar_cache)->Apply(Sizes);
+BENCHMARK(BM_fwht_f32_l1)->Arg(10)->Arg(12);
+BENCHMARK(BM_memcpy_l1);
 BENCHMARK(BM_fwht_f32_stream)->Apply(Sizes);
 BENCHMARK(BM_memcpy_stream)->Apply(Sizes);
 BENCHMARK(BM_fwht_bf16_stream)->Arg(12);

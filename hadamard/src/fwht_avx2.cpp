@@ -11,6 +11,8 @@ namespace {
 struct Avx2 {
   using V = xsimd::batch<float, xsimd::fma3<xsimd::avx2>>;
   static constexpr int radix = 3;
+  static constexpr int tail_radix = 4;
+  static constexpr int registers = 16;
   // The partner of each lane at in-register stage St (distance 2^St); xsimd 8 has no
   // immediate lane shuffles, hence the intrinsics.
   template <int St>

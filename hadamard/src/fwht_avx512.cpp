@@ -12,6 +12,8 @@ namespace {
 struct Avx512 {
   using V = xsimd::batch<float, xsimd::avx512bw>;
   static constexpr int radix = 4;
+  static constexpr int tail_radix = 4;
+  static constexpr int registers = 32;
   // The partner of each lane at in-register stage St (distance 2^St); xsimd 8 has no
   // immediate lane shuffles, hence the intrinsics.
   template <int St>

@@ -22,6 +22,9 @@ struct Simd {
   static constexpr std::size_t L = V::size;
   static constexpr int kIntra = std::countr_zero(L);
   static constexpr int kRadix = Isa::radix;
+  // Stages per later pass inside a row: each pass loads and stores the row once more, so as
+  // many as 2^R registers hold (AVX2: 16 ymm, a few spills cost less than another pass).
+  static constexpr int kTailRadix = Isa::tail_radix;
   static constexpr std::size_t kChunk = L << kRadix;  // floats in one full first-pass group
   // Column passes with strides that are multiples of 4 KiB put all their rows in one L1
   // set; 8 rows fit its ways, 16 do not.
@@ -204,7 +207,8 @@ struct Simd {
         V v[1 << R];
 #pragma GCC unroll 16
         for (int k = 0; k < (1 << R); ++k) v[k] = V::load_unaligned(x + j + k * Step);
-        across<R, (R >= 3)>(v, sg);  // balances add and FMA pipes
+        // fma(b, -1, a) balances add and FMA pipes when a register is left for the -1.
+        across<R, (R >= 3 && (1 << R) < Isa::registers - 1)>(v, sg);
 #pragma GCC unroll 16
         for (int k = 0; k < (1 << R); ++k) {
           if constexpr (Scale) v[k] *= V(scale);
@@ -218,7 +222,11 @@ struct Simd {
   template <int From, int S, bool Scale>
   static void tail(float* x, float scale, const Signs& sg) {
     if constexpr (From < S) {
-      constexpr int left = S - From, r = left < kRadix ? left : kRadix;
+      // 2^R registers Step floats apart: a span above 16 KiB puts more of them in one L1 set
+      // (4 KiB apart) than it has ways, so such passes keep to kRadix.
+      constexpr std::size_t span = (L << From << kTailRadix) * sizeof(float);
+      constexpr int most = span <= (std::size_t{16} << 10) ? kTailRadix : kRadix;
+      constexpr int left = S - From, r = left < most ? left : most;
       pass_fixed<r, (L << From), Scale && From + r == S>(x, L << S, scale, sg);
       tail<From + r, S, Scale>(x, scale, sg);
     }
@@ -227,15 +235,27 @@ struct Simd {
   // Rows of L * 2^S floats. When a row is one first-pass group and rows are contiguous, all
   // rows go in one sweep; otherwise row by row, prefetching the next row during the first pass
   // so that streaming rows overlaps memory and arithmetic.
+  // A row longer than 16 KiB (half the smallest L1 these kernels run on) has its stages below
+  // kSub done sub-block by sub-block, whose later passes then hit L1, and only the stages above
+  // as passes over the whole row: two passes from L2 instead of one per pass. Each element
+  // still meets its stages in ascending order (a stage below kSub stays inside a sub-block).
+  static constexpr int kSub = std::countr_zero((std::size_t{16} << 10) / sizeof(float) / L);
+
   template <int S, bool Scale>
   static void rows_s(float* x, std::size_t rows, std::size_t stride, float scale, const Signs& sg) {
     constexpr std::size_t n = L << S;
     constexpr int r1 = S < kRadix ? S : kRadix;
     if (S == r1 && stride == n) return first<r1, Scale>(x, rows * n, scale, nullptr, sg);
+    constexpr int B = S > kSub && kSub > r1 ? kSub : S;
+    constexpr std::size_t nb = L << B;
     for (std::size_t row = 0; row < rows; ++row) {
       float* v = x + row * stride;
-      first<r1, Scale && S == r1>(v, n, scale, row + 1 < rows ? v + stride : nullptr, sg);
-      tail<r1, S, Scale>(v, scale, sg);
+      for (std::size_t b = 0; b < n; b += nb) {
+        const float* pf = b + nb < n ? v + b + nb : row + 1 < rows ? v + stride : nullptr;
+        first<r1, Scale && S == r1>(v + b, nb, scale, pf, sg);
+        tail<r1, B, Scale && B == S>(v + b, scale, sg);
+      }
+      tail<B, S, Scale>(v, scale, sg);
     }
   }
 

@@ -13,23 +13,16 @@
 #include "lowp/numerics/error.hpp"
 #include "lowp/accuracy/model_sweep.hpp"
 #include "sweep/split.hpp"
+#include "sweep_test_util.hpp"
 
 namespace {
 
 using namespace lowp;
 using namespace lowp::accuracy;
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
-void expect_same(const Comparison& a, const Comparison& b, const std::string& what) {
-  const double x[] = {a.ppl, a.ppl_se, a.ref_ppl, a.ref_ppl_se, a.ln_ppl_ratio, a.ln_ppl_ratio_se, a.kld_mean,
-                      a.kld_se, a.kld_median, a.kld_p99, a.kld_max, a.dp_mean, a.dp_rms, a.same_top1};
-  const double y[] = {b.ppl, b.ppl_se, b.ref_ppl, b.ref_ppl_se, b.ln_ppl_ratio, b.ln_ppl_ratio_se, b.kld_mean,
-                      b.kld_se, b.kld_median, b.kld_p99, b.kld_max, b.dp_mean, b.dp_rms, b.same_top1};
-  for (std::size_t i = 0; i < std::size(x); ++i) EXPECT_TRUE(same_bits(x[i], y[i])) << what << " value " << i << ": " << x[i] << " vs " << y[i];
-  EXPECT_EQ(a.tokens, b.tokens) << what;
-  EXPECT_EQ(a.nonfinite, b.nonfinite) << what;
-}
+using test::expect_same;
+using test::same_bits;
+using test::split_sweep;
 
 void expect_same(const ModelSweep& a, const ModelSweep& b, const std::string& what) {
   EXPECT_EQ(a.tokens, b.tokens);
@@ -67,15 +60,6 @@ struct Case {
   }
 };
 
-// Each of `ranks` shares run on its own and shipped through pack/unpack, as under mpirun.
-ModelSweep split_sweep(const detail::SweepJob& job, int ranks) {
-  std::vector<detail::SweepUnit> all;
-  for (int r = 0; r < ranks; ++r) {
-    const dist::Range s = dist::share(job.units(), r, ranks);
-    for (auto& u : detail::unpack(detail::pack(detail::run_units(job, s.begin, s.end, {})))) all.push_back(std::move(u));
-  }
-  return detail::assemble(job, std::move(all));
-}
 
 TEST(SweepSplit, EqualsWholeRunsBitForBit) {
   const Case c;

@@ -63,23 +63,28 @@ Windows windows_for(const LlamaModel& model, std::span<const int> tokens, const 
   return {n, std::min(n, opt.ctx ? static_cast<std::size_t>(opt.ctx) : static_cast<std::size_t>(c.seq_len))};
 }
 
+double evaluation_bytes(const LlamaModel& model, const Recipe& recipe, std::size_t n, std::size_t ctx,
+                        const EvalOptions& opt) {
+  // What the run itself allocates, checked before any of it is: prepared weight copies,
+  // the window's activations and attention scores, the kept log-probabilities and logits.
+  const LlamaConfig& c = model.config;
+  const double w = weight_bytes(c), T = static_cast<double>(ctx), v = c.vocab_size;
+  const double dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
+  double need = w * ((model.mapped ? 0 : 1) + (recipe.is_identity() ? 0 : 1) + (recipe.quarot ? 1 : 0));
+  need += 4 * T * (8 * dim + 4 * kv + 4 * hidden + 2 * T + v + static_cast<double>(c.head_dim()));
+  need += 4 * static_cast<double>(n) * v * (opt.keep_logits ? 2 : 1);
+  return need;
+}
+
 WindowEvaluator::WindowEvaluator(const LlamaModel& model, std::span<const int> tokens, const Recipe& recipe,
                                  const EvalOptions& opt)
     : tokens_(tokens), opt_(opt), windows_(windows_for(model, tokens, opt)) {
   const LlamaConfig& c = model.config;
   const std::size_t n = windows_.n, ctx = windows_.ctx, vocab = static_cast<std::size_t>(c.vocab_size);
   threads_ = opt.threads > 0 ? opt.threads : omp_get_max_threads();
-  {
-    // What the run itself allocates, checked before any of it is: prepared weight copies,
-    // the window's activations and attention scores, the kept log-probabilities and logits.
-    const double w = weight_bytes(c), T = static_cast<double>(ctx), v = static_cast<double>(vocab);
-    const double dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
-    double need = w * ((model.mapped ? 0 : 1) + (recipe.is_identity() ? 0 : 1) + (recipe.quarot ? 1 : 0));
-    need += 4 * T * (8 * dim + 4 * kv + 4 * hidden + 2 * T + v + static_cast<double>(c.head_dim()));
-    need += 4 * static_cast<double>(n) * v * (opt.keep_logits ? 2 : 1);
-    check_memory(need, "evaluate: " + std::to_string(n) + " tokens in windows of " + std::to_string(ctx) +
-                           " over vocab_size " + std::to_string(c.vocab_size) + " and the model's weights");
-  }
+  check_memory(evaluation_bytes(model, recipe, n, ctx, opt),
+               "evaluate: " + std::to_string(n) + " tokens in windows of " + std::to_string(ctx) +
+                   " over vocab_size " + std::to_string(c.vocab_size) + " and the model's weights");
   // The quantization and Hadamard kernels size their OpenMP teams from this task's
   // nthreads-var: set it for the evaluation so --threads bounds them too.
   saved_threads_ = omp_get_max_threads();
@@ -99,7 +104,8 @@ WindowEvaluator::WindowEvaluator(const LlamaModel& model, std::span<const int> t
 
 WindowEvaluator::~WindowEvaluator() { omp_set_num_threads(saved_threads_); }
 
-std::vector<TensorError> WindowEvaluator::run(std::size_t w, EvalRun& run) {
+std::vector<TensorError> WindowEvaluator::run(std::size_t w, EvalRun& run, const WindowPrefix* from,
+                                              const ResidualTap& tap) {
   const std::size_t vocab = static_cast<std::size_t>(pm_.cfg.vocab_size);
   const std::size_t start = windows_.start(w), T = windows_.length(w);
   run.vocab = vocab;
@@ -113,7 +119,13 @@ std::vector<TensorError> WindowEvaluator::run(std::size_t w, EvalRun& run) {
     window = with_bos;
   }
   ErrorLog log;
-  forward_window(pm_, window, logits_.data(), log, threads_, opt_.keep_logits ? 0 : first);
+  const std::size_t first_logit = opt_.keep_logits ? 0 : first;
+  if (from) {
+    for (const TensorError& e : from->errors) log.add(e);
+    forward_window_from(pm_, from->layer, from->x, logits_.data(), log, threads_, first_logit);
+  } else {
+    forward_window(pm_, window, logits_.data(), log, threads_, first_logit, tap);
+  }
   if (opt_.keep_logits)
     run.logits.insert(run.logits.end(), logits_.begin(), logits_.begin() + static_cast<std::ptrdiff_t>(T * vocab));
   for (std::size_t t = first; t + 1 < T; ++t) {

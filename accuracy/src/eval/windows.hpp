@@ -25,6 +25,19 @@ struct Windows {
 // tokens or options.
 Windows windows_for(const LlamaModel& model, std::span<const int> tokens, const EvalOptions& opt);
 
+// The bytes evaluate(model, ., recipe, opt) allocates for n tokens in windows of ctx, which
+// WindowEvaluator checks against the memory budget (--max-memory).
+double evaluation_bytes(const LlamaModel& model, const Recipe& recipe, std::size_t n, std::size_t ctx,
+                        const EvalOptions& opt);
+
+// Window w's residual stream entering layer `layer` (T x dim) and the errors of the layers
+// before it, from a recipe that computes what this one computes before that layer.
+struct WindowPrefix {
+  std::size_t layer = 0;
+  std::span<const float> x;
+  std::vector<TensorError> errors;  // in ErrorLog::entries() order
+};
+
 class WindowEvaluator {
  public:
   // Validates the tokens and options, checks the memory budget, prepares the recipe's weights
@@ -38,7 +51,10 @@ class WindowEvaluator {
   const std::vector<TensorError>& weight_errors() const { return pm_.weight_errors; }
   // Appends window w's scored positions (and its logits with keep_logits) to `run`; returns the
   // errors of its quantization points summed over the window's calls, in first-met order.
-  std::vector<TensorError> run(std::size_t w, EvalRun& run);
+  // `from`: run window w from that prefix on (the same results, bit for bit); `tap`: see the
+  // residual stream entering each layer (forward_window's).
+  std::vector<TensorError> run(std::size_t w, EvalRun& run, const WindowPrefix* from = nullptr,
+                               const ResidualTap& tap = {});
 
  private:
   std::span<const int> tokens_;

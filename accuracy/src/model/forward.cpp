@@ -42,20 +42,29 @@ class Window : ForwardOps {
         hidden_(static_cast<std::size_t>(c_.hidden_dim)) {}
 
   // Logits of rows [first, T) only: rows before `first` are not scored.
-  void run(std::span<const int> tokens, float* logits, std::size_t first) {
+  void run(std::span<const int> tokens, float* logits, std::size_t first, const ResidualTap& tap) {
     x_.resize(T_ * dim_);
     embedding_forward(x_.data(), pm_.embedding_view, tokens);
     finite(x_.data(), dim_, -1, "token_embedding rows");
-    for (std::size_t l = 0; l < pm_.layers.size(); ++l) {
+    run_from(0, logits, first, tap);
+  }
+
+  // Layers [from, n_layers) and the head on x_, the residual stream entering layer `from`.
+  void run_from(std::size_t from, float* logits, std::size_t first, const ResidualTap& tap) {
+    for (std::size_t l = from; l < pm_.layers.size(); ++l) {
+      if (tap) tap(l, x_.data());
       attention_block(static_cast<int>(l));
       ffn_block(static_cast<int>(l));
     }
+    if (tap) tap(pm_.layers.size(), x_.data());
     xb_.resize(T_ * dim_);
     rmsnorm_forward(xb_.data(), nullptr, x_.data(), pm_.final_norm.data(), T_, dim_, c_.norm_eps, threads_);
     finite(xb_.data(), dim_, -1, "the final RMSNorm output");
     const std::size_t vocab = static_cast<std::size_t>(c_.vocab_size);
     linear(pm_.classifier, xb_.data() + first * dim_, logits + first * vocab, -1, T_ - first);
   }
+
+  void resume(std::span<const float> x) { x_.assign(x.begin(), x.end()); }
 
  private:
   void attention_block(int l) {
@@ -237,7 +246,20 @@ void ForwardOps::check_shape(const QuantSpec& spec, std::size_t rows, std::size_
 
 void forward_window(const PreparedModel& pm, std::span<const int> tokens, float* logits, ErrorLog& log,
                     int threads, std::size_t first_logit) {
-  Window(pm, tokens.size(), log, threads).run(tokens, logits, first_logit);
+  Window(pm, tokens.size(), log, threads).run(tokens, logits, first_logit, {});
+}
+
+void forward_window(const PreparedModel& pm, std::span<const int> tokens, float* logits, ErrorLog& log,
+                    int threads, std::size_t first_logit, const ResidualTap& tap) {
+  Window(pm, tokens.size(), log, threads).run(tokens, logits, first_logit, tap);
+}
+
+void forward_window_from(const PreparedModel& pm, std::size_t from, std::span<const float> x, float* logits,
+                         ErrorLog& log, int threads, std::size_t first_logit) {
+  const std::size_t dim = static_cast<std::size_t>(pm.cfg.dim);
+  Window w(pm, x.size() / dim, log, threads);
+  w.resume(x);
+  w.run_from(from, logits, first_logit, {});
 }
 
 }  // namespace lowp::accuracy::detail

@@ -2,6 +2,9 @@
 // one model sweep (the model and the reference once, the recipes split across MPI ranks).
 #include "lowp/accuracy/sensitivity.hpp"
 
+#include "dist/comm.hpp"
+#include "sweep/sensitivity_plan.hpp"
+
 #include <cmath>
 #include <limits>
 #include <map>
@@ -75,30 +78,57 @@ Recipe with_tensor(const Recipe& base, const SensitivityTensor& t, std::string_v
   return r;
 }
 
-Sensitivity run_sensitivity(const LlamaModel& model, std::span<const int> tokens, std::span<const std::string> specs,
-                            const EvalOptions& opt, const SweepProgress& progress, const EvalRun* base_logits,
-                            const Recipe* base, bool weights_only) {
+namespace detail {
+
+SweepJob SensitivityPlan::job(const LlamaModel& model, std::span<const int> tokens, const EvalOptions& opt,
+                              const EvalRun* base_logits, bool reuse_prefix) const {
+  SweepJob j{model, tokens, recipes, opt, base_logits, false};
+  if (reuse_prefix) {
+    j.prefix_base = &base;
+    j.resume = resume;
+  }
+  return j;
+}
+
+SensitivityPlan plan_sensitivity(const LlamaModel& model, std::span<const std::string> specs, const Recipe* base,
+                                 bool weights_only) {
   if (specs.empty()) throw Error("sensitivity: no spec given");
   for (const auto& s : specs) quant::parse_quant_spec(s);  // an unknown spec fails before any run
-  Recipe fp32;
-  fp32.name = "fp32";
-  const Recipe& b = base ? *base : fp32;
-  Sensitivity out;
+  SensitivityPlan p;
+  if (base) {
+    p.base = *base;
+  } else {
+    p.base.name = "fp32";
+  }
+  const Recipe& b = p.base;
+  Sensitivity& out = p.out;
   out.base = b.name;
   out.specs.assign(specs.begin(), specs.end());
   const auto tensors = sensitivity_tensors(model.config, weights_only);
-  std::vector<Recipe> recipes;
+  const auto n_layers = static_cast<std::size_t>(model.config.n_layers);
   for (const auto& t : tensors)
     for (const auto& s : specs) {
       SensitivityRow row;
       row.t = t;
       row.spec = s;
-      recipes.push_back(with_tensor(b, t, s, t.key() + " @ " + s));
+      p.recipes.push_back(with_tensor(b, t, s, t.key() + " @ " + s));
+      // Layers before t's compute what the base computes (the classifier's: every layer).
+      p.resume.push_back(t.layer < 0 ? n_layers : static_cast<std::size_t>(t.layer));
       out.rows.push_back(std::move(row));
     }
+  if (!b.is_identity()) {
+    p.recipes.push_back(b);
+    p.resume.push_back(0);
+  }
+  return p;
+}
+
+Sensitivity finish_sensitivity(SensitivityPlan plan, ModelSweep sweep) {
+  Sensitivity out = std::move(plan.out);
+  const Recipe& b = plan.base;
   const bool with_base = !b.is_identity();
-  if (with_base) recipes.push_back(b);
-  out.sweep = run_model_sweep(model, tokens, recipes, opt, progress, base_logits, false);
+  const std::vector<Recipe>& recipes = plan.recipes;
+  out.sweep = std::move(sweep);
   if (out.sweep.results.empty()) {  // another rank: rank 0 has the results
     out.rows.clear();
     return out;
@@ -140,6 +170,16 @@ Sensitivity run_sensitivity(const LlamaModel& model, std::span<const int> tokens
     row.sqnr_db = e.sqnr_db();
   }
   return out;
+}
+
+}  // namespace detail
+
+Sensitivity run_sensitivity(const LlamaModel& model, std::span<const int> tokens, std::span<const std::string> specs,
+                            const EvalOptions& opt, const SweepProgress& progress, const EvalRun* base_logits,
+                            const Recipe* base, bool weights_only) {
+  detail::SensitivityPlan plan = detail::plan_sensitivity(model, specs, base, weights_only);
+  ModelSweep sweep = detail::run_split(plan.job(model, tokens, opt, base_logits, true), dist::size(), progress);
+  return detail::finish_sensitivity(std::move(plan), std::move(sweep));
 }
 
 }  // namespace lowp::accuracy

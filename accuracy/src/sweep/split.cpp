@@ -15,6 +15,7 @@
 #include "dist/comm.hpp"
 #include "eval/windows.hpp"
 #include "lowp/numerics/error.hpp"
+#include "sweep/prefix_cache.hpp"
 
 namespace lowp::accuracy::detail {
 namespace {
@@ -81,6 +82,7 @@ std::vector<SweepUnit> run_units(const SweepJob& job, std::size_t begin, std::si
   // rank's (at most the first one) is recomputed here: a window's log-probabilities are
   // scored x vocab floats (gigabytes for a large vocabulary), one window's forward pass is cheaper.
   std::map<std::size_t, EvalRun> ref;
+  PrefixCache prefixes(job, begin, end);
   bool base_mismatch = false;  // assemble() fails every recipe with compare()'s error
   if (job.base) {
     std::size_t offset = 0, total = 0;
@@ -99,7 +101,7 @@ std::vector<SweepUnit> run_units(const SweepJob& job, std::size_t begin, std::si
     for (std::size_t w = w0; w < w1; ++w) {
       const auto t1 = std::chrono::steady_clock::now();
       EvalRun r;
-      ev.run(w, r);
+      ev.run(w, r, nullptr, prefixes.reference_is_base() ? prefixes.tap(w) : ResidualTap{});
       if (mine(w, 0)) {
         SweepUnit u;
         u.window = w;
@@ -119,6 +121,8 @@ std::vector<SweepUnit> run_units(const SweepJob& job, std::size_t begin, std::si
       ref.emplace(w, std::move(r));
     }
   }
+
+  prefixes.fill(job);
 
   for (std::size_t k = first_recipe; k < runs; ++k) {
     const Recipe& recipe = job.recipes[k - first_recipe];
@@ -146,7 +150,8 @@ std::vector<SweepUnit> run_units(const SweepJob& job, std::size_t begin, std::si
       } else {
         try {
           EvalRun r;
-          auto errors = ev->run(w, r);
+          const std::optional<WindowPrefix> prefix = prefixes.find(job, k - first_recipe, w);
+          auto errors = ev->run(w, r, prefix ? &*prefix : nullptr);
           u.errors.insert(u.errors.end(), errors.begin(), errors.end());
           if (!base_mismatch) u.stats = position_stats(ref.at(w), r);
         } catch (const Error& e) {

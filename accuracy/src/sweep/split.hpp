@@ -31,6 +31,11 @@ struct SweepJob {
   const EvalOptions& opt;
   const EvalRun* base = nullptr;  // llama.cpp's reference instead of the fp32 run
   bool keep_reference = true;     // ModelSweep::reference_run wanted
+  // Prefix reuse (sensitivity, prefix_cache.hpp): recipe i computes what prefix_base computes
+  // before layer resume[i] (0: run whole; n_layers: only the final norm and classifier differ).
+  // Empty: every recipe runs whole.
+  const Recipe* prefix_base = nullptr;
+  std::span<const std::size_t> resume = {};
   std::size_t windows() const;
   std::size_t runs() const { return recipes.size() + (base ? 0 : 1); }
   std::size_t units() const { return windows() * runs(); }
