@@ -2,7 +2,8 @@
 // sets, interesting integers, truncations, insertions, within the first 1 KB). Each input must
 // load or throw lowp::Error with a one-line message: any other exception fails, a crash or an
 // out-of-bounds read is caught by running this binary under AddressSanitizer (build-*-asan).
-// LOWP_FUZZ_ITERS overrides the per-loader count (default 100000).
+// LOWP_FUZZ_ITERS overrides the per-loader count (default 100000, which the `exhaustive` CTest tier
+// runs; the default tier and scripts/sanitize-check run 20000: tests/accuracy/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -24,8 +24,9 @@ const char* const kSmallFormats[] = {
     "int8", "int8_sym", "int4", "int4_sym", "uint8", "uint4"};
 
 // Random inputs per type (float and double), each checked in every mode and option.
-// LOWP_ORACLE_SAMPLES_DIV=N runs a 1/N of them (scripts/sanitize-check: 10; ASan makes the
-// oracle 20x slower, and the full count runs in the ordinary build).
+// LOWP_ORACLE_SAMPLES_DIV=N runs a 1/N of them: 10 in the default CTest tier and under
+// scripts/sanitize-check (ASan makes the oracle 20x slower); the full count runs in the
+// `exhaustive` tier (tests/formats/CMakeLists.txt).
 std::size_t samples(std::size_t n) {
   const char* e = std::getenv("LOWP_ORACLE_SAMPLES_DIV");
   const long d = e ? std::atol(e) : 1;
