@@ -14,34 +14,23 @@
 
 #include "cli/cli_run.hpp"
 #include "lowp/accuracy/loaders.hpp"
+#include "train/train_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using lowp::test::lowp_run;
 using lowp::test::Result;
+using lowp::test::slurp;
 
 fs::path temp_dir() {
-  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path d = fs::temp_directory_path() / ("lowp_cli_one_language_" + std::to_string(getpid()) + "_" + info->name());
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return lowp::test::train_temp_dir("cli_one_language", testing::UnitTest::GetInstance()->current_test_info()->name());
 }
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
-std::string read(const fs::path& p) {
-  std::ifstream f(p);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-const std::string kCalib =
-    "First Citizen: Before we proceed any further, hear me speak. All: Speak, speak. First Citizen: You are all "
-    "resolved rather to die than to famish?\n";
-const std::string kEval =
-    "MENENIUS: Either you must confess yourselves wondrous malicious, or be accused of folly. I shall tell you a "
-    "pretty tale.\n";
+// Calibration and evaluation texts: two parts of the training tests' corpus.
+std::string corpus_part(std::size_t part) { return slurp(lowp::test::train_corpus()).substr(part * 300, 300); }
 
 std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -54,13 +43,13 @@ void expect_usage(const Result& r, const std::string& command, const std::vector
 
 TEST(CliOneLanguage, ASearchFileEvaluatesAndTrainsUnchanged) {
   const fs::path d = temp_dir();
-  write(d / "calib.txt", kCalib);
-  write(d / "eval.txt", kEval);
+  write(d / "calib.txt", corpus_part(0));
+  write(d / "eval.txt", corpus_part(1));
   const Result s = lowp_run({"search", "--model", "shakespeare", "--text", (d / "calib.txt").string(), "--menu",
                              "int4:row:int,mxfp4:pad", "--budget", "5", "--out", (d / "r.txt").string(), "--ctx", "64",
                              "--threads", "1"});
   ASSERT_EQ(s.code, 0) << s.err;
-  std::string recipe = read(d / "r.txt");
+  std::string recipe = slurp(d / "r.txt");
   ASSERT_NE(recipe.find("layer.0.weights.wq = "), std::string::npos) << recipe;
   ASSERT_NE(recipe.find("weights.classifier = "), std::string::npos) << recipe;
   // A training key in the same file: evaluation names it and goes on.
@@ -72,17 +61,16 @@ TEST(CliOneLanguage, ASearchFileEvaluatesAndTrainsUnchanged) {
   EXPECT_NE(e.err.find("optimizer does not apply to eval"), std::string::npos) << e.err;
   EXPECT_EQ(lines(e.err), 1u) << e.err;
   // Training takes the file as it is: the searched weight specs become the forward's W.
-  write(d / "corpus.txt", kCalib + kEval + kCalib + kEval + kCalib + kEval);
   const std::string model = lowp::accuracy::resolve_model_path("shakespeare");
   const auto train = [&](const std::string& recipe_arg, const std::string& out) {
-    return lowp_run({"train", "--init", model, "--corpus", (d / "corpus.txt").string(), "--steps", "2", "--batch", "1",
+    return lowp_run({"train", "--init", model, "--corpus", lowp::test::train_corpus().string(), "--steps", "2", "--batch", "1",
                      "--ctx", "32", "--eval-every", "2", "--threads", "1", "--recipe", recipe_arg, "--out",
                      (d / out).string()});
   };
   const Result t = train((d / "r.txt").string(), "trained");
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_EQ(t.err.find("unknown key"), std::string::npos) << t.err;
-  const std::string q = read(d / "trained" / "quant.csv");
+  const std::string q = slurp(d / "trained" / "quant.csv");
   EXPECT_NE(q.find(",0,wq,fwd,W,"), std::string::npos) << q.substr(0, 400);      // quantized: the file's weights
   EXPECT_EQ(q.find(",0,wq,dgrad,"), std::string::npos) << q.substr(0, 400);      // the backward: float32
   EXPECT_NE(q.find(",-1,classifier,fwd,W,"), std::string::npos) << q.substr(0, 400);
@@ -96,11 +84,10 @@ TEST(CliOneLanguage, ASearchFileEvaluatesAndTrainsUnchanged) {
 
 TEST(CliOneLanguage, UsageErrorsExitTwoInEveryCommand) {
   const fs::path d = temp_dir();
-  write(d / "corpus.txt", kCalib + kEval);
-  write(d / "eval.txt", kEval);
+  write(d / "eval.txt", corpus_part(1));
   write(d / "dup.txt", "name = dup\nlinear = bf16\nlinear = fp8-rowwise\n");
   const auto train = [&](const std::string& recipe) {
-    return lowp_run({"train", "--corpus", (d / "corpus.txt").string(), "--steps", "1", "--config", "tiny", "--recipe",
+    return lowp_run({"train", "--corpus", lowp::test::train_corpus().string(), "--steps", "1", "--config", "tiny", "--recipe",
                      recipe, "--out", (d / "out").string()});
   };
   expect_usage(train("nope"), "train", {"unknown train recipe 'nope'"});
