@@ -16,6 +16,7 @@ the GIL released, on OpenMP threads, giving the same bits at any thread count. W
 docs/python.md, "PyTorch".
 """
 import re
+import sys
 
 import numpy as np
 import torch
@@ -186,8 +187,13 @@ class _LinearF64(torch.autograd.Function):
 
 class Linear(nn.Linear):
     """nn.Linear whose forward, dgrad and wgrad follow `recipe` exactly as lowp's QuantLinear does:
-    a training recipe name or file (`lowp recipes`; its linear inside the layers), else a linear
-    preset ('preset:<name>' for the preset of a name both have, e.g. 'preset:mxfp8').
+    a recipe name or file (`lowp recipes`; its linear inside the layers), else a linear preset
+    ('preset:<name>' asks for the preset itself). A name means the same bits everywhere: 'mxfp8' is
+    OCP MX with floor scales, 'mxfp8-te' TransformerEngine's RCEIL one; 'nvfp4' round-to-nearest
+    NVFP4, 'nvfp4-train' NVIDIA's training recipe. Keys of a recipe file this layer does not apply
+    (per-layer keys, optimizer, attention) are named in one stderr line. When the backward would
+    quantize blocks along the tokens that the token count does not fill, the forward raises
+    ValueError saying how to fix it (built-in mxfp8 and nvfp4 pad, as `pad = on` does).
 
     The same parameters and state_dict as nn.Linear (weight out x in, bias). Every forward call is
     one step: it runs with seed step_seed(seed, step) (stochastic rounding, random Hadamard
@@ -202,6 +208,7 @@ class Linear(nn.Linear):
             raise ValueError(f"lowp.torch.Linear: lowp runs on the CPU, not {device}")
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
         self._setup(recipe, seed, stats)
+        _note_keys(recipe)
 
     def _setup(self, recipe, seed, stats):
         self.recipe = recipe
@@ -260,6 +267,9 @@ class Linear(nn.Linear):
     def forward(self, x):
         if x.dtype == torch.float64 and self.linear_recipe == "fp32":
             return _LinearF64.apply(x, self.weight, self.bias)
+        if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, self.weight, self.bias)):
+            # A backward will follow: blocks it cannot fill fail here, not in the backward.
+            self._layer.check_backward_rows(x.numel() // self.in_features)
         seed = step_seed(self.seed, self.step)
         self.step += 1
         return _LinearFn.apply(x, self.weight, self.bias, self, seed)
@@ -271,6 +281,13 @@ class Linear(nn.Linear):
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}, recipe={self.recipe!r}")
+
+
+def _note_keys(recipe):
+    """One stderr line naming the keys of a recipe file that lowp.torch does not apply."""
+    note = _lowp.recipe_note_for_torch(recipe)
+    if note:
+        print(f"lowp.torch: {note}", file=sys.stderr)
 
 
 def _name_filter(filter):
@@ -298,6 +315,7 @@ def convert(model, recipe, filter=None, keep_first=0, keep_last=0, seed=0, stats
     if keep_first < 0 or keep_last < 0:
         raise ValueError("convert: keep_first and keep_last must be non-negative")
     _lowp.QuantLinear.from_recipe(recipe, 1, 1, False)  # an unknown recipe fails before any change
+    _note_keys(recipe)
     accept = _name_filter(filter)
     candidates = [(name, m) for name, m in model.named_modules()
                   if isinstance(m, nn.Linear) and not isinstance(m, Linear) and accept(m, name)]

@@ -6,6 +6,7 @@
 
 #include "common.hpp"
 #include "lowp/accuracy/eval.hpp"
+#include "lowp/accuracy/eval_text.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/metrics.hpp"
 #include "lowp/accuracy/model_sweep.hpp"
@@ -27,16 +28,22 @@ accuracy::Recipe recipe_arg(const std::string& name) {
 }
 
 // Token ids from exactly one of: `tokens` (a sequence of ids, or the path of a token file, one
-// id a line) and `text` (the text itself, tokenized with the model's tokenizer).
+// id a line) and `text` (the text itself, tokenized with the model's tokenizer and BOS as `lowp
+// eval --text --bos` does: eval_text_tokens). `window_bos` gets the id each window starts with.
 std::vector<int> tokens_arg(const py::object& tokens, const std::optional<std::string>& text,
-                            const std::string& model_path, int vocab) {
+                            const std::string& model_path, int vocab, const std::string& bos, int& window_bos) {
+  window_bos = -1;
   if (tokens.is_none() == !text.has_value())
     throw py::value_error("exactly one of tokens= and text= is required");
+  if (bos != "on" && bos != "off" && bos != "auto") throw py::value_error("bos is 'on', 'off' or 'auto', not '" + bos + "'");
   if (text) {
     if (text->empty()) throw py::value_error("text= is empty");
     py::gil_scoped_release nogil;
-    return tokenizer_for_model(model_path, vocab).encode(*text, true, false);
+    EvalText t = eval_text_tokens(*text, model_path, vocab, bos);
+    window_bos = t.window_bos;
+    return std::move(t.ids);
   }
+  if (bos != "auto") throw py::value_error("bos= applies to text=; tokens= are used as given (as `lowp eval --tokens`)");
   if (py::isinstance<py::str>(tokens)) return read_token_file(tokens.cast<std::string>(), vocab);
   const auto ids = py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(tokens);
   if (!ids || ids.ndim() != 1) throw py::value_error("tokens= must be a 1-D sequence of token ids or a file path");
@@ -75,16 +82,27 @@ py::list tensor_errors(const std::vector<TensorError>& errs) {
   return out;
 }
 
-py::dict eval(const std::string& model_path, const py::object& tokens, const std::optional<std::string>& text,
-              const std::string& recipe_name, std::optional<int> ctx, bool score_all, int threads) {
+// The model argument as `lowp eval --model` takes it: a path or a built-in name (shakespeare).
+std::string model_arg(const std::string& name_or_path) {
+  try {
+    return resolve_model_path(name_or_path);
+  } catch (const Error& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+py::dict eval(const std::string& model_name, const py::object& tokens, const std::optional<std::string>& text,
+              const std::string& recipe_name, std::optional<int> ctx, bool score_all, int threads,
+              const std::string& bos) {
   const accuracy::Recipe recipe = recipe_arg(recipe_name);
-  const EvalOptions opt = options_arg(ctx, score_all, threads);
+  EvalOptions opt = options_arg(ctx, score_all, threads);
+  const std::string model_path = model_arg(model_name);
   LlamaModel model;
   {
     py::gil_scoped_release nogil;
-    model = load_model(model_path);
+    model = load_model(model_path, WeightStorage::mapped);
   }
-  const std::vector<int> ids = tokens_arg(tokens, text, model_path, model.config.vocab_size);
+  const std::vector<int> ids = tokens_arg(tokens, text, model_path, model.config.vocab_size, bos, opt.bos);
   EvalRun run;
   {
     py::gil_scoped_release nogil;
@@ -104,19 +122,20 @@ py::dict eval(const std::string& model_path, const py::object& tokens, const std
   return d;
 }
 
-py::list sweep(const std::string& model_path, const py::object& tokens, const std::optional<std::string>& text,
+py::list sweep(const std::string& model_name, const py::object& tokens, const std::optional<std::string>& text,
                const std::optional<std::vector<std::string>>& recipe_names, std::optional<int> ctx, bool score_all,
-               int threads) {
+               int threads, const std::string& bos) {
   std::vector<accuracy::Recipe> recipes;
   for (const std::string& n : recipe_names ? *recipe_names : default_sweep_recipes()) recipes.push_back(recipe_arg(n));
   if (recipes.empty()) throw py::value_error("recipes= is empty");
-  const EvalOptions opt = options_arg(ctx, score_all, threads);
+  EvalOptions opt = options_arg(ctx, score_all, threads);
+  const std::string model_path = model_arg(model_name);
   LlamaModel model;
   {
     py::gil_scoped_release nogil;
-    model = load_model(model_path);
+    model = load_model(model_path, WeightStorage::mapped);
   }
-  const std::vector<int> ids = tokens_arg(tokens, text, model_path, model.config.vocab_size);
+  const std::vector<int> ids = tokens_arg(tokens, text, model_path, model.config.vocab_size, bos, opt.bos);
   ModelSweep s;
   {
     py::gil_scoped_release nogil;
@@ -155,12 +174,15 @@ py::list sweep(const std::string& model_path, const py::object& tokens, const st
 void bind_accuracy(py::module_& m) {
   m.def("eval", &eval, py::arg("model"), py::arg("tokens") = py::none(), py::arg("text") = py::none(),
         py::arg("recipe") = "fp32", py::arg("ctx") = py::none(), py::arg("score_all") = false, py::arg("threads") = 0,
-        "Teacher-forced evaluation of a checkpoint (llama2.c .bin, GGUF, safetensors) under a recipe, as\n"
-        "`lowp eval`. tokens: a sequence of ids or a token file path; text: the text itself. Returns a dict:\n"
+        py::arg("bos") = "auto",
+        "Teacher-forced evaluation of a checkpoint (llama2.c .bin, GGUF, safetensors, or a built-in name such as\n"
+        "'shakespeare') under a recipe, as `lowp eval`, with its numbers. tokens: a sequence of ids or a token\n"
+        "file path (used as given); text: the text itself, BOS first as bos= says ('auto': the tokenizer's\n"
+        "add_bos, as `lowp eval --bos auto`; 'on'; 'off'). Returns a dict:\n"
         "model, recipe, tokens, scored, mean_nll, ppl, nonfinite, layers (SQNR per quantization point).");
   m.def("sweep", &sweep, py::arg("model"), py::arg("tokens") = py::none(), py::arg("text") = py::none(),
         py::arg("recipes") = py::none(), py::arg("ctx") = py::none(), py::arg("score_all") = false,
-        py::arg("threads") = 0,
+        py::arg("threads") = 0, py::arg("bos") = "auto",
         "The model sweep of `lowp sweep --model`: the fp32 reference, then each recipe (default: the CLI's\n"
         "list), sorted by mean KLD. Returns one dict per recipe with the CSV's columns (docs/sweep.md).");
 }

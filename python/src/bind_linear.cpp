@@ -4,6 +4,7 @@
 
 #include "common.hpp"
 #include "lowp/accuracy/train_linears.hpp"
+#include "lowp/hadamard/rotation.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/linear.hpp"
 
@@ -42,6 +43,46 @@ std::unique_ptr<Linear> from_recipe(const std::string& name, std::size_t in, std
     std::string presets;
     for (const quant::LinearRecipe& p : quant::linear_presets()) presets += (presets.empty() ? "" : ", ") + p.name;
     throw py::value_error(std::string(train_error.what()) + "; linear presets: " + presets);
+  }
+}
+
+// lowp.torch calls this in the forward of a step that will run a backward: the backward GEMMs'
+// operands whose blocks run along the tokens (dY in the dgrad, dY^T and X^T in the wgrad) must
+// fit `rows` tokens, else the error comes now, with advice a built-in name can follow.
+void check_backward_rows(Linear& l, std::size_t rows) {
+  const quant::LinearRecipe& r = l.layer.recipe();
+  struct Operand {
+    const std::optional<quant::QuantSpec>& spec;
+    std::size_t rows, cols;
+    const char* what;
+  };
+  const Operand ops[] = {{r.dgrad.a, rows, l.out_features, "the dgrad's dY"},
+                         {r.wgrad.a, l.out_features, rows, "the wgrad's dY^T"},
+                         {r.wgrad.b, l.in_features, rows, "the wgrad's X^T"}};
+  // The wgrad's Hadamard runs along the tokens too (no padding there): its blocks must fit.
+  if (r.wgrad.rotation != hadamard::RotationKind::none) {
+    try {
+      hadamard::Rotation{r.wgrad.rotation, rows, r.wgrad.rotation_block, 0}.validate();
+    } catch (const Error& e) {
+      throw py::value_error("lowp.torch.Linear: recipe '" + r.name + "' rotates the wgrad's operands along the tokens, and " +
+                            "this input has " + std::to_string(rows) + " tokens (batch x sequence): " + e.what() +
+                            "; give a number of tokens the rotation takes" +
+                            (r.wgrad.rotation_block ? " (a multiple of " + std::to_string(r.wgrad.rotation_block) + ")" : ""));
+    }
+  }
+  for (const Operand& o : ops) {
+    if (!o.spec) continue;
+    try {
+      quant::check_shape(*o.spec, o.rows, o.cols);
+    } catch (const Error&) {
+      bool preset = false;
+      for (const quant::LinearRecipe& p : quant::linear_presets()) preset = preset || p.name == r.name;
+      throw py::value_error("lowp.torch.Linear: recipe '" + r.name + "' quantizes " + o.what + " in blocks of " +
+                            std::to_string(o.spec->block) + " along the tokens, and this input has " + std::to_string(rows) +
+                            " tokens (batch x sequence): give a multiple of " + std::to_string(o.spec->block) +
+                            " tokens, or a recipe with `pad = on` (a file holding `name = mine`, " +
+                            (preset ? "`linear = " + r.name + "`" : "the recipe's lines") + " and `pad = on`)");
+    }
   }
 }
 
@@ -147,6 +188,8 @@ void bind_linear(py::module_& m) {
                   py::arg("bias") = true,
                   "The layer of a training recipe (a `lowp recipes` training name or a recipe file: its linear\n"
                   "inside the layers), else of a linear preset; 'preset:<name>' picks the preset of a shared name.")
+      .def("check_backward_rows", &check_backward_rows, py::arg("rows"),
+           "ValueError when a backward after a forward of `rows` rows could not quantize its operands.")
       .def("collect_stats", [](Linear& l, bool on) {
         std::lock_guard lock(l.mu);
         l.layer.collect_stats(on);
@@ -182,6 +225,13 @@ void bind_linear(py::module_& m) {
       });
   m.def("train_recipes", &accuracy::train_recipe_names,
         "The built-in training recipe names (`lowp recipes`), which QuantLinear.from_recipe and lowp.torch take.");
+  m.def("recipe_note_for_torch", [](const std::string& name) {
+    try {
+      return name.rfind("preset:", 0) == 0 ? std::string() : accuracy::train_recipe_linears(name).note_for_torch;
+    } catch (const Error&) {
+      return std::string();  // not a recipe: from_recipe reports it (a linear preset, or the error)
+    }
+  }, py::arg("recipe"), "The one line naming the keys of a recipe file that lowp.torch does not apply ('' if none).");
   m.def("linear_presets", [] {
     std::vector<std::string> names;
     for (const quant::LinearRecipe& p : quant::linear_presets()) names.push_back(p.name);

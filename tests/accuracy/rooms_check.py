@@ -11,7 +11,8 @@ ORDER = ["dist", "file", "report", "optim", "recipe", "model", "io", "tokenizer"
 # The part whose API each public header is (include/lowp/accuracy/<name>.hpp).
 PUBLIC = {
     "recipe": "recipe", "tensor_error": "model", "model": "model", "memory": "model", "sample": "model",
-    "decoder": "model", "calibrate": "model", "loaders": "io", "tokenizer": "tokenizer", "eval": "eval",
+    "decoder": "model", "calibrate": "model", "loaders": "io", "tokenizer": "tokenizer", "eval_text": "tokenizer",
+    "eval": "eval",
     "metrics": "eval", "base_logits": "eval", "train_linears": "train", "model_sweep": "sweep", "report": "sweep",
     "sensitivity": "sweep", "search": "sweep", "tensor_sweep": "sweep", "cli": "cli",
 }

@@ -149,15 +149,15 @@ TEST(CliGolden, SameSeedSameBytesAnyThreadCount) {
 
 TEST(CliGolden, RecipeStepHasEveryTensor) {
   const std::string path = tmp("step.safetensors");
-  const Result r = lowp_run({"golden", "--recipe", "nvfp4", "--rows", "16", "--cols", "64", "--out", path});
+  const Result r = lowp_run({"golden", "--recipe", "nvfp4-train", "--rows", "16", "--cols", "64", "--out", path});
   ASSERT_EQ(r.code, 0) << r.err;
   const File f = read_golden(path);
   EXPECT_EQ(f.meta.at("mode"), "recipe");
-  EXPECT_EQ(f.meta.at("recipe"), "nvfp4");
+  EXPECT_EQ(f.meta.at("recipe"), "nvfp4-train");
   for (const char* n : {"X", "W", "dY", "Y", "dX", "dW", "fwd.X", "fwd.W", "dgrad.dY", "dgrad.Wt", "wgrad.dYt", "wgrad.Xt"})
     EXPECT_EQ(f.t.count(n), 1u) << n;
   EXPECT_EQ(f.t.at("wgrad.Xt").shape, (std::vector<std::size_t>{64, 16}));
-  // nvfp4: the forward's operands are the float data quantized by the spec (codes stored);
+  // nvfp4-train: the forward's operands are the float data quantized by the spec (codes stored);
   // dgrad's dY rounds stochastically and the wgrad rotates first (no codes).
   EXPECT_EQ(f.meta.at("fwd.X.codes"), "stored");
   EXPECT_EQ(f.t.at("fwd.X.scale_codes").shape, (std::vector<std::size_t>{16, 4}));
@@ -198,7 +198,10 @@ TEST(CliGolden, ErrorsAreOneLine) {
   expect_one_line(lowp_run({"golden", "--spec", "mxfp8", "--rows", "2", "--cols", "32"}), 2, "lowp golden: --out is required");
   expect_one_line(lowp_run({"golden", "--rows", "2", "--cols", "32", "--out", out}), 2,
                   "lowp golden: give exactly one of --spec and --recipe");
-  expect_one_line(lowp_run({"golden", "--recipe", "mxfp8", "--rows", "20", "--cols", "64", "--out", out}), 2,
+  // A recipe file without `pad = on` (the built-in MX names pad): 20 tokens do not fill a block.
+  const std::string unpadded = tmp("te.recipe");
+  std::ofstream(unpadded) << "name = te\nlinear = mxfp8-te\n";
+  expect_one_line(lowp_run({"golden", "--recipe", unpadded, "--rows", "20", "--cols", "64", "--out", out}), 2,
                   "lowp golden: linear 'mxfp8-te' wgrad dY^T (64x20): tensor 64x20: 20 columns are not a multiple");
   expect_one_line(lowp_run({"golden", "--recipe", "nosuch", "--rows", "2", "--cols", "32", "--out", out}), 2, "lowp golden: ");
   expect_one_line(lowp_run({"golden", "--spec", "mxfp8", "--rows", "2", "--cols", "32", "--out", "/nonexistent/dir/x.safetensors"}),

@@ -172,11 +172,11 @@ def test_recipe_step(cli, tmp_path):
     # One QuantLinear step: the stored operands multiply into Y exactly as float32 GEMMs would
     # within float32 rounding; shapes and names follow docs/golden.md.
     out = tmp_path / "step.safetensors"
-    r = subprocess.run([cli, "golden", "--recipe", "mxfp8", "--rows", "32", "--cols", "64", "--seed", "1",
+    r = subprocess.run([cli, "golden", "--recipe", "mxfp8-te", "--rows", "32", "--cols", "64", "--seed", "1",
                         "--out", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     t, meta = read_safetensors(out)
-    assert meta["mode"] == "recipe" and meta["recipe"] == "mxfp8"
+    assert meta["mode"] == "recipe" and meta["recipe"] == "mxfp8-te"
     M, K, N = 32, 64, 64
     shapes = {"X": (M, K), "W": (N, K), "dY": (M, N), "Y": (M, N), "dX": (M, K), "dW": (N, K),
               "fwd.X": (M, K), "fwd.W": (N, K), "dgrad.dY": (M, N), "dgrad.Wt": (K, N),
@@ -190,7 +190,7 @@ def test_recipe_step(cli, tmp_path):
         ref = A @ B.T
         bound = A.shape[1] * 2.0**-24 * (np.abs(A) @ np.abs(B.T)) + 1e-30
         assert np.all(np.abs(t[c] - ref) <= bound), c
-    # mxfp8 (TransformerEngine's MXFP8BlockScaling) quantizes the forward's X and W with E4M3
+    # mxfp8-te (TransformerEngine's MXFP8BlockScaling) quantizes the forward's X and W with E4M3
     # and RCEIL E8M0 scales per 1x32 block: d = amax * float32(1 / 448) in float32, scale = d
     # rounded up to a power of two; code = round(x / scale) to nearest-even, saturating.
     def mxfp8_rceil(a):

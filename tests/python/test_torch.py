@@ -38,13 +38,16 @@ def bits(t):
     return t.detach().contiguous().numpy().view(np.uint32)
 
 
-# Training recipe -> the linear preset its layers run (accuracy/src/recipe/train_recipe.cpp).
+# Training recipe -> the linear preset its layers run (accuracy/src/recipe/train_recipe.cpp):
+# one name, one meaning (mxfp8 is OCP floor everywhere, mxfp8-te TransformerEngine's RCEIL).
 RECIPES = {
     "fp32": "fp32",
     "fp8-tensorwise": "fp8-tensorwise",
     "fp8-rowwise": "fp8-rowwise",
-    "mxfp8": "mxfp8-te",
-    "nvfp4": "nvfp4-train",
+    "mxfp8": "mxfp8",
+    "mxfp8-te": "mxfp8-te",
+    "nvfp4": "nvfp4",
+    "nvfp4-train": "nvfp4-train",
     "quartet-fp4": "quartet-fp4",
     "switchback-int8": "switchback-int8",
 }
@@ -94,7 +97,7 @@ def test_linear_backward_after_a_second_forward():
     # Two forwards before the backwards (a module used twice in a graph): each backward gets
     # the gradients of its own forward, as one layer per call would give.
     torch.manual_seed(1)
-    lin = lt.Linear(64, 32, recipe="nvfp4", seed=7)
+    lin = lt.Linear(64, 32, recipe="nvfp4-train", seed=7)
     x1, x2 = torch.randn(32, 64, requires_grad=True), torch.randn(32, 64, requires_grad=True)
     (lin(x1).sum() * 2 + lin(x2).square().sum()).backward()
     ref = lowp.QuantLinear("nvfp4-train", 64, 32)
@@ -112,7 +115,7 @@ def test_deterministic_at_any_thread_count():
     def run(threads):
         torch.set_num_threads(threads)
         torch.manual_seed(3)
-        lin = lt.Linear(256, 128, recipe="nvfp4", seed=11)
+        lin = lt.Linear(256, 128, recipe="nvfp4-train", seed=11)
         x = torch.randn(4, 64, 256, requires_grad=True)
         lin(x).backward(torch.randn(4, 64, 128))
         return bits(x.grad).copy(), bits(lin.weight.grad).copy()
@@ -264,7 +267,7 @@ def test_fp32_linear_within_float32_error_of_float64():
 def test_report_telemetry():
     torch.manual_seed(7)
     model = nn.Sequential(nn.Linear(64, 64), nn.GELU(), nn.Linear(64, 32))
-    lt.convert(model, "mxfp8")
+    lt.convert(model, "mxfp8-te")
     x = torch.randn(64, 64) * torch.logspace(-2, 2, 64)
     model(x).sum().backward()
     rows = lt.report(model)
@@ -351,15 +354,15 @@ def test_tiny_transformer_trains_under_recipes():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny GEMMs: threads only add overhead
     try:
-        curves = {r: train_tiny(r, data, len(chars))[0] for r in ("fp32", "mxfp8", "nvfp4")}
+        curves = {r: train_tiny(r, data, len(chars))[0] for r in ("fp32", "mxfp8-te", "nvfp4-train")}
     finally:
         torch.set_num_threads(threads)
     first = {r: sum(c[:10]) / 10 for r, c in curves.items()}
     last = {r: sum(c[-20:]) / 20 for r, c in curves.items()}
     for r in curves:
         assert last[r] < first[r] - 1.0, f"{r}: loss {first[r]:.3f} -> {last[r]:.3f}"
-    assert abs(last["mxfp8"] - last["fp32"]) / last["fp32"] < 0.03, last
-    assert last["nvfp4"] < first["nvfp4"] - 1.0
+    assert abs(last["mxfp8-te"] - last["fp32"]) / last["fp32"] < 0.03, last
+    assert last["nvfp4-train"] < first["nvfp4-train"] - 1.0
 
 
 def test_deepcopy_and_pickle_rebuild_the_layer():
@@ -377,12 +380,17 @@ def test_deepcopy_and_pickle_rebuild_the_layer():
 
 
 def test_recipe_names():
-    # Training recipes name the preset their layers run; 'preset:' picks the preset of a shared name.
-    assert lt.Linear(64, 32, recipe="mxfp8").linear_recipe == "mxfp8-te"
+    # A name means one thing: the training recipe mxfp8 runs the preset mxfp8 (OCP floor scales),
+    # mxfp8-te TransformerEngine's RCEIL one; 'preset:' still picks a preset by its name.
+    assert lt.Linear(64, 32, recipe="mxfp8").linear_recipe == "mxfp8"
+    assert lt.Linear(64, 32, recipe="mxfp8-te").linear_recipe == "mxfp8-te"
+    assert lt.Linear(64, 32, recipe="nvfp4").linear_recipe == "nvfp4"
+    assert lt.Linear(64, 32, recipe="nvfp4-train").linear_recipe == "nvfp4-train"
     assert lt.Linear(64, 32, recipe="preset:mxfp8").linear_recipe == "mxfp8"
     assert lt.Linear(64, 32, recipe="fp8-current").linear_recipe == "fp8-tensorwise"
-    assert lt.Linear(64, 32, recipe="mxfp4").linear_recipe == "mxfp4"  # a preset only
-    assert "nvfp4" in lowp.train_recipes() and "nvfp4-train" in lowp.linear_presets()
+    assert lt.Linear(64, 32, recipe="mxfp4").linear_recipe == "mxfp4"  # evaluation's built-in: linear = mxfp4
+    for name in ("mxfp8", "mxfp8-te", "nvfp4", "nvfp4-train"):
+        assert name in lowp.train_recipes() and name in lowp.linear_presets()
     with pytest.raises(ValueError, match="scalify"):
         lt.Linear(64, 32, recipe="scalify")
     with pytest.raises(ValueError, match="CPU"):

@@ -3,8 +3,8 @@
 - finite differences of lowp.torch.Linear's float32 forward (the C++ QuantLinear under the fp32
   recipe) against the gradients its C++ backward returns, with a rounding bound derived for
   float32;
-- Linear's forward and backward under fp32, fp8-tensorwise, the OCP mxfp8 preset and the mxfp8
-  training recipe (TransformerEngine's RCEIL scales) against float64 GEMMs of operands quantized
+- Linear's forward and backward under fp32, fp8-tensorwise, the OCP mxfp8 preset and recipe and
+  the mxfp8-te recipe (TransformerEngine's RCEIL scales) against float64 GEMMs of operands quantized
   here in numpy by hand (per-tensor amax or E8M0 block scales, E4M3/E5M2 round-to-nearest-even
   with saturation), the quantizer itself bit for bit against lowp.torch.fake_quant.
 
@@ -220,7 +220,8 @@ ORACLES = {
     "fp32": float32,
     "fp8-tensorwise": tensorwise,
     "preset:mxfp8": mx(mx_exponent_floor),  # OCP MX v1.0 FLOOR
-    "mxfp8": mx(mx_exponent_rceil),         # the training recipe: TransformerEngine MXFP8 (RCEIL)
+    "mxfp8": mx(mx_exponent_floor),         # the same name as a recipe: OCP floor everywhere
+    "mxfp8-te": mx(mx_exponent_rceil),      # TransformerEngine's MXFP8 (RCEIL)
 }
 
 

@@ -23,13 +23,21 @@ TEST(TrainLinears, NamesAreTheBuiltinsInOrder) {
 TEST(TrainLinears, EachRecipeGivesItsLayerLinear) {
   // `linear = <preset>` in the built-in texts: the layers run that preset.
   const std::pair<const char*, const char*> cases[] = {
-      {"fp32", "fp32"},   {"fp8-current", "fp8-tensorwise"}, {"mxfp8", "mxfp8-te"},
-      {"nvfp4", "nvfp4-train"}, {"quartet-fp4", "quartet-fp4"}, {"switchback-int8", "switchback-int8"}};
+      {"fp32", "fp32"},         {"fp8-current", "fp8-tensorwise"}, {"mxfp8", "mxfp8"},
+      {"mxfp8-te", "mxfp8-te"}, {"nvfp4", "nvfp4"},                {"nvfp4-train", "nvfp4-train"},
+      {"quartet-fp4", "quartet-fp4"}, {"switchback-int8", "switchback-int8"}};
   for (const auto& [recipe, preset] : cases) {
     const TrainLinears t = train_recipe_linears(recipe);
     EXPECT_EQ(t.name, recipe);
     EXPECT_EQ(t.linear.name, preset) << recipe;
-    EXPECT_EQ(quant::describe(t.linear), quant::describe(quant::linear_preset(preset))) << recipe;
+    // The MX and NVFP4 names pad (`pad = on`), as their evaluation recipes do: the preset's specs + :pad.
+    const std::string_view n = recipe;
+    const bool padded = n == "mxfp8" || n == "mxfp8-te" || n == "nvfp4" || n == "nvfp4-train";
+    quant::LinearRecipe want = quant::linear_preset(preset);
+    for (quant::GemmRecipe* g : {&want.fwd, &want.dgrad, &want.wgrad})
+      for (auto* op : {&g->a, &g->b})
+        if (*op && padded) (*op)->pad = true;
+    EXPECT_EQ(quant::describe(t.linear), quant::describe(want)) << recipe;
     EXPECT_EQ(t.keep.name, "bf16") << recipe;
   }
   EXPECT_EQ(train_recipe_linears("switchback-int8").linear.engine, quant::LinearEngine::switchback_int8);

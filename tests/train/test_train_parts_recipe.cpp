@@ -20,8 +20,8 @@ using accuracy::LinearKind;
 TEST(TrainRecipe, BuiltinsInOrderAndRoundTrip) {
   const std::vector<std::string> want = {"fp32",         "bf16",         "bf16-pure",       "bf16-pure-sr",
                                          "fp8-tensorwise", "fp8-rowwise", "fp8-rowwise-gw-hp", "fp8-delayed",
-                                         "fp8-current",  "mxfp8",        "fp8-block128",    "nvfp4",
-                                         "quartet-fp4",  "quartet2-nvfp4", "switchback-int8", "scalify"};
+                                         "fp8-current",  "mxfp8",        "mxfp8-te",        "fp8-block128",
+                                         "nvfp4",        "nvfp4-train",  "quartet-fp4",  "quartet2-nvfp4", "switchback-int8", "scalify"};
   const auto all = builtin_train_recipes();
   ASSERT_EQ(all.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
@@ -47,7 +47,8 @@ TEST(TrainRecipe, EachRecipeSaysWhatItsPapersDo) {
   EXPECT_NE(d("fp8-tensorwise").find("dY=float8_e5m2:tensor:amax"), std::string::npos);
   EXPECT_NE(d("fp8-delayed").find("delayed"), std::string::npos);
   EXPECT_NE(d("fp8-block128").find("acc=e8m13:zero/f32-every-128"), std::string::npos);
-  EXPECT_NE(d("mxfp8").find("rceil"), std::string::npos);
+  EXPECT_NE(d("mxfp8-te").find("rceil"), std::string::npos);
+  EXPECT_EQ(d("mxfp8").find("rceil"), std::string::npos);  // OCP floor scales, as lowp eval's mxfp8
   EXPECT_NE(d("bf16-pure-sr").find("master bf16 (stochastic rounding), moments bf16"), std::string::npos);
   EXPECT_NE(d("switchback-int8").find("[int8 GEMM]"), std::string::npos);
   // Scalify: E4M3 forward operands, E5M2 gradients, propagated scales, fp16 moments.
@@ -62,7 +63,7 @@ TEST(TrainRecipe, EachRecipeSaysWhatItsPapersDo) {
   EXPECT_EQ(f16.scalify_formats.act, lowp::parse_format("e4m3"));
   EXPECT_NE(describe(f16).find("Y stored float16"), std::string::npos) << describe(f16);
   // NVFP4: the random Hadamard only on the wgrad line; stochastic rounding only on gradients.
-  const TrainRecipe nv = find_train_recipe("nvfp4");
+  const TrainRecipe nv = find_train_recipe("nvfp4-train");
   const quant::GemmDescription g = quant::describe_gemms(nv.linear);
   EXPECT_EQ(g.fwd.find("rot="), std::string::npos);
   EXPECT_EQ(g.dgrad.find("rot="), std::string::npos);
@@ -103,7 +104,7 @@ backward_from_forward = on)");
   EXPECT_EQ(got.fwd, want.fwd);
   EXPECT_EQ(got.dgrad, want.dgrad);
   EXPECT_EQ(got.wgrad, want.wgrad);
-  const TrainRecipe te = parse_train_recipe("name = t\nlinear = nvfp4-train\nwgrad.rotate = random-block16\nwgrad.rotate = te-block16");
+  const TrainRecipe te = parse_train_recipe("name = t\nlinear = nvfp4-train\nwgrad.rotate = te-block16");
   EXPECT_EQ(te.linear.wgrad.signs, quant::BlockSigns::fixed);
   EXPECT_EQ(quant::describe_gemms(te.linear).wgrad, quant::describe_gemms(quant::linear_preset("nvfp4-train")).wgrad);
   test::expect_error([] { parse_train_recipe("name = x\nwgrad.rotate = te-block32"); }, {"16-blocks"});
@@ -181,7 +182,10 @@ TEST(TrainRecipe, BadInputIsOneLine) {
   expect_error([] { parse_train_recipe("name = x\nmodel = scalify\nscalify.act = e9m9"); }, {"line 3", "e9m9"});
   expect_error([] { parse_train_recipe("name = x\nscalify.fwd = float16"); }, {"scalify.* keys need `model = scalify`"});
   EXPECT_TRUE(parse_train_recipe("name = x\nmodel = scalify").scalify);
-  EXPECT_FALSE(parse_train_recipe("name = x\nmodel = scalify\nmodel = linears").scalify);
+  EXPECT_FALSE(parse_train_recipe("name = x\nmodel = linears").scalify);
+  // A key given twice is an error naming both lines, not a silent override.
+  expect_error([] { parse_train_recipe("name = x\nmodel = scalify\nmodel = linears"); },
+               {"line 3 'model = linears'", "key 'model' is already set on line 2"});
   expect_error([] { parse_train_recipe("name = x\nfwd.q = e4m3"); }, {"unknown key 'fwd.q'", "x, w"});
   expect_error([] { parse_train_recipe("name = x\nfwd.x = e9m9"); }, {"line 2", "e9m9"});
   expect_error([] { parse_train_recipe("name = x\nwgrad.rotate = spin"); }, {"random-block<N>"});

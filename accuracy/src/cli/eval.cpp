@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/recipe_option.hpp"
 #include "dist/comm.hpp"
 #include "file/atomic_file.hpp"
 #include "lowp/accuracy/eval.hpp"
@@ -67,12 +68,7 @@ void check_calibration(const accuracy::Recipe& r, const accuracy::EvalOptions& o
 
 int run_eval(Io& io, const EvalArgs& a) {
   if (a.text.empty() == a.tokens.empty()) throw Failure{exit_usage, "exactly one of --text and --tokens is required"};
-  accuracy::Recipe recipe;
-  try {
-    recipe = accuracy::find_recipe(a.recipe);
-  } catch (const Error& e) {
-    throw Failure{exit_usage, e.what()};
-  }
+  const accuracy::Recipe recipe = recipe_option(a.recipe, "eval", io.err);
   // Under mpirun rank 0 alone evaluates (one recipe: `lowp sweep` is the command that splits).
   if (accuracy::dist::rank() != 0) return exit_ok;
   apply_max_memory(a.max_memory);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/recipe_option.hpp"
 #include "lowp/accuracy/decoder.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/recipe.hpp"
@@ -38,12 +39,7 @@ int run_generate(Io& io, const GenerateArgs& a) {
   if (!(a.temperature >= 0) || !std::isfinite(a.temperature))
     throw Failure{exit_usage, "--temperature must be a number >= 0"};
   if (a.threads < 0) throw Failure{exit_usage, "--threads must be >= 0, not " + std::to_string(a.threads)};
-  accuracy::Recipe recipe;
-  try {
-    recipe = accuracy::find_recipe(a.recipe);
-  } catch (const Error& e) {
-    throw Failure{exit_usage, e.what()};
-  }
+  const accuracy::Recipe recipe = recipe_option(a.recipe, "generate", io.err);
   apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
   const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);
@@ -56,6 +52,9 @@ int run_generate(Io& io, const GenerateArgs& a) {
 
   // The last step feeds position limit - 1 (its logits give token `limit`).
   const std::size_t limit = std::min(seq, ids.size() - 1 + static_cast<std::size_t>(a.max_tokens));
+  if (limit < ids.size() - 1 + static_cast<std::size_t>(a.max_tokens))
+    io.err << "lowp generate: note: --max-tokens " << a.max_tokens << " is cut to " << limit - (ids.size() - 1)
+           << " by the model's context (seq_len " << seq << ", prompt " << ids.size() << " tokens with BOS)\n";
   accuracy::Decoder decoder(model, recipe, std::max<std::size_t>(limit, 1), a.threads);
   // The prompt's own tokens after BOS are printed as run.c prints them.
   for (std::size_t i = 1; i < ids.size(); ++i) io.out << tok.decode_token(ids[i - 1], ids[i]);

@@ -1,9 +1,11 @@
 // `lowp recipes`: the built-in evaluation recipes and the linear-layer presets.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/command.hpp"
 #include "lowp/accuracy/recipe.hpp"
@@ -34,12 +36,76 @@ std::size_t name_width(const Range& items) {
   return w;
 }
 
+// --- What each name does, per part of the model (one namespace, docs/recipes.md) ---
+
+constexpr auto kClassifier = static_cast<std::size_t>(accuracy::LinearKind::classifier);
+
+std::string spec_text(const std::optional<quant::QuantSpec>& s) { return s ? quant::describe(*s) : "f32"; }
+
+// Attention as evaluation runs it (training's attention matmuls are float32).
+std::string attention_text(const accuracy::Recipe& e) {
+  if (!e.q && !e.k && !e.p && !e.v && e.attn_rotate == accuracy::AttnRotation::none) return "f32";
+  std::string s = "Q=" + spec_text(e.q) + " K=" + spec_text(e.k) + " P=" + spec_text(e.p) + " V=" + spec_text(e.v);
+  if (e.p_form == accuracy::AttnPForm::fa3) s += " (P as FA3: 2^8 exp(S - rowmax), divided after PV)";
+  if (e.attn_rotate != accuracy::AttnRotation::none)
+    s += std::string(" rot=") + (e.attn_rotate == accuracy::AttnRotation::hadamard ? "hadamard" : "randomized") +
+         (e.rotate_v ? " (Q, K and V)" : " (Q and K)");
+  return s;
+}
+
+std::string kv_text(const accuracy::Recipe& e) {
+  if (!e.kv) return "f32";
+  return spec_text(e.kv) + (e.kv_per_head ? ", one scale per head and token" : "");
+}
+
+// One block per name of the union of the evaluation and training built-ins: its forward (the
+// same in every command), the backward GEMMs training runs, attention and KV cache as
+// evaluation runs them, and the classifier in each.
+void print_name_parts(Io& io) {
+  std::vector<std::string> names;
+  for (const auto& r : accuracy::builtin_recipes()) names.push_back(r.name);
+  for (const auto& r : train::builtin_train_recipes())
+    if (std::find(names.begin(), names.end(), r.name) == names.end()) names.push_back(r.name);
+  io.out << "\nWhat each name does (one namespace: eval, sweep, search, generate, train, lowp.QuantLinear for\n"
+            "presets, lowp.eval, lowp.torch; f32 = not quantized):\n";
+  for (const std::string& name : names) {
+    const train::TrainRecipe t = train::find_train_recipe(name);
+    std::optional<accuracy::Recipe> e;
+    for (const auto& r : accuracy::builtin_recipes())
+      if (r.name == name) e = r;
+    std::string where = e ? "evaluation, training" : "training only";
+    for (const auto& p : quant::linear_presets())
+      if (p.name == name) where += ", linear preset";
+    io.out << name << " (" << where << ")\n";
+    if (t.scalify) {
+      io.out << "    every tensor scaled (model = scalify): the training section above\n";
+      continue;
+    }
+    const quant::LinearRecipe l = train::linear_for(t, accuracy::LinearKind::wq, 0, 1);
+    const quant::GemmDescription g = quant::describe_gemms(l);
+    // Evaluation runs the forward's specs and rotation with float32 accumulation (docs/recipes.md).
+    const bool acc = e && l.fwd.accumulation;
+    io.out << "    fwd        " << g.fwd << (e && e->quarot ? " (QuaRot-rotated model)" : "")
+           << (acc ? " (evaluation: float32 accumulation)" : "") << "\n"
+           << "    dgrad      " << g.dgrad << " (training)\n"
+           << "    wgrad      " << g.wgrad << " (training)\n"
+           << "    attention  " << (e ? attention_text(*e) : "f32") << (e ? "; training: f32" : "") << "\n"
+           << "    KV cache   " << (e ? kv_text(*e) : "f32 (no KV cache in training)") << "\n"
+           << "    classifier " << (e ? "evaluation X=" + spec_text(e->act[kClassifier]) + " W=" + spec_text(e->weights[kClassifier]) + "; " : "")
+           << "training " << t.classifier.name << "\n";
+  }
+}
+
 int run_recipes(Io& io, const std::string& show) {
   if (!show.empty()) {
     try {
       io.out << accuracy::to_text(accuracy::find_recipe(show));
     } catch (const Error& e) {
-      throw Failure{exit_usage, e.what()};
+      // A training-only name (bf16-pure, quartet-fp4, ...): its own text.
+      bool training = false;
+      for (const auto& r : train::builtin_train_recipes())
+        if (r.name == show) io.out << r.text << "\n", training = true;
+      if (!training) throw Failure{exit_usage, e.what()};
     }
     return exit_ok;
   }
@@ -57,6 +123,7 @@ int run_recipes(Io& io, const std::string& show) {
   for (const auto& p : presets) io.out << "  " << p.name << std::string(w + 2 - p.name.size(), ' ') << p.note << "\n";
   io.out << "\nTraining recipes (lowp train --recipe; per GEMM of the layer linears; docs/training.md):\n";
   for (const auto& r : train::builtin_train_recipes()) io.out << r.name << ": " << r.note << "\n" << train::describe(r);
+  print_name_parts(io);
   io.out << "\nScale rules by stack (spec rule names; docs/quantization.md, \"Each stack's scale rule\"):\n";
   for (const auto& r : quant::stack_scale_rules())
     io.out << "  " << r.stack << " -> " << r.rule << " (" << r.code << "; " << r.vs_default << ")\n";

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/recipe_option.hpp"
 #include "dist/comm.hpp"
 #include "file/atomic_file.hpp"
 #include "lowp/accuracy/base_logits.hpp"
@@ -91,6 +92,7 @@ int run_tensor(Io& io, const SweepArgs& a) {
   opt.cols = a.cols;
   opt.seed = a.seed;
   opt.specs = a.specs;
+  opt.threads = a.threads;
   try {
     for (const auto& d : a.distributions) opt.distributions.push_back(accuracy::parse_distribution(d));
     for (const auto& r : a.rotations) opt.rotations.push_back(accuracy::parse_sweep_rotation(r));
@@ -176,12 +178,12 @@ int run_model(Io& io, const SweepArgs& a) {
   std::vector<accuracy::Recipe> recipes;
   try {
     for (const auto& spec : a.sensitivity) quant::parse_quant_spec(spec);
-    if (!sens)
-      for (const auto& name : a.recipes.empty() ? accuracy::default_sweep_recipes() : a.recipes)
-        recipes.push_back(accuracy::find_recipe(name));
   } catch (const Error& e) {
     throw Failure{exit_usage, e.what()};
   }
+  if (!sens)
+    for (const auto& name : a.recipes.empty() ? accuracy::default_sweep_recipes() : a.recipes)
+      recipes.push_back(recipe_option(name, "sweep", io.err));
   apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
   const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);
@@ -269,8 +271,8 @@ int run_sweep(Io& io, SweepArgs a) {
     return run_model(io, a);
   }
   if (!a.text.empty() || !a.tokens.empty() || !a.recipes.empty() || !a.sensitivity.empty() || a.ctx || a.layers || a.score_all ||
-      a.threads != 0 || !a.base_logits.empty() || !a.save_base_logits.empty())
-    throw Failure{exit_usage, "--text, --tokens, --recipes, --sensitivity, --ctx, --layers, --score-all, --threads, --base-logits and "
+      !a.base_logits.empty() || !a.save_base_logits.empty())
+    throw Failure{exit_usage, "--text, --tokens, --recipes, --sensitivity, --ctx, --layers, --score-all, --base-logits and "
                               "--save-base-logits belong to the model sweep, not --tensors"};
   if (a.bos != "auto") throw Failure{exit_usage, "--bos belongs to the model sweep with --text"};
   return run_tensor(io, a);
@@ -316,7 +318,7 @@ Command add_sweep_command(CLI::App& parent) {
   app->add_option("--csv", a->csv, "Also write the results as CSV to this file");
   app->add_option("--json", a->json, "Also write the results as JSON to this file");
   app->add_option("--plot", a->plot, "Also write an SVG chart to this file");
-  add_number_option<int>(app, "--threads", a->threads, 0, max_threads, "Model sweep: threads (default 0: all)");
+  add_number_option<int>(app, "--threads", a->threads, 0, max_threads, "Threads (default 0: all); results do not depend on it");
   app->add_flag("--tensors", a->tensors, "Run the tensor sweep (implied by --specs, --distributions, --rotations, --rows, --cols, --seed)");
   add_max_memory_option(app, a->max_memory);
   app->footer(

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "cli/command.hpp"
+#include "lowp/accuracy/eval_text.hpp"
 #include "lowp/accuracy/tokenizer.hpp"
 #include "lowp/formats/codec.hpp"
 #include "lowp/formats/registry.hpp"
@@ -136,10 +137,13 @@ EvalTokens read_eval_tokens(const std::string& tokens_path, const std::string& t
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   if (f.bad()) throw Failure{exit_bad_data, "cannot read " + quote_input(text_path)};
   if (text.empty()) throw Failure{exit_bad_data, quote_input(text_path) + " is empty"};
-  const accuracy::Tokenizer t = accuracy::tokenizer_for_model(model_path, vocab);
-  const bool add_bos = bos_option(bos, t.add_bos());
-  if (add_bos && t.bos() < 0) throw Failure{exit_bad_data, model_path + ": --bos on, but the tokenizer has no BOS token"};
-  return {t.encode(text, add_bos, false), add_bos ? t.bos() : -1};
+  accuracy::EvalText t;
+  try {
+    t = accuracy::eval_text_tokens(text, model_path, vocab, bos);
+  } catch (const Error& e) {
+    throw Failure{exit_bad_data, e.what()};
+  }
+  return {std::move(t.ids), t.window_bos};
 }
 
 }  // namespace lowp::cli

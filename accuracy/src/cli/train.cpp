@@ -12,6 +12,8 @@
 #include "cli/command.hpp"
 #include "dist/comm.hpp"
 #include "lowp/numerics/error.hpp"
+#include "recipe/key_value.hpp"
+#include "recipe/train_recipe.hpp"
 #include "train/compare.hpp"
 #include "train/trainer.hpp"
 
@@ -147,8 +149,20 @@ int run_train(Io& io, TrainArgs a) {
   if (a.seeds < 1) throw Failure{exit_usage, "--seeds must be at least 1, not " + std::to_string(a.seeds)};
   if (a.seeds > 1 && a.recipes.empty())
     throw Failure{exit_usage, "--seeds compares recipes over seeds: give --recipes (one recipe and fp32: --recipes NAME)"};
-  Progress progress(io);
   const bool lead = accuracy::dist::rank() == 0;  // under mpirun rank 0 alone prints
+  if (!resume)  // an unknown or malformed recipe is a usage error, found before anything runs
+    for (const std::string& name : a.recipes.empty() ? std::vector<std::string>{o.recipe} : split(a.recipes)) {
+      lowp::train::TrainRecipe r;
+      try {
+        r = lowp::train::find_train_recipe(name);
+      } catch (const Error& e) {
+        throw Failure{exit_usage, e.what()};
+      }
+      const std::string note = accuracy::detail::not_applying(
+          r.eval_only_keys, r.name, "train", "training runs the attention in float32 and has no KV cache, QuaRot or weight calibration");
+      if (lead && !note.empty()) io.err << "lowp train: note: " << note << "\n";
+    }
+  Progress progress(io);
   if (!a.recipes.empty()) {
     const auto runs = compare_recipes(o, split(a.recipes), a.seeds, [&](const std::string& label, const StepInfo& s) { progress(label, s); });
     if (!lead) return exit_ok;

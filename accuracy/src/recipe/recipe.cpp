@@ -3,11 +3,13 @@
 #include <cstdio>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/linear.hpp"
 #include "recipe/key_value.hpp"
+#include "recipe/recipe_notes.hpp"
 
 namespace lowp::accuracy {
 namespace {
@@ -109,9 +111,14 @@ bool apply_calibrate_key(Recipe& r, std::string_view key, std::string_view value
   return true;
 }
 
-// One `key = value` line applied to `r`; returns an error message, empty on success.
-std::string apply_line(Recipe& r, std::string_view key, std::string_view value) {
+// One `key = value` line applied to `r`; returns an error message, empty on success. A key only
+// training reads goes to `training_keys` (the training side of the same file, docs/recipes.md).
+std::string apply_line(Recipe& r, std::string_view key, std::string_view value, std::vector<std::string>& training_keys) {
   std::string why;
+  if (detail::is_training_key(key)) {
+    training_keys.emplace_back(key);
+    return "";
+  }
   if (apply_calibrate_key(r, key, value, why)) return why;
   if (apply_spec_key(r, key, value, true, why) || apply_layer_key(r, key, value, why) ||
       detail::apply_name_or_note(key, value, r.name, r.note, why))
@@ -189,9 +196,15 @@ bool Recipe::is_identity() const {
 }
 
 Recipe parse_recipe(std::string_view text) {
+  std::vector<std::string> training_keys;
+  return detail::parse_recipe_noting(text, training_keys);
+}
+
+Recipe detail::parse_recipe_noting(std::string_view text, std::vector<std::string>& training_keys) {
   Recipe r;
-  detail::read_key_values(text, "recipe",
-                          [&](std::string_view key, std::string_view value) { return apply_line(r, key, value); });
+  detail::read_key_values(text, "recipe", [&](std::string_view key, std::string_view value) {
+    return apply_line(r, key, value, training_keys);
+  });
   if (r.name.empty()) throw Error("recipe: no `name = ...` line");
   bool layer_kv = false;
   for (const auto& [n, s] : r.layer) layer_kv = layer_kv || s.kv;

@@ -1,9 +1,12 @@
 // The built-in evaluation recipes, written in the recipe text format itself, and the lookup.
+#include <algorithm>
 #include <string>
 
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/numerics/error.hpp"
 #include "recipe/find_recipe.hpp"
+#include "recipe/recipe_notes.hpp"
+#include "recipe/train_recipe.hpp"
 
 namespace lowp::accuracy {
 namespace {
@@ -38,6 +41,10 @@ pad = on)",
 note = linear preset mxfp8: OCP MX E4M3, E8M0 scale per 32 along K, padded
 linear = mxfp8
 pad = on)",
+    R"(name = mxfp8-te
+note = linear preset mxfp8-te (TransformerEngine MXFP8BlockScaling): E4M3, RCEIL E8M0 scale per 32 along K, padded
+linear = mxfp8-te
+pad = on)",
     R"(name = mxfp6
 note = linear preset mxfp6: OCP MX E2M3, E8M0 scale per 32 along K, padded
 linear = mxfp6
@@ -65,6 +72,10 @@ pad = on)",
     R"(name = nvfp4
 note = linear preset nvfp4: E2M1, UE4M3 scale per 16 and a float32 tensor scale, padded
 linear = nvfp4
+pad = on)",
+    R"(name = nvfp4-train
+note = linear preset nvfp4-train (NVIDIA's NVFP4 training recipe): nvfp4 X in 1x16 blocks, W in 16x16 tiles, padded
+linear = nvfp4-train
 pad = on)",
     R"(name = switchback-int8
 note = linear preset switchback-int8: int8 X per token, int8 W per tensor, real int8 GEMM
@@ -175,7 +186,22 @@ std::span<const Recipe> builtin_recipes() {
 }
 
 Recipe find_recipe(std::string_view name_or_path) {
-  return accuracy::detail::find_builtin_or_file(name_or_path, builtin_recipes(), parse_recipe, "recipe");
+  std::vector<std::string> training_keys;
+  return detail::find_recipe_noting(name_or_path, training_keys);
+}
+
+Recipe detail::find_recipe_noting(std::string_view name_or_path, std::vector<std::string>& training_keys) {
+  // Training-only names (bf16-pure, fp8-delayed, quartet-*, scalify, ...) are not evaluation
+  // recipes: their forward holds what evaluation does not emulate (amax histories, QuEST,
+  // accumulators, a bf16 classifier), so evaluating them under their name would give other bits.
+  for (const ::lowp::train::TrainRecipe& t : ::lowp::train::builtin_train_recipes())
+    if (t.name == name_or_path &&
+        std::none_of(builtin_recipes().begin(), builtin_recipes().end(), [&](const Recipe& r) { return r.name == t.name; }))
+      throw Error("recipe '" + t.name + "' is a training recipe (lowp train, lowp.torch), not an evaluation one: " +
+                  "evaluation does not emulate its forward exactly; `lowp recipes` lists both");
+  return accuracy::detail::find_builtin_or_file(
+      name_or_path, builtin_recipes(), {},
+      [&](std::string_view text) { return parse_recipe_noting(text, training_keys); }, "recipe");
 }
 
 std::vector<std::string> default_sweep_recipes() {

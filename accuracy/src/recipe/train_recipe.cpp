@@ -1,6 +1,7 @@
 // Training recipes: the text format, the built-in recipes, the per-linear lookup.
 #include "recipe/train_recipe.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
@@ -136,10 +137,22 @@ std::string apply_gemm_key(TrainRecipe& r, std::string_view key, std::string_vie
          std::string(gk.a) + ", " + std::string(gk.b) + ")";
 }
 
+// Evaluation keys training applies: the forward GEMM's operands (W, X) of a linear.
+bool is_forward_operand_key(std::string_view key) {
+  if (key.starts_with("layer.")) key = key.substr(std::min(key.size(), key.find('.', 6) + 1));
+  return (key == "weights" || key == "act" || key.starts_with("weights.") || key.starts_with("act.")) &&
+         !key.starts_with("weights.calibrate");
+}
+
 std::string apply_line(TrainRecipe& r, std::string_view key, std::string_view value, bool& edited) {
+  if (!accuracy::detail::is_training_key(key) && !accuracy::detail::is_shared_key(key)) {
+    // An evaluation key, already read (and checked) by parse_recipe into r.eval.
+    if (!is_forward_operand_key(key)) r.eval_only_keys.emplace_back(key);
+    return "";
+  }
   if (std::string why; accuracy::detail::apply_name_or_note(key, value, r.name, r.note, why)) return why;
   if (key == "linear") {
-    r.linear = quant::linear_preset(value);
+    r.linear = quant::linear_preset(value == "none" ? "fp32" : value);  // evaluation's `none`: float32
     edited = false;
   } else if (key.starts_with("linear.")) {
     const std::string_view kind = key.substr(7);
@@ -244,8 +257,14 @@ note = TransformerEngine Float8CurrentScaling (HYBRID): E4M3 forward, E5M2 gradi
 linear = fp8-tensorwise
 classifier = bf16)",
     R"(name = mxfp8
-note = TransformerEngine MXFP8BlockScaling: E4M3 everywhere, RCEIL E8M0 scales per 32, row- and column-wise copies from the float data
+note = OCP MXFP8 in all three GEMMs: E4M3, floor E8M0 scales per 32 (the OCP MX rule, as lowp eval's mxfp8), padded
+linear = mxfp8
+pad = on
+classifier = bf16)",
+    R"(name = mxfp8-te
+note = TransformerEngine MXFP8BlockScaling: E4M3 everywhere, RCEIL E8M0 scales per 32, row- and column-wise copies from the float data, padded
 linear = mxfp8-te
+pad = on
 classifier = bf16)",
     R"(name = fp8-block128
 note = DeepSeek-V3: E4M3, 1x128 activation and gradient blocks, 128x128 weight tiles (zero-padded where a dimension is not a multiple of 128), 14-bit accumulator promoted to float32 every 128 products
@@ -253,8 +272,14 @@ linear = fp8-block128
 pad = on
 classifier = bf16)",
     R"(name = nvfp4
+note = NVFP4 in all three GEMMs: E2M1, UE4M3 scale per 16 and a float32 tensor scale, round to nearest (as lowp eval's nvfp4), padded
+linear = nvfp4
+pad = on
+classifier = bf16)",
+    R"(name = nvfp4-train
 note = NVIDIA NVFP4 training (TransformerEngine NVFP4BlockScaling): 16x16 weight tiles, 1x16 blocks, SR of gradients, 16-point Hadamard with TE's fixed signs on the wgrad operands; keep_last = N keeps the last layers in bf16
 linear = nvfp4-train
+pad = on
 classifier = bf16)",
     R"(name = quartet-fp4
 note = Quartet: MXFP4 in all three GEMMs; forward Hadamard 32 + QuEST clipping gating the gradient; backward re-quantizes the forward's W and X after Hadamard 32 with per-step random signs, SR
@@ -285,13 +310,38 @@ std::string hp_line(const TrainRecipe& r) {
 
 }  // namespace
 
-const quant::LinearRecipe& linear_for(const TrainRecipe& r, accuracy::LinearKind kind, std::size_t layer,
+namespace {
+
+// The forward operands evaluation keys give (weights.<kind> -> W, act.<kind> -> X), over `l`,
+// whose name then says so (the trainer keeps a classifier named fp32 out of QuantLinear).
+void apply_forward_specs(quant::LinearRecipe& l, const accuracy::LayerSpecs& s, std::size_t kind, bool pad) {
+  bool changed = false;
+  for (auto [spec, operand] : {std::pair{&s.weights[kind], &l.fwd.b}, std::pair{&s.act[kind], &l.fwd.a}})
+    if (*spec) {
+      *operand = **spec;
+      (*operand)->pad = (*operand)->pad || pad;
+      changed = true;
+    }
+  if (changed) l.name += " with weights/act specs";
+}
+
+const quant::LinearRecipe& preset_for(const TrainRecipe& r, accuracy::LinearKind kind, std::size_t layer,
                                       std::size_t n_layers) {
   if (kind == LinearKind::classifier) return r.classifier;
   if (const auto it = r.per_layer.find(layer); it != r.per_layer.end()) return it->second;
   if (layer < r.keep_first || (r.keep_last > 0 && layer + r.keep_last >= n_layers)) return r.keep;
   const auto& k = r.per_kind[static_cast<std::size_t>(kind)];
   return k ? *k : r.linear;
+}
+
+}  // namespace
+
+quant::LinearRecipe linear_for(const TrainRecipe& r, accuracy::LinearKind kind, std::size_t layer,
+                               std::size_t n_layers) {
+  quant::LinearRecipe l = preset_for(r, kind, layer, n_layers);
+  if (kind != LinearKind::classifier)  // the classifier's took them at parse time
+    apply_forward_specs(l, r.eval.specs_at(static_cast<int>(layer)), static_cast<std::size_t>(kind), r.pad);
+  return l;
 }
 
 void apply_optimizer_settings(const TrainRecipe& r, OptimizerConfig& c) {
@@ -304,6 +354,7 @@ void apply_optimizer_settings(const TrainRecipe& r, OptimizerConfig& c) {
 TrainRecipe parse_train_recipe(std::string_view text) {
   TrainRecipe r;
   r.text = std::string(text);
+  r.eval = accuracy::parse_recipe(text);  // the evaluation keys of the same file (one language)
   r.linear = quant::linear_preset("fp32");
   r.keep = quant::linear_preset("bf16");
   r.classifier = quant::linear_preset("fp32");
@@ -327,7 +378,16 @@ TrainRecipe parse_train_recipe(std::string_view text) {
     r.linear.note = "composed per GEMM by train recipe '" + r.name + "'";
     r.linear.name = r.name;
   }
+  apply_forward_specs(r.classifier, r.eval.specs_at(-1), static_cast<std::size_t>(LinearKind::classifier), r.pad);
   check_runs(r.linear, r.name, "linear");
+  for (std::size_t k = 0; k < kKinds.size(); ++k) {  // the forward operands evaluation keys set
+    const accuracy::LayerSpecs wide = r.eval.specs_at(-1);
+    if (!wide.weights[k] && !wide.act[k]) continue;
+    quant::LinearRecipe l = r.linear;
+    apply_forward_specs(l, wide, k, r.pad);
+    check_runs(l, r.name, "weights." + std::string(kKinds[k]) + " / act." + std::string(kKinds[k]));
+  }
+  check_runs(r.classifier, r.name, "classifier");
   if (!r.scalify && !(r.scalify_formats == accuracy::train::ScalifyConfig{}))
     throw Error("train recipe '" + r.name + "': scalify.* keys need `model = scalify`");
   return r;
@@ -343,7 +403,15 @@ std::span<const TrainRecipe> builtin_train_recipes() {
 }
 
 TrainRecipe find_train_recipe(std::string_view name_or_path) {
-  return accuracy::detail::find_builtin_or_file(name_or_path, builtin_train_recipes(), parse_train_recipe,
+  static const std::vector<accuracy::detail::NamedText> eval_names = [] {
+    std::vector<accuracy::detail::NamedText> v;
+    for (const accuracy::Recipe& e : accuracy::builtin_recipes())
+      if (std::none_of(builtin_train_recipes().begin(), builtin_train_recipes().end(),
+                       [&](const TrainRecipe& t) { return t.name == e.name; }))
+        v.push_back({e.name, accuracy::to_text(e)});
+    return v;
+  }();
+  return accuracy::detail::find_builtin_or_file(name_or_path, builtin_train_recipes(), eval_names, parse_train_recipe,
                                                 "train recipe");
 }
 

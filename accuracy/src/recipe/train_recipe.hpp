@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/quant/linear.hpp"
@@ -44,12 +45,20 @@ struct TrainRecipe {
   // of float32 tensors with QuantLinear linears; the linear keys above then do not apply.
   bool scalify = false;
   accuracy::train::ScalifyConfig scalify_formats;  // scalify.<weight|act|grad|fwd|bwd> keys
+
+  // The evaluation keys of the same text (one recipe language, docs/recipes.md): weights.<kind>
+  // and act.<kind> (recipe-wide and layer.<N>.*) set the forward GEMM's W and X of those linears
+  // over the GEMM keys above; the others (attn.*, kv*, quarot, seed, weights.calibrate*) do not
+  // apply to training and are listed in eval_only_keys, in file order.
+  accuracy::Recipe eval;
+  std::vector<std::string> eval_only_keys;
 };
 
 // The recipe of one linear: layer.<i>, else the kept first/last layers, else linear.<kind>,
-// else `linear`; the classifier has its own. `layer` is ignored for the classifier.
-const quant::LinearRecipe& linear_for(const TrainRecipe& r, accuracy::LinearKind kind, std::size_t layer,
-                                      std::size_t n_layers);
+// else `linear`; the classifier has its own. `layer` is ignored for the classifier. The
+// evaluation keys' forward operands (weights.<kind>, act.<kind>, layer.<N>.*) replace its fwd's.
+quant::LinearRecipe linear_for(const TrainRecipe& r, accuracy::LinearKind kind, std::size_t layer,
+                               std::size_t n_layers);
 
 // Sets the optimizer kind and the master / moment formats of `c` from the recipe.
 void apply_optimizer_settings(const TrainRecipe& r, OptimizerConfig& c);
@@ -59,10 +68,12 @@ void apply_optimizer_settings(const TrainRecipe& r, OptimizerConfig& c);
 TrainRecipe parse_train_recipe(std::string_view text);
 
 // The built-in recipes, in a fixed order (fp32, bf16, bf16-pure, bf16-pure-sr,
-// fp8-tensorwise, fp8-rowwise, fp8-rowwise-gw-hp, fp8-delayed, fp8-current, mxfp8,
-// fp8-block128, nvfp4, quartet-fp4, quartet2-nvfp4, switchback-int8, scalify).
+// fp8-tensorwise, fp8-rowwise, fp8-rowwise-gw-hp, fp8-delayed, fp8-current, mxfp8, mxfp8-te,
+// fp8-block128, nvfp4, nvfp4-train, quartet-fp4, quartet2-nvfp4, switchback-int8, scalify).
+// A name they share with the evaluation recipes has the same forward in the layers' linears.
 std::span<const TrainRecipe> builtin_train_recipes();
-// A built-in name or a readable recipe file; lowp::Error listing the names otherwise.
+// A built-in training name, else an evaluation built-in name (its text read as a training
+// recipe), else a readable recipe file; lowp::Error listing the names otherwise.
 TrainRecipe find_train_recipe(std::string_view name_or_path);
 
 // Several lines for `lowp recipes`: per GEMM of the layer linears (formats, scaling, rounding,

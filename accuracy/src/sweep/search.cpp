@@ -53,9 +53,11 @@ SearchPlan solve_search(std::span<const SearchTensor> tensors, double budget, do
     for (const auto& o : t.options) g = std::gcd(g, o.bits - lo);
     plan.weights += static_cast<std::uint64_t>(t.t.rows) * t.t.cols;
   }
-  // bits <= budget x weights, bits an integer: the budget in whole bits (long double: exact for
-  // any weight count below 2^64 / 2^11 and budgets of a few decimals).
-  const long double cap = std::floor(static_cast<long double>(budget) * static_cast<long double>(plan.weights));
+  // bits <= budget x weights + the tolerance (search.hpp: one float32 word per tensor), bits an
+  // integer: the budget in whole bits (long double: exact for any weight count below 2^64 / 2^11
+  // and budgets of a few decimals).
+  const long double cap = std::floor(static_cast<long double>(budget) * static_cast<long double>(plan.weights)) +
+                          static_cast<long double>(kBudgetToleranceBitsPerTensor * tensors.size());
   if (!(budget > 0) || cap < static_cast<long double>(floor_bits))
     throw Error("search: budget " + report::exact(budget) + " bits per weight is below the cheapest menu choice, " +
                 report::exact(static_cast<double>(floor_bits) / static_cast<double>(plan.weights)) +

@@ -1,4 +1,6 @@
 // The tensor sweep's passes: rotate, fake-quantize, rotate back, measure.
+#include <omp.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -131,6 +133,16 @@ std::vector<TensorSweepRow> run_tensor_sweep(const TensorSweepOptions& opt) {
   const std::vector<SweepRotation> rots = opt.rotations.empty()
                                               ? std::vector<SweepRotation>(std::begin(kRotations), std::end(kRotations))
                                               : opt.rotations;
+
+  if (opt.threads < 0) throw Error("tensor sweep: threads must be >= 0, not " + std::to_string(opt.threads));
+  // The kernels' OpenMP teams follow nthreads-var: bounded for this sweep, restored after.
+  struct Threads {
+    int saved = omp_get_max_threads();
+    explicit Threads(int n) {
+      if (n > 0) omp_set_num_threads(n);
+    }
+    ~Threads() { omp_set_num_threads(saved); }
+  } threads(opt.threads);
 
   // Everything that can be refused is refused before the first pass.
   std::vector<Pass> passes;

@@ -1,7 +1,7 @@
 // Data-parallel `mpirun --oversubscribe -np N lowp train` on localhost against the
 // single-process run with the same global batch and micro-batches: log.csv (but
 // tokens_per_second), quant.csv and every checkpoint file byte-equal for N = 2 and 3, under
-// fp32, fp8-delayed (amax histories across ranks) and nvfp4 (stochastic rounding, random
+// fp32, fp8-delayed (amax histories across ranks) and nvfp4-train (stochastic rounding, random
 // Hadamard signs); --resume under mpirun; --grad-comm e4m3 changes the loss; --recipes split
 // across ranks writes the same summary.csv and loss.svg; a failing rank ends the job.
 #include <gtest/gtest.h>
@@ -99,7 +99,7 @@ TEST(MpiTrain, Fp8DelayedRanksGiveTheSingleProcessBits) {
 
 TEST(MpiTrain, Nvfp4StochasticRoundingRanksGiveTheSingleProcessBits) {
   REQUIRE_MPIRUN();
-  ranks_equal_single_process("nvfp4");
+  ranks_equal_single_process("nvfp4-train");
 }
 
 TEST(MpiTrain, ResumeUnderMpirunEndsAsTheUninterruptedRun) {
@@ -151,14 +151,14 @@ TEST(MpiTrain, GradCommE4m3RunsAndChangesTheLoss) {
 TEST(MpiTrain, RecipesSplitAcrossRanksWriteTheSameSummary) {
   REQUIRE_MPIRUN();
   const fs::path d = temp_dir("recipes");
-  const Outcome one = lowp(0, args(d / "one", {"--recipes", "fp32,nvfp4,fp8-delayed"}), d / "one.txt");
+  const Outcome one = lowp(0, args(d / "one", {"--recipes", "fp32,nvfp4-train,fp8-delayed"}), d / "one.txt");
   ASSERT_EQ(one.code, 0) << one.out;
-  const Outcome two = lowp(2, args(d / "two", {"--recipes", "fp32,nvfp4,fp8-delayed"}), d / "two.txt");
+  const Outcome two = lowp(2, args(d / "two", {"--recipes", "fp32,nvfp4-train,fp8-delayed"}), d / "two.txt");
   ASSERT_EQ(two.code, 0) << two.out;
   EXPECT_EQ(slurp(d / "one" / "summary.csv"), slurp(d / "two" / "summary.csv"));
   EXPECT_EQ(slurp(d / "one" / "loss.svg"), slurp(d / "two" / "loss.svg"));
   EXPECT_NE(slurp(d / "two" / "summary.csv").find("fp8-delayed,"), std::string::npos);
-  for (const char* r : {"fp32", "nvfp4", "fp8-delayed"}) expect_same_run(d / "one" / r, d / "two" / r);
+  for (const char* r : {"fp32", "nvfp4-train", "fp8-delayed"}) expect_same_run(d / "one" / r, d / "two" / r);
 }
 
 TEST(MpiTrain, AFailingRankEndsTheJobWithItsError) {

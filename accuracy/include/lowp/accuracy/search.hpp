@@ -53,8 +53,13 @@ struct SearchPlan {
   double bits_per_weight() const { return weights ? static_cast<double>(bits) / static_cast<double>(weights) : 0; }
 };
 
-// Throws lowp::Error when the budget is below the cheapest choice (each tensor's cheapest
-// option), naming that figure.
+// A plan meets a budget B when its bits <= B x weights + 32 x tensors: one float32 word per
+// weight tensor of tolerance, so the tensor-level scale of NVFP4 (and of per-tensor specs) does
+// not push a menu of 4.5-bit specs past --budget 4.5 (nvfp4 costs 4.5 + 32 / (rows x cols)).
+inline constexpr std::uint64_t kBudgetToleranceBitsPerTensor = 32;
+
+// Throws lowp::Error when the budget (with the tolerance above) is below the cheapest choice
+// (each tensor's cheapest option), naming that figure.
 SearchPlan solve_search(std::span<const SearchTensor> tensors, double budget, double base_kld);
 
 // `base` plus one `layer.<N>.weights.<kind>` line per chosen tensor (`weights.classifier` for

@@ -56,6 +56,7 @@ struct TensorSweepOptions {
   std::vector<std::string> specs;                // empty: default_tensor_sweep_specs()
   std::vector<Distribution> distributions;       // empty: all
   std::vector<SweepRotation> rotations;          // empty: all
+  int threads = 0;                               // OpenMP threads (0: all); results do not depend on it
   // Called after each pass with (passes done, passes total).
   std::function<void(std::size_t, std::size_t)> progress;
 };
