@@ -63,8 +63,8 @@ std::string json(const std::vector<Row>& rows, const Options& o) {
   return s.str();
 }
 
-// Per recipe at the last stop: one bar per GEMM kind, its height bias2 + variance on a log axis,
-// the dark part bias2's share of it; then a heatmap of each linear's GEMMs' rel_mse per layer.
+// Per recipe at the last stop: one bar per GEMM kind on a log axis, dark up to bias2 and light up
+// to bias2 + variance; then a heatmap of each linear's GEMMs' rel_mse per layer.
 std::string chart(const std::vector<Row>& rows, const Options& o) {
   using report::svg_number;
   const int step = o.at.back();
@@ -94,7 +94,7 @@ std::string chart(const std::vector<Row>& rows, const Options& o) {
   const std::vector<std::string> linears = {"wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down", "classifier"};
   const std::vector<std::string> gemms = {"fwd", "dgrad", "wgrad"};
   const double cw = 9, ch = 12, panel_h = ch * static_cast<double>(layers.size()) + 30;
-  const double heat_top = top + plot_h + 90;
+  const double heat_top = top + plot_h + 150;
   const double height = heat_top + 60 + panel_h * static_cast<double>(recipes.size()) + 50;
   report::Svg svg(width, height, 11);
   svg.text(left, 20, "lowp probe at step " + std::to_string(step) + ": each GEMM's error against float32 (bias\u00b2 + variance)",
@@ -114,11 +114,15 @@ std::string chart(const std::vector<Row>& rows, const Options& o) {
       const Row& r = *it->second;
       const double b2 = std::max(0.0, r.bias2.mean), total = b2 + r.variance;
       if (!(total > 0)) continue;
-      const double y = std::max(top, y_of(total)), h = top + plot_h - y, x = x0 + bar_w * static_cast<double>(g);
+      const double x = x0 + bar_w * static_cast<double>(g), bottom = top + plot_h;
       const std::string tip = recipes[i] + " " + gemms[g] + ": bias2 " + num(r.bias2.mean) + ", variance " + num(r.variance) +
                               ", rel_mse " + num(r.rel_mse.mean);
-      svg.rect(x, y, bar_w - 2, h, "fill=\"" + std::string(report::series_colour(g)) + "\" fill-opacity=\"0.35\"", tip);
-      svg.rect(x, y + h * (1 - b2 / total), bar_w - 2, h * b2 / total, "fill=\"" + std::string(report::series_colour(g)) + "\"", tip);
+      const auto bar = [&](double v, const std::string& attrs) {
+        const double y = std::min(bottom, std::max(top, y_of(v)));
+        svg.rect(x, y, bar_w - 2, bottom - y, "fill=\"" + std::string(report::series_colour(g)) + "\"" + attrs, tip);
+      };
+      bar(total, " fill-opacity=\"0.35\"");
+      if (b2 > 0) bar(b2, "");
     }
     std::string label = recipes[i];
     const auto m = model.find({recipes[i], "grad"});
@@ -130,11 +134,11 @@ std::string chart(const std::vector<Row>& rows, const Options& o) {
     svg.rect(width - 160, y, 10, 10, "fill=\"" + std::string(report::series_colour(g)) + "\"");
     svg.text(width - 145, y + 9, gemms[g] + " (all linears)");
   }
-  svg.text(width - 160, top + 56, "dark: bias\u00b2 share");
-  svg.text(width - 160, top + 70, "light: variance share");
+  svg.text(width - 160, top + 56, "dark: bias\u00b2");
+  svg.text(width - 160, top + 70, "light: bias\u00b2 + variance");
   svg.text(width - 160, top + 84, "(stalls): |g| < \u221a3 noise");
   // heatmap
-  svg.text(left, heat_top - 30, "rel_mse per layer (rows; -1: classifier) and linear.gemm (columns), log colour " +
+  svg.text(left - 60, heat_top - 70, "rel_mse per layer (rows; -1: classifier) and linear.gemm (columns), log colour " +
                                     std::string("1e") + std::to_string(static_cast<int>(d0)) + " (dark) .. 1e" +
                                     std::to_string(static_cast<int>(d1)) + " (yellow)");
   for (std::size_t li = 0; li < linears.size(); ++li)
