@@ -25,19 +25,21 @@ std::vector<double> group_log2_amax(const float* src, std::size_t rows, std::siz
     case Granularity::block: groups = rows * cb; break;
     case Granularity::tile: groups = ((rows + b - 1) / b) * cb; break;
   }
-  std::vector<float> amax(groups, 0.0f);
+  // Group of L(i, j) = part_i[i] + part_j[j]; the source is read in its own memory order.
+  std::vector<std::size_t> part_i(rows), part_j(cols);
   for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < cols; ++j) {
-      const float v = std::fabs(transposed ? src[j * rows + i] : src[i * cols + j]);
-      std::size_t g = 0;
-      switch (spec.granularity) {
-        case Granularity::row: g = i; break;
-        case Granularity::column: g = j; break;
-        case Granularity::block: g = i * cb + j / b; break;
-        default: g = (i / b) * cb + j / b; break;
-      }
-      amax[g] = std::max(amax[g], v);
+    part_i[i] = spec.granularity == Granularity::row ? i : spec.granularity == Granularity::block ? i * cb
+              : spec.granularity == Granularity::tile ? (i / b) * cb : 0;
+  for (std::size_t j = 0; j < cols; ++j) part_j[j] = spec.granularity == Granularity::column ? j : spec.granularity == Granularity::row ? 0 : j / b;
+  std::vector<float> amax(groups, 0.0f);
+  const std::size_t outer = transposed ? cols : rows, inner = transposed ? rows : cols;
+  for (std::size_t p = 0; p < outer; ++p) {
+    const float* src_row = src + p * inner;
+    for (std::size_t q = 0; q < inner; ++q) {
+      const std::size_t g = transposed ? part_i[q] + part_j[p] : part_i[p] + part_j[q];
+      amax[g] = std::max(amax[g], std::fabs(src_row[q]));
     }
+  }
   std::vector<double> out;
   for (float a : amax)
     if (a > 0 && std::isfinite(a)) out.push_back(std::log2(static_cast<double>(a)));
