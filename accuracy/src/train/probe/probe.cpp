@@ -138,8 +138,10 @@ std::vector<Row> probe_point(const LlamaModel& theta, const lowp::train::TrainRe
       const std::uint64_t seed = draw_seed(o.seed, o.step, b, draw);
       net->load_linear_state(state);
       net->zero_grad();
-      // Operand statistics from each batch's first draw: counting takes the quantizers' slow path.
-      net->collect_stats(draw == 0);
+      // Operand statistics from the first batch's first draw: counting takes the quantizers'
+      // slow path, and one pass already counts every element of every operand.
+      const bool stats = b == 0 && draw == 0;
+      net->collect_stats(stats);
       const double loss = net->forward(batches[b].tokens, batches[b].targets, B, T, o.threads, seed);
       if (!std::isfinite(loss)) throw Error("probe: recipe '" + recipe.name + "' gives a non-finite loss at step " + std::to_string(o.step));
       loss_delta += (loss - loss_f) / static_cast<double>(o.draws * static_cast<int>(batches.size()));
@@ -147,7 +149,7 @@ std::vector<Row> probe_point(const LlamaModel& theta, const lowp::train::TrainRe
       hp = net->params();
       for (std::size_t t = 0, at = 0; t < hp.size(); at += hp[t].size, ++t)
         acc[t].add(draw, {hp[t].grad, hp[t].size}, {ref.grad[b].data() + at, hp[t].size});
-      for (const TrainLinearStats& s : draw == 0 ? net->take_stats() : std::vector<TrainLinearStats>{}) {
+      for (const TrainLinearStats& s : stats ? net->take_stats() : std::vector<TrainLinearStats>{}) {
         const int li = static_cast<int>(std::find(std::begin(kLinear), std::end(kLinear), s.linear) - std::begin(kLinear));
         const int key = (s.layer < 0 ? kClassifierLayer : s.layer) * 16 + li;
         for (int g = 0; g < 3; ++g) {
