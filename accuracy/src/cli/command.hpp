@@ -59,6 +59,7 @@ Command add_sweep_command(CLI::App& parent);
 Command add_search_command(CLI::App& parent);
 Command add_tokenize_command(CLI::App& parent);
 Command add_train_command(CLI::App& parent);
+Command add_probe_command(CLI::App& parent);
 Command add_generate_command(CLI::App& parent);
 
 // `lowp --version`: version, build type, the kernels' instruction set on this CPU (version.cpp).

@@ -41,6 +41,7 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
       add_search_command(app),
       add_tokenize_command(app),
       add_train_command(app),
+      add_probe_command(app),
       add_generate_command(app),
   };
 

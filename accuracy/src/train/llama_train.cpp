@@ -289,9 +289,9 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
     L.q.resize(R * qd_);
     L.k.resize(R * kv_);
     L.v.resize(R * kv_);
-    L.lin[kQ].forward(L.xn1.data(), R, L.q.data(), mix(ls, kQ));
-    L.lin[kK].forward(L.xn1.data(), R, L.k.data(), mix(ls, kK));
-    L.lin[kV].forward(L.xn1.data(), R, L.v.data(), mix(ls, kV));
+    lin_forward(l, kQ, L.xn1.data(), L.q.data(), mix(ls, kQ));
+    lin_forward(l, kK, L.xn1.data(), L.k.data(), mix(ls, kK));
+    lin_forward(l, kV, L.xn1.data(), L.v.data(), mix(ls, kV));
     bias_forward(L.q.data(), L.bias[0].data(), R, L.bias[0].size());
     bias_forward(L.k.data(), L.bias[1].data(), R, L.bias[1].size());
     bias_forward(L.v.data(), L.bias[2].data(), R, L.bias[2].size());
@@ -300,7 +300,7 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
     L.att.resize(R * qd_);
     L.p.resize(B * heads * T * T);
     attention_forward(attention_shape(), L.q.data(), L.k.data(), L.v.data(), L.att.data(), L.p.data(), threads);
-    L.lin[kO].forward(L.att.data(), R, tmp.data(), mix(ls, kO));
+    lin_forward(l, kO, L.att.data(), tmp.data(), mix(ls, kO));
     bias_forward(tmp.data(), L.bias[3].data(), R, L.bias[3].size());
     residual_forward(x.data(), tmp.data(), R * dim_);
     // feed-forward block
@@ -311,10 +311,10 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
     L.g.resize(R * hidden_);
     L.u.resize(R * hidden_);
     L.h.resize(R * hidden_);
-    L.lin[kGate].forward(L.xn2.data(), R, L.g.data(), mix(ls, kGate));
-    L.lin[kUp].forward(L.xn2.data(), R, L.u.data(), mix(ls, kUp));
+    lin_forward(l, kGate, L.xn2.data(), L.g.data(), mix(ls, kGate));
+    lin_forward(l, kUp, L.xn2.data(), L.u.data(), mix(ls, kUp));
     swiglu_forward(L.h.data(), L.g.data(), L.u.data(), R, hidden_, hidden_);
-    L.lin[kDown].forward(L.h.data(), R, tmp.data(), mix(ls, kDown));
+    lin_forward(l, kDown, L.h.data(), tmp.data(), mix(ls, kDown));
     residual_forward(x.data(), tmp.data(), R * dim_);
   }
   inv_final_.resize(R);
@@ -325,7 +325,7 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
   logits_.resize(R * vocab_);
   const std::vector<float>& wcls = classifier_.empty() ? embedding_ : classifier_;
   if (cls_)
-    cls_->forward(xn_final_.data(), R, logits_.data(), mix(seed, 0xc1a55));
+    lin_forward(0, kLinears, xn_final_.data(), logits_.data(), mix(seed, 0xc1a55));
   else
     quant::gemm_f32(xn_final_.data(), wcls.data(), logits_.data(), R, vocab_, dim_, false, threads);
   if (targets.empty()) return std::numeric_limits<double>::quiet_NaN();
@@ -354,7 +354,7 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
   if (cls_) {
     std::vector<float>& g = cls_->weight_grad();
     std::fill(g.begin(), g.end(), 0.0f);
-    cls_->backward(dlogits.data(), dxn.data(), mix(seed, 0xc1a55));
+    lin_backward(0, kLinears, xn_final_.data(), dlogits.data(), dxn.data(), mix(seed, 0xc1a55));
     for (std::size_t i = 0; i < g.size(); ++i) dwcls[i] += g[i];
   } else {
     using quant::Layout;
@@ -374,16 +374,16 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
     Layer& L = layers_[li];
     const std::uint64_t ls = mix(mix(seed, li + 1), 0xbac);
     // feed-forward block: dx flows through the residual unchanged and into the branch.
-    L.lin[kDown].backward(dx.data(), dh.data(), mix(ls, kDown));
+    lin_backward(li, kDown, L.h.data(), dx.data(), dh.data(), mix(ls, kDown));
     swiglu_backward(dg.data(), du.data(), dh.data(), L.g.data(), L.u.data(), R * hidden_);
-    L.lin[kGate].backward(dg.data(), dxn.data(), mix(ls, kGate));
-    L.lin[kUp].backward(du.data(), dtmp.data(), mix(ls, kUp));
+    lin_backward(li, kGate, L.xn2.data(), dg.data(), dxn.data(), mix(ls, kGate));
+    lin_backward(li, kUp, L.xn2.data(), du.data(), dtmp.data(), mix(ls, kUp));
     residual_forward(dxn.data(), dtmp.data(), R * dim_);
     rmsnorm_backward(dx.data(), L.d_ffn_norm.data(), dxn.data(), L.x_mid.data(), L.ffn_norm.data(), L.inv2.data(), R,
                      dim_, threads);
     // attention block
     bias_backward(L.dbias[3].data(), dx.data(), R, L.dbias[3].size());
-    L.lin[kO].backward(dx.data(), datt.data(), mix(ls, kO));
+    lin_backward(li, kO, L.att.data(), dx.data(), datt.data(), mix(ls, kO));
     attention_backward(attention_shape(), L.q.data(), L.k.data(), L.v.data(), L.p.data(), datt.data(), dq.data(),
                        dk.data(), dv.data(), threads);
     rope_backward(dq.data(), cos, sin, B_, T_, heads, hd_);
@@ -391,15 +391,35 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
     bias_backward(L.dbias[0].data(), dq.data(), R, L.dbias[0].size());
     bias_backward(L.dbias[1].data(), dk.data(), R, L.dbias[1].size());
     bias_backward(L.dbias[2].data(), dv.data(), R, L.dbias[2].size());
-    L.lin[kQ].backward(dq.data(), dxn.data(), mix(ls, kQ));
-    L.lin[kK].backward(dk.data(), dtmp.data(), mix(ls, kK));
+    lin_backward(li, kQ, L.xn1.data(), dq.data(), dxn.data(), mix(ls, kQ));
+    lin_backward(li, kK, L.xn1.data(), dk.data(), dtmp.data(), mix(ls, kK));
     residual_forward(dxn.data(), dtmp.data(), R * dim_);
-    L.lin[kV].backward(dv.data(), dtmp.data(), mix(ls, kV));
+    lin_backward(li, kV, L.xn1.data(), dv.data(), dtmp.data(), mix(ls, kV));
     residual_forward(dxn.data(), dtmp.data(), R * dim_);
     rmsnorm_backward(dx.data(), L.d_attn_norm.data(), dxn.data(), L.x_in.data(), L.attn_norm.data(), L.inv1.data(), R,
                      dim_, threads);
   }
   embedding_backward(d_embedding_.data(), dx.data(), tokens_, dim_);
+}
+
+void TrainLlama::lin_forward(std::size_t l, int k, const float* x, float* y, std::uint64_t seed) {
+  quant::QuantLinear& q = k == kLinears ? *cls_ : layers_[l].lin[static_cast<std::size_t>(k)];
+  const std::size_t R = B_ * T_;
+  q.forward(x, R, y, seed);
+  if (observer_) observe(l, k, q, x, nullptr, y, nullptr);
+}
+
+void TrainLlama::lin_backward(std::size_t l, int k, const float* x, const float* dy, float* dx, std::uint64_t seed) {
+  quant::QuantLinear& q = k == kLinears ? *cls_ : layers_[l].lin[static_cast<std::size_t>(k)];
+  q.backward(dy, dx, seed);
+  if (observer_) observe(l, k, q, x, dy, dx, q.weight_grad().data());
+}
+
+void TrainLlama::observe(std::size_t l, int k, const quant::QuantLinear& q, const float* x, const float* dy, const float* out,
+                         const float* dw) const {
+  const std::size_t in[kLinears + 1] = {dim_, dim_, dim_, qd_, dim_, dim_, hidden_, dim_};
+  const std::size_t K = in[k];
+  observer_({k == kLinears ? -1 : static_cast<int>(l), k, &q, x, dy, out, dw, B_ * T_, K, q.weight().size() / K});
 }
 
 std::string TrainLlama::first_nonfinite_activation() const {

@@ -78,6 +78,18 @@ class TrainLlama : public TrainModel {
   // Name of the first activation of the last forward holding NaN or Inf ("" if none).
   std::string first_nonfinite_activation() const override;
 
+  // One quantized linear's GEMMs as a pass ran them (`lowp probe`): after its forward (dy and dw
+  // null, out = Y) or its backward (out = dX; dw: its weight gradient, which the pass added into). x: its input (rows x in), W: lin->weight() (out_features x in). linear: 0..6 (wq wk wv wo
+  // gate up down), 7 the quantized classifier (layer -1).
+  struct GemmView {
+    int layer = 0, linear = 0;
+    const quant::QuantLinear* lin = nullptr;
+    const float *x = nullptr, *dy = nullptr, *out = nullptr, *dw = nullptr;
+    std::size_t rows = 0, in = 0, out_features = 0;
+  };
+  // Called at each linear's forward and backward from now on (empty: none).
+  void observe_gemms(std::function<void(const GemmView&)> f) { observer_ = std::move(f); }
+
  private:
   struct Layer {
     std::vector<float> attn_norm, ffn_norm, d_attn_norm, d_ffn_norm;
@@ -104,6 +116,12 @@ class TrainLlama : public TrainModel {
   // The passes' scratch, kept between steps: fresh multi-megabyte vectors every step were page
   // faults every step.
   std::vector<float> tmp_, dx_, dxn_, dtmp_, dh_, dg_, du_, datt_, dq_, dk_, dv_;
+  std::function<void(const GemmView&)> observer_;
+  // Linear k of layer l (or the classifier): its forward / backward, then the observer.
+  void lin_forward(std::size_t l, int k, const float* x, float* y, std::uint64_t seed);
+  void lin_backward(std::size_t l, int k, const float* x, const float* dy, float* dx, std::uint64_t seed);
+  void observe(std::size_t l, int k, const quant::QuantLinear& q, const float* x, const float* dy, const float* out,
+               const float* dw) const;
 };
 
 }  // namespace lowp::accuracy::train

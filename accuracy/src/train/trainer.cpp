@@ -150,18 +150,12 @@ class Trainer {
       throw Error("corpus '" + o.corpus + "' has " + std::to_string(n) + " " + unit + ": its first 90% and last 10% must each hold one window of " +
                   std::to_string(T + 1) + " " + unit + " (--ctx " + std::to_string(T) + ")");
     recipe_ = lowp::train::find_train_recipe(o.recipe);
-    const std::size_t n_layers = static_cast<std::size_t>(o.config.n_layers);
     LlamaModel start = init ? std::move(*init) : init_model(o.config, o.seed, o.tied);
     if (init) {
       export_seq_len_ = start.config.seq_len;
       start.config.seq_len = o.config.seq_len;  // the window
     }
-    if (recipe_.scalify)
-      net_ = std::make_unique<ScalifyLlama>(start, recipe_.scalify_formats);
-    else
-      net_ = std::make_unique<TrainLlama>(start, [&](int linear, std::size_t layer) {
-        return lowp::train::linear_for(recipe_, static_cast<LinearKind>(linear), layer, n_layers);
-      }, &recipe_.classifier);
+    net_ = make_train_model(recipe_, start);
     opt_ = std::make_unique<lowp::train::Optimizer>(optimizer_config(o, recipe_));
     opt_->init_params(tensors());  // bf16 master weights start rounded
     net_->weights_changed();
@@ -190,6 +184,7 @@ class Trainer {
     const auto start = std::chrono::steady_clock::now();
     double sqnr_sum = 0;
     int sqnr_steps = 0;
+    if (opt_->steps_done() == 0) snapshot(0);
     // Counting the steps done, not the step: `++step` past --steps 2^31-1 would overflow.
     for (int done = static_cast<int>(opt_->steps_done()); done < o_.steps; ++done) {
       const int step = done + 1;
@@ -218,6 +213,7 @@ class Trainer {
       net_->commit_amax(max_over_ranks(net_->take_pending_amax(), dp_));
       set_grad(*net_, grad);
       const lowp::train::StepStats st = update(step);
+      snapshot(step);
       StepInfo info;
       info.step = step;
       info.steps = o_.steps;
@@ -268,6 +264,11 @@ class Trainer {
   }
 
   std::vector<lowp::train::ParamTensor> tensors() { return optimizer_tensors(*net_); }
+
+  void snapshot(int step) const {
+    if (o_.snapshot && std::find(o_.snapshot_steps.begin(), o_.snapshot_steps.end(), step) != o_.snapshot_steps.end())
+      o_.snapshot(step, net_->to_model(), data_, n_train_);
+  }
 
   // One optimizer step (global-norm clipping inside); the weights change in place, so the
   // linears drop their cached quantized weights. RMS(g^2/v) per layer from its tensors.
@@ -480,6 +481,14 @@ std::vector<std::size_t> batch_offsets(std::uint64_t seed, int step, std::size_t
     off[b] = r % span;
   }
   return off;
+}
+
+std::unique_ptr<TrainModel> make_train_model(const lowp::train::TrainRecipe& r, const LlamaModel& start) {
+  if (r.scalify) return std::make_unique<ScalifyLlama>(start, r.scalify_formats);
+  const std::size_t n_layers = start.layers.size();
+  return std::make_unique<TrainLlama>(start, [&](int linear, std::size_t layer) {
+    return lowp::train::linear_for(r, static_cast<LinearKind>(linear), layer, n_layers);
+  }, &r.classifier);
 }
 
 LlamaConfig named_config(const std::string& name) {

@@ -5,10 +5,14 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "lowp/accuracy/model.hpp"
+#include "recipe/train_recipe.hpp"
+#include "train/train_model.hpp"
 
 namespace lowp::accuracy::train {
 
@@ -39,6 +43,11 @@ struct TrainOptions {
   int micro_batch = 0;
   std::string grad_comm = "fp32";  // each rank's gradient as communicated: fp32 bf16 e4m3 e5m2 mxfp8
   bool data_parallel = true;       // false: this rank trains alone (--recipes split across ranks)
+  // `lowp probe` (train/probe): at each step of `snapshot_steps` (0: before the first step),
+  // after that step's update, `snapshot` gets the weights, the run's tokens and the size of their
+  // training split; the run itself goes on unchanged.
+  std::vector<int> snapshot_steps;
+  std::function<void(int step, const LlamaModel& weights, std::span<const int> data, std::size_t n_train)> snapshot;
 };
 
 struct StepInfo {
@@ -65,6 +74,10 @@ TrainResult run_training(TrainOptions options, bool resume, const std::function<
 // The start of each of step `step`'s `batch` training windows: counter-based random offsets in
 // [0, span) (span = training bytes - window) drawn from `seed`, so a seed fixes the batch order.
 std::vector<std::size_t> batch_offsets(std::uint64_t seed, int step, std::size_t batch, std::size_t span);
+
+// The trainable model of recipe `r` holding `start`'s weights: ScalifyLlama for `model = scalify`,
+// else TrainLlama with the recipe's linears and classifier.
+std::unique_ptr<TrainModel> make_train_model(const lowp::train::TrainRecipe& r, const LlamaModel& start);
 
 // The named configs of --config (dim, layers, heads, ...), "tiny", "small", "medium".
 LlamaConfig named_config(const std::string& name);

@@ -161,6 +161,30 @@ TEST(MpiTrain, RecipesSplitAcrossRanksWriteTheSameSummary) {
   for (const char* r : {"fp32", "nvfp4-train", "fp8-delayed"}) expect_same_run(d / "one" / r, d / "two" / r);
 }
 
+// `lowp probe`: the (recipe, stop) jobs dealt to 2 and 3 ranks (3 recipes x 2 stops, uneven
+// shares) give the single process's files byte for byte. Mutant checked: rank 0 writing only
+// its own jobs' rows (no gather) leaves rows out and the bytes differ.
+TEST(MpiTrain, ProbeJobsSplitAcrossRanksWriteTheSameFiles) {
+  REQUIRE_MPIRUN();
+  const fs::path d = temp_dir("probe");
+  const auto probe_args = [&](const fs::path& out) {
+    return std::vector<std::string>{"probe", "--corpus", corpus().string(), "--config", "tiny", "--ctx", "32",
+                                    "--batch", "2", "--recipes", "nvfp4,fp8-delayed,mxfp8", "--at", "0,2",
+                                    "--batches", "2", "--draws", "2", "--threads", "1", "--out", out.string()};
+  };
+  const Outcome one = lowp(0, probe_args(d / "one"), d / "one.txt");
+  ASSERT_EQ(one.code, 0) << one.out;
+  for (int n : {2, 3}) {
+    const fs::path out = d / ("np" + std::to_string(n));
+    const Outcome r = lowp(n, probe_args(out), d / ("np" + std::to_string(n) + ".txt"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    for (const char* f : {"probe.csv", "probe.json", "probe.svg"}) {
+      EXPECT_GT(slurp(d / "one" / f).size(), 1000u) << f;
+      EXPECT_TRUE(slurp(d / "one" / f) == slurp(out / f)) << f << " of " << out << " differs from the single-process run";
+    }
+  }
+}
+
 TEST(MpiTrain, AFailingRankEndsTheJobWithItsError) {
   REQUIRE_MPIRUN();
   const fs::path d = temp_dir("fail");
