@@ -34,8 +34,8 @@ Best exhaustive(const std::vector<SearchTensor>& ts, double budget, std::uint64_
     weights += static_cast<std::uint64_t>(t.t.rows) * t.t.cols;
     floor_bits += std::min(t.options[0].bits, t.options[1].bits);
   }
-  // bits <= budget x weights, in whole bits (search.hpp's budget)
-  const auto cap = static_cast<std::uint64_t>(std::floor(static_cast<long double>(budget) * weights));
+  // bits <= budget x weights + 32 x tensors, in whole bits (search.hpp's budget and tolerance)
+  const auto cap = static_cast<std::uint64_t>(std::floor(static_cast<long double>(budget) * weights)) + 32 * ts.size();
   const std::uint64_t room_cells = (cap - floor_bits) / unit;
   Best b;
   for (std::uint32_t code = 0; code < (1u << ts.size()); ++code) {
@@ -62,7 +62,7 @@ SearchPlan check(const std::vector<SearchTensor>& ts, double budget) {
   EXPECT_FALSE(p.exact) << "the table fits: the coarse grid is not exercised";
   EXPECT_GT(p.unit, 1u);
   const Best b = exhaustive(ts, budget, p.unit);
-  EXPECT_LE(static_cast<long double>(p.bits), std::floor(static_cast<long double>(budget) * p.weights));
+  EXPECT_LE(static_cast<long double>(p.bits), std::floor(static_cast<long double>(budget) * p.weights) + 32 * ts.size());
   // The DP sums the KLDs in tensor order, as exhaustive() does: the same doubles.
   EXPECT_EQ(p.predicted, b.rounded) << "not the optimum of the rounded costs";
   EXPECT_GE(p.predicted, b.exact);
@@ -119,8 +119,9 @@ TEST(SearchGrid, CoarseGridKeepsItsLastPoint) {
   spread += unit / 2;
   std::uint64_t floor_bits = 0, weights = 0;
   for (const auto& t : ts) floor_bits += t.options[0].bits, weights += t.t.rows * t.t.cols;
-  // floor_bits + spread, give or take a bit of the division: still last whole units of room.
-  const double budget = static_cast<double>(floor_bits + spread) / static_cast<double>(weights);
+  // floor_bits + spread less search.hpp's tolerance (32 bits per tensor), give or take a bit of
+  // the division: still last whole units of room.
+  const double budget = static_cast<double>(floor_bits + spread - 32 * kTensors) / static_cast<double>(weights);
   const SearchPlan p = check(ts, budget);
   ASSERT_EQ(p.unit, unit) << "the unit moved with the costs: the case does not reach the last point";
   EXPECT_EQ(exhaustive(ts, budget, unit).rounded_cells, last);

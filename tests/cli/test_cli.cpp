@@ -280,10 +280,10 @@ TEST(Cli, UsageErrors) {
   EXPECT_EQ(seed.err.find('\n'), seed.err.size() - 1) << seed.err;
   const Result none = lowp_run({});
   EXPECT_EQ(none.code, 2);
-  expect_one_error_line(none, "lowp: a command is required (formats, cast, decode, golden, eval, recipes, sweep, search, tokenize, train, generate); run `lowp --help`");
+  expect_one_error_line(none, "lowp: a command is required (formats, cast, decode, golden, eval, recipes, sweep, search, tokenize, train, probe, generate); run `lowp --help`");
   const Result unknown = lowp_run({"frobnicate"});
   EXPECT_EQ(unknown.code, 2);
-  expect_one_error_line(unknown, "lowp: unknown command 'frobnicate'; valid commands: formats, cast, decode, golden, eval, recipes, sweep, search, tokenize, train, generate");
+  expect_one_error_line(unknown, "lowp: unknown command 'frobnicate'; valid commands: formats, cast, decode, golden, eval, recipes, sweep, search, tokenize, train, probe, generate");
   const Result option = lowp_run({"--frobnicate"});
   EXPECT_EQ(option.code, 2);
   expect_one_error_line(option, "lowp: unknown option '--frobnicate'; run `lowp --help`");

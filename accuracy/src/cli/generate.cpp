@@ -52,10 +52,11 @@ int run_generate(Io& io, const GenerateArgs& a) {
 
   // The last step feeds position limit - 1 (its logits give token `limit`).
   const std::size_t limit = std::min(seq, ids.size() - 1 + static_cast<std::size_t>(a.max_tokens));
+  accuracy::Decoder decoder(model, recipe, std::max<std::size_t>(limit, 1), a.threads);
+  // After the decoder's set-up, so that a failure there stays the one line on stderr.
   if (limit < ids.size() - 1 + static_cast<std::size_t>(a.max_tokens))
     io.err << "lowp generate: note: --max-tokens " << a.max_tokens << " is cut to " << limit - (ids.size() - 1)
            << " by the model's context (seq_len " << seq << ", prompt " << ids.size() << " tokens with BOS)\n";
-  accuracy::Decoder decoder(model, recipe, std::max<std::size_t>(limit, 1), a.threads);
   // The prompt's own tokens after BOS are printed as run.c prints them.
   for (std::size_t i = 1; i < ids.size(); ++i) io.out << tok.decode_token(ids[i - 1], ids[i]);
   if (ids.size() - 1 < limit)
