@@ -21,6 +21,17 @@ struct Mismatch {
   Isa isa = Isa::scalar;
 };
 
+// The i-th stored code of `b`, read with the layout bulk.hpp documents.
+inline std::uint32_t code_at(const std::vector<std::uint8_t>& b, std::size_t i, int sb) {
+  switch (sb) {
+    case 4: return (b[i / 2] >> (4 * (i % 2))) & 0xf;
+    case 6: return ((b[i / 4 * 3] | b[i / 4 * 3 + 1] << 8 | b[i / 4 * 3 + 2] << 16) >> (6 * (i % 4))) & 0x3f;
+    case 8: return b[i];
+    case 16: return b[2 * i] | b[2 * i + 1] << 8;
+    default: return b[4 * i] | b[4 * i + 1] << 8 | b[4 * i + 2] << 16 | static_cast<std::uint32_t>(b[4 * i + 3]) << 24;
+  }
+}
+
 // The SIMD ISAs to check: AVX2 and the best one when it is another.
 inline std::vector<Isa> kernels() {
   std::vector<Isa> isas;
@@ -64,16 +75,11 @@ Mismatch compare(const Format& f, const CastOptions& cast, std::uint64_t count, 
         encode_f32(f, in, got, o);
         if (got == ref) continue;
         for (std::size_t i = 0; i < kChunk; ++i) {
-          // 8-bit storage (every format here), else the packed layout of bulk.hpp
-          const auto at = [&](const std::vector<std::uint8_t>& b) -> std::uint32_t {
-            if (sb == 8) return b[i];
-            if (sb == 4) return (b[i / 2] >> (4 * (i % 2))) & 0xf;
-            return ((b[i / 4 * 3] | b[i / 4 * 3 + 1] << 8 | b[i / 4 * 3 + 2] << 16) >> (6 * (i % 4))) & 0x3f;
-          };
-          if (at(ref) == at(got)) continue;
+          if (code_at(ref, i, sb) == code_at(got, i, sb)) continue;
 #pragma omp critical
           {
-            if (mm.count == 0 || pat[i] < mm.first_pattern) mm = {mm.count, pat[i], at(ref), at(got), isa};
+            if (mm.count == 0 || pat[i] < mm.first_pattern)
+              mm = {mm.count, pat[i], code_at(ref, i, sb), code_at(got, i, sb), isa};
             ++mm.count;
           }
         }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bulk_patterns.hpp"
 #include "lowp/formats/bulk.hpp"
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
@@ -22,6 +23,8 @@
 
 namespace lowp {
 namespace {
+
+using bulk_patterns::code_at;
 
 std::vector<Isa> simd_isas() {
   std::vector<Isa> v;
@@ -40,17 +43,6 @@ std::string hex(std::uint32_t v) {
   char b[16];
   std::snprintf(b, sizeof b, "0x%08x", v);
   return b;
-}
-
-// The i-th stored code, read with the layout bulk.hpp documents (messages only).
-std::uint32_t code_at(const std::vector<std::uint8_t>& b, std::size_t i, int sb) {
-  switch (sb) {
-    case 4: return (b[i / 2] >> (4 * (i % 2))) & 0xf;
-    case 6: return ((b[i / 4 * 3] | b[i / 4 * 3 + 1] << 8 | b[i / 4 * 3 + 2] << 16) >> (6 * (i % 4))) & 0x3f;
-    case 8: return b[i];
-    case 16: return b[2 * i] | b[2 * i + 1] << 8;
-    default: return b[4 * i] | b[4 * i + 1] << 8 | b[4 * i + 2] << 16 | static_cast<std::uint32_t>(b[4 * i + 3]) << 24;
-  }
 }
 
 // Special values, every value of the format (or a sample of them) with its neighbours, the

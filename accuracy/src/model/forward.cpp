@@ -245,11 +245,6 @@ void ForwardOps::check_shape(const QuantSpec& spec, std::size_t rows, std::size_
 }
 
 void forward_window(const PreparedModel& pm, std::span<const int> tokens, float* logits, ErrorLog& log,
-                    int threads, std::size_t first_logit) {
-  Window(pm, tokens.size(), log, threads).run(tokens, logits, first_logit, {});
-}
-
-void forward_window(const PreparedModel& pm, std::span<const int> tokens, float* logits, ErrorLog& log,
                     int threads, std::size_t first_logit, const ResidualTap& tap) {
   Window(pm, tokens.size(), log, threads).run(tokens, logits, first_logit, tap);
 }

@@ -146,14 +146,11 @@ class ForwardOps {
 
 // logits (T x vocab) of the window `tokens` (positions 0..T-1), rows >= first_logit only (the
 // classifier is most of a small model's work; unscored rows are left untouched).
-void forward_window(const PreparedModel& pm, std::span<const int> tokens, float* logits, ErrorLog& log,
-                    int threads, std::size_t first_logit = 0);
-
-// Prefix reuse (the sensitivity sweep): `tap` is called with (l, x), x the residual stream
-// (T x dim) entering layer l, for l = 0..n_layers (n_layers: entering the final RMSNorm).
+// Prefix reuse (the sensitivity sweep): `tap`, when given, is called with (l, x), x the residual
+// stream (T x dim) entering layer l, for l = 0..n_layers (n_layers: entering the final RMSNorm).
 using ResidualTap = std::function<void(std::size_t layer, const float* x)>;
 void forward_window(const PreparedModel& pm, std::span<const int> tokens, float* logits, ErrorLog& log,
-                    int threads, std::size_t first_logit, const ResidualTap& tap);
+                    int threads, std::size_t first_logit = 0, const ResidualTap& tap = {});
 // forward_window from layer `from` on, given x (T x dim), the residual stream entering it:
 // the same logits and the same errors of layers >= from, bit for bit, as the whole window.
 void forward_window_from(const PreparedModel& pm, std::size_t from, std::span<const float> x, float* logits,
