@@ -6,6 +6,7 @@
 #include <istream>
 #include <new>
 #include <ostream>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +18,12 @@ namespace lowp {
 namespace {
 
 std::string first_line(std::string_view s) { return std::string(s.substr(0, s.find('\n'))); }
+
+// One write per error line: under mpirun a line written piecewise can be split by Open MPI's
+// own MPI_ABORT banner (std::cerr flushes after every <<).
+void error_line(std::ostream& err, const std::string& prefix, std::string_view message) {
+  err << (prefix + ": " + std::string(message) + "\n") << std::flush;
+}
 
 }  // namespace
 
@@ -76,23 +83,23 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
     throw Failure{exit_usage, "no command given; run `lowp --help`"};
   } catch (const Failure& f) {
     out.flush();
-    err << prefix << ": " << f.message << '\n';
+    error_line(err, prefix, f.message);
     return f.exit_code;
   } catch (const Error& e) {
     out.flush();
-    err << prefix << ": " << e.what() << '\n';
+    error_line(err, prefix, e.what());
     return exit_bad_data;
   } catch (const std::bad_alloc&) {  // within --max-memory, but the system had less
     out.flush();
-    err << prefix << ": out of memory (the system refused an allocation; see --max-memory)\n";
+    error_line(err, prefix, "out of memory (the system refused an allocation; see --max-memory)");
     return exit_bad_data;
   } catch (const std::exception& e) {  // nothing escapes: one line, exit 1
     out.flush();
-    err << prefix << ": " << first_line(e.what()) << '\n';
+    error_line(err, prefix, first_line(e.what()));
     return exit_bad_data;
   } catch (...) {
     out.flush();
-    err << prefix << ": unexpected error\n";
+    error_line(err, prefix, "unexpected error");
     return exit_bad_data;
   }
 }
