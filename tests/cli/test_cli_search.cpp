@@ -1,11 +1,13 @@
 // `lowp search` and `lowp sweep --sensitivity` in-process on lowp's own byte-level model
 // (--model shakespeare): the one-line errors (unknown spec, budget below the cheapest menu
-// choice, evaluation text that overlaps the calibration text) and a small search end to end.
+// choice, evaluation text that overlaps the calibration text), a small search end to end, and
+// its CSV against its printed table and `lowp eval` of its recipe files.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -90,6 +92,81 @@ TEST(CliSearch, WritesARecipeThatEvalReads) {
   const auto e = lowp_run({"eval", "--model", "shakespeare", "--text", (d / "eval.txt").string(), "--recipe",
                            (d / "r-5.txt").string(), "--ctx", "64", "--threads", "1"});
   EXPECT_EQ(e.code, 0) << e.err;
+  fs::remove_all(d);
+}
+
+std::string printf1(const char* fmt, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+
+// --csv: one row per line of the printed table, in its order, each number the exact double the
+// table rounds (the table's own formats: %.4f bits, %.4e KLD, %.1e SE, %.5f d ln PPL). The
+// searched rows name their recipe file, and `lowp eval` of that file on the same text measures
+// the same KLD, SE and ln PPL ratio (eval prints 6 decimals: within 5e-7). The bits of the
+// uniform per-tensor recipes are independent of the search: int8 and int4 differ by 4 bits on
+// every weight with the same scale words, and int4:b32 is 4 + 32/32 = 5 exactly.
+TEST(CliSearch, CsvHoldsTheTableRows) {
+  const fs::path d = temp_dir();
+  write(d / "calib.txt", kCalib);
+  write(d / "eval.txt", kEval);
+  const auto r = lowp_run({"search", "--model", "shakespeare", "--text", (d / "calib.txt").string(), "--menu",
+                           "int4,int4:b32,int8", "--budget", "5,7", "--eval", (d / "eval.txt").string(), "--out",
+                           (d / "r.txt").string(), "--csv", (d / "s.csv").string(), "--ctx", "64", "--threads", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream csv(read(d / "s.csv"));
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "recipe,kind,bits_per_weight,predicted_kld,kld_mean,kld_se,ln_ppl_ratio,file");
+  std::vector<std::string> names;
+  std::map<std::string, double> bits;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    if (line.back() == ',') f.push_back("");
+    ASSERT_EQ(f.size(), 8u) << line;
+    const std::string& name = f[0];
+    names.push_back(name);
+    const double bpw = std::stod(f[2]), predicted = std::stod(f[3]), kld = std::stod(f[4]), se = std::stod(f[5]),
+                 dln = std::stod(f[6]);
+    bits[name] = bpw;
+    // The printed row: name, bits/w, predicted, measured, +-, measured/predicted, dln PPL.
+    const std::size_t at = r.out.find("\n" + name + "  ");
+    ASSERT_NE(at, std::string::npos) << name << "\n" << r.out;
+    std::istringstream row(r.out.substr(at + 1 + name.size()));
+    std::string t_bpw, t_pred, t_kld, t_se, t_ratio, t_dln;
+    row >> t_bpw >> t_pred >> t_kld >> t_se >> t_ratio >> t_dln;
+    EXPECT_EQ(t_bpw, printf1("%.4f", bpw)) << name;
+    EXPECT_EQ(t_pred, printf1("%.4e", predicted)) << name;
+    EXPECT_EQ(t_kld, printf1("%.4e", kld)) << name;
+    EXPECT_EQ(t_se, printf1("%.1e", se)) << name;
+    EXPECT_EQ(t_ratio, printf1("%.3f", kld / predicted)) << name;
+    EXPECT_EQ(t_dln, printf1("%.5f", dln)) << name;
+    if (name.rfind("search-", 0) == 0) {
+      EXPECT_EQ(f[1], "searched");
+      const fs::path file = d / ("r-" + name.substr(7) + ".txt");
+      EXPECT_EQ(f[7], file.string());
+      EXPECT_NE(read(file).find("name = " + name + "\n"), std::string::npos) << read(file);
+      const auto e = lowp_run({"eval", "--model", "shakespeare", "--text", (d / "eval.txt").string(), "--recipe",
+                               file.string(), "--ctx", "64", "--threads", "1"});
+      ASSERT_EQ(e.code, 0) << e.err;
+      double e_kld = 0, e_se = 0, e_dln = 0;
+      std::string sep;
+      std::istringstream(e.out.substr(e.out.find("mean KLD") + 8)) >> e_kld >> sep >> e_se;
+      std::istringstream(e.out.substr(e.out.find("ln(PPL/PPL_ref)") + 15)) >> e_dln;
+      EXPECT_NEAR(kld, e_kld, 5e-7) << name;
+      EXPECT_NEAR(se, e_se, 5e-7) << name;
+      EXPECT_NEAR(dln, e_dln, 5e-7) << name;
+    } else {
+      EXPECT_EQ(f[1], "uniform") << name;
+      EXPECT_EQ(f[7], "") << name;
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"search-5", "search-7", "uniform int4", "uniform int4:b32", "uniform int8"}));
+  EXPECT_NEAR(bits["uniform int8"] - bits["uniform int4"], 4.0, 1e-12);
+  EXPECT_EQ(bits["uniform int4:b32"], 5.0);
   fs::remove_all(d);
 }
 

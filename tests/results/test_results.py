@@ -7,6 +7,7 @@ import io
 import json
 import os
 import shlex
+import subprocess
 import tempfile
 import unittest
 
@@ -144,6 +145,64 @@ class Results(unittest.TestCase):
         rc, err = self.quiet(m.record, ['toy4', '--', 'sh', '-c', 'true'])
         self.assertEqual(rc, 2)
         self.assertIn('not a Google Benchmark binary', err)
+
+    def write(self, rel, text):
+        path = os.path.join(self.tmp.name, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, 'w') as f:
+            f.write(text)
+
+    def test_calibration_table_ratios_and_least_in_bold(self):
+        # KLD (SE) by spec: RTN, imatrix, GPTQ, AWQ, then llama.cpp's matrix from the second run.
+        # mxfp4's least is the second run's cell, so the bold spans both files.
+        kld = {'int4-g32': [0.02, 0.015, 0.01, 0.021, 0.0152], 'mxfp4': [0.04, 0.03, 0.034, 0.05, 0.024],
+               'nvfp4': [0.01, 0.009, 0.005, 0.011, 0.009]}
+        methods = ['rtn', 'imatrix', 'gptq', 'awq']
+        a = 'recipe,kld_mean,kld_se,seconds,error\n' + ''.join(
+            f'{s}.{m},{v[i]},{v[i] / 20},{i + 1},\n' for s, v in kld.items() for i, m in enumerate(methods))
+        b = 'recipe,kld_mean,kld_se,seconds,error\n' + ''.join(f'{s}.imatrix,{v[4]},{v[4] / 20},9,\n' for s, v in kld.items())
+        self.write('bench/results/ca.csv', a)
+        self.write('bench/results/cb.csv', b)
+        for stem in ('ca', 'cb'):
+            self.write(f'bench/results/{stem}.cmd', f'command: bench/calibration/run {stem} out.csv\n')
+        for s, w in (('int4-g32', 'int4:b32:int'), ('mxfp4', 'mxfp4'), ('nvfp4', 'nvfp4')):
+            self.write(f'bench/calibration/recipes/{s}.rtn.txt', f'name = {s}.rtn\nweights = {w}\npad = on\n')
+        text = self.m.calib_table('cal', 'ca+cb').render()
+        self.assertIn('from bench/results/ca.*, bench/results/cb.* -->', text)
+        self.assertIn('| int4-g32 (`int4:b32:int`) (5.0) | 0.0200 ± 0.0010 | 0.0150 ± 0.0008 (0.75×) | '
+                      '**0.0100 ± 0.0005 (0.50×)** | 0.0210 ± 0.0011 (1.05×) | 0.0152 ± 0.0008 (0.76×) |', text)
+        self.assertIn('| mxfp4 (`mxfp4`) (4.25) | 0.0400 ± 0.0020 | 0.0300 ± 0.0015 (0.75×) | 0.0340 ± 0.0017 (0.85×) | '
+                      '0.0500 ± 0.0025 (1.25×) | **0.0240 ± 0.0012 (0.60×)** |', text)
+        self.assertIn("- imatrix: 0.75-0.90× RTN's KLD over the three specs.", text)
+        self.assertIn("- GPTQ: 0.50-0.85× RTN's KLD over the three specs.", text)
+        self.assertIn("- The least KLD: int4-g32 GPTQ, mxfp4 imatrix, llama.cpp's file, nvfp4 GPTQ.", text)
+        self.assertIn("differ by at most 0.150× RTN's.", text)  # mxfp4: |0.024 - 0.03| / 0.04
+        self.assertIn('RTN 3.0, imatrix 6.0, GPTQ 9.0, AWQ 12.0.', text)
+
+    def test_search_table(self):
+        self.write('bench/results/se.csv', 'recipe,kind,bits_per_weight,predicted_kld,kld_mean,kld_se,ln_ppl_ratio,file\n'
+                   'search-5,searched,4.9954,0.0139733,0.011016,0.00079,0.003,r-5.txt\n'
+                   'uniform int4,uniform,5,0.1068,0.0805,0.01,-0.04,\n'
+                   'modelA-Q4_0,llama.cpp,4.658653846,nan,0.0746107,0.00894992,0.026,modelA-Q4_0.gguf\n')
+        self.write('bench/results/se.cmd', 'command: lowp search\n')
+        text = self.m.search_table('se').render()
+        self.assertIn('| search-5 | 4.995 | 1.40e-2 | 1.10e-2 ± 7.9e-4 | 0.79 |', text)  # 0.011016 / 0.0139733 = 0.788
+        self.assertIn('| llama.cpp modelA-Q4_0 | 4.659 | — | 7.46e-2 ± 8.9e-3 | — |', text)
+        self.assertIn('over the searched and uniform recipes: 0.75-0.79.', text)  # 0.0805 / 0.1068 = 0.754
+
+    def test_record_names_uncommitted_files_whole(self):
+        # `git status --porcelain` starts a modified file's line with a space (' M a.txt').
+        root = self.tmp.name
+        git = lambda *a: subprocess.run(['git', '-c', 'user.name=t', '-c', 'user.email=t@t', *a], cwd=root,
+                                        capture_output=True, check=True)
+        self.write('a.txt', 'one\n')
+        git('init', '-q')
+        git('add', 'a.txt')
+        git('commit', '-qm', 'a')
+        self.write('a.txt', 'two\n')
+        rc, _ = self.quiet(self.m.record, ['toy5', '--output', 'a.txt', '--', 'true'])
+        self.assertEqual(rc, 0)
+        self.assertTrue(self.m.read_sidecar('toy5')['commit'].endswith(' with uncommitted changes to a.txt'))
 
 
 if __name__ == '__main__':

@@ -37,7 +37,7 @@ namespace {
 using accuracy::report::fixed;
 
 struct SearchArgs {
-  std::string model, text, tokens, eval, out, plot, bos = "auto", max_memory;
+  std::string model, text, tokens, eval, out, plot, csv, bos = "auto", max_memory;
   std::vector<std::string> menu, activations, budget;
   std::vector<std::string> base_logits;  // GGUF=LOGITS: llama.cpp's quantized model and its logits of --eval
   std::string calibrate = "none";        // weights.calibrate of every recipe (with --calib)
@@ -139,7 +139,20 @@ struct Point {
   double bpw = 0, predicted = NAN, measured = NAN, measured_se = NAN, dlnppl = NAN;
   bool searched = false;
   bool llama_cpp = false;  // a llama.cpp quantized file (--base-logits)
+  std::string file;        // the recipe file written (searched), the GGUF (llama.cpp), else empty
 };
+
+// --csv: one line per point, in the table's order (columns in docs/sweep.md); numbers exact,
+// the measured columns nan without --eval and the predicted one nan for llama.cpp's files.
+void write_search_csv(std::ostream& out, const std::vector<Point>& pts) {
+  using accuracy::report::csv_field;
+  using accuracy::report::exact;
+  out << "recipe,kind,bits_per_weight,predicted_kld,kld_mean,kld_se,ln_ppl_ratio,file\n";
+  for (const auto& p : pts)
+    out << csv_field(p.name) << ',' << (p.searched ? "searched" : p.llama_cpp ? "llama.cpp" : "uniform") << ','
+        << exact(p.bpw) << ',' << exact(p.predicted) << ',' << exact(p.measured) << ',' << exact(p.measured_se) << ','
+        << exact(p.dlnppl) << ',' << csv_field(p.file) << '\n';
+}
 
 // Bits per weight against KLD (log axis): the searched recipes (predicted and measured, the
 // measured ones joined: the front found) and the uniform ones of the menu.
@@ -185,6 +198,12 @@ void write_pareto_svg(std::ostream& out, const std::vector<Point>& pts, const st
   }
   if (c.series[4].points.empty()) c.series[4].label.clear();  // no legend entry without --base-logits
   out << accuracy::report::xy_chart(c);
+}
+
+// The chart and the CSV, each written atomically when asked for.
+void write_outputs(const SearchArgs& a, const std::vector<Point>& pts) {
+  if (!a.plot.empty()) accuracy::detail::write_file_atomic(a.plot, [&](std::ostream& f) { write_pareto_svg(f, pts, a.model); });
+  if (!a.csv.empty()) accuracy::detail::write_file_atomic(a.csv, [&](std::ostream& f) { write_search_csv(f, pts); });
 }
 
 int run_search(Io& io, const SearchArgs& a) {
@@ -282,7 +301,7 @@ int run_search(Io& io, const SearchArgs& a) {
       io.out << "budget " << a.budget[i] << ": " << fixed("%.4f", plan.bits_per_weight()) << " bits per weight, predicted KLD "
              << fixed("%.4e", plan.predicted) << (plan.exact ? " (exact optimum" : " (optimal on a grid of ")
              << (plan.exact ? "" : std::to_string(plan.unit) + " bits") << ") -> " << file << "\n";
-      points.push_back({name, plan.bits_per_weight(), plan.predicted, NAN, NAN, NAN, true});
+      points.push_back({name, plan.bits_per_weight(), plan.predicted, NAN, NAN, NAN, true, false, file});
       texts += accuracy::to_text(r) + '\x1e';
     }
     // The uniform recipes of the menu: each spec on every weight it fits.
@@ -303,14 +322,14 @@ int run_search(Io& io, const SearchArgs& a) {
       }
       if (!all) continue;
       const accuracy::Recipe r = accuracy::search_recipe(tensors, plan, base, "uniform " + a.menu[j]);
-      points.push_back({r.name, plan.bits_per_weight(), plan.predicted, NAN, NAN, NAN, false});
+      points.push_back({r.name, plan.bits_per_weight(), plan.predicted, NAN, NAN, NAN, false, false, ""});
       texts += accuracy::to_text(r) + '\x1e';
     }
   }
   if (!held && !a.base_logits.empty()) throw Failure{exit_usage, "--base-logits needs --eval (the tokens the logits are of)"};
   if (!held) {
     if (root) io.out << "no --eval: predicted KLD only (pass held-out text to measure the recipes)\n";
-    if (root && !a.plot.empty()) accuracy::detail::write_file_atomic(a.plot, [&](std::ostream& f) { write_pareto_svg(f, points, a.model); });
+    if (root) write_outputs(a, points);
     return exit_ok;
   }
   std::vector<std::uint8_t> bytes(texts.begin(), texts.end());
@@ -328,12 +347,12 @@ int run_search(Io& io, const SearchArgs& a) {
     const std::size_t eq = entry.find('=');
     if (eq == std::string::npos) throw Failure{exit_usage, "--base-logits " + quote_input(entry) + ": expected GGUF=LOGITS"};
     const std::string gguf = entry.substr(0, eq);
-    Point p{std::filesystem::path(gguf).stem().string(), gguf_bits_per_weight(gguf, model.config)};
+    Point p{std::filesystem::path(gguf).stem().string(), gguf_bits_per_weight(gguf, model.config), NAN, NAN, NAN, NAN,
+            false, true, gguf};
     const accuracy::Comparison c = accuracy::compare(measured.reference_run, score_logits(entry.substr(eq + 1), held->ids, model, eopt));
     p.measured = c.kld_mean;
     p.measured_se = c.kld_se;
     p.dlnppl = c.ln_ppl_ratio;
-    p.llama_cpp = true;
     points.push_back(p);
   }
   for (auto& p : points)
@@ -351,8 +370,7 @@ int run_search(Io& io, const SearchArgs& a) {
     table.push_back({p.name, fixed("%.4f", p.bpw), fixed("%.4e", p.predicted), fixed("%.4e", p.measured),
                      fixed("%.1e", p.measured_se), fixed("%.3f", p.measured / p.predicted), fixed("%.5f", p.dlnppl)});
   accuracy::report::print_table(io.out, table, {false, true, true, true, true, true, true});
-  if (!a.plot.empty())
-    accuracy::detail::write_file_atomic(a.plot, [&](std::ostream& f) { write_pareto_svg(f, points, a.model); });
+  write_outputs(a, points);
   return exit_ok;
 }
 
@@ -381,6 +399,7 @@ Command add_search_command(CLI::App& parent) {
                                      "measure the recipes on it");
   app->add_option("--out", a->out, "Recipe file to write (several budgets: <stem>-<budget><ext> each)")->required();
   app->add_option("--plot", a->plot, "SVG chart: bits per weight against KLD, searched and uniform recipes");
+  app->add_option("--csv", a->csv, "Also write the table (searched, uniform and llama.cpp rows) as CSV to this file");
   app->add_option("--calibrate", a->calibrate,
                   "weights.calibrate of every recipe (sensitivities, searched and uniform): none, imatrix, gptq or awq; "
                   "needs --calib")

@@ -1,0 +1,6 @@
+command: OMP_WAIT_POLICY=passive bench/calibration/run modela-llamacpp /tmp/tables_calib_modela_llamacpp.csv
+output: /tmp/tables_calib_modela_llamacpp.csv
+commit: 7ba5681d7c
+cpu: AMD EPYC (family 25, model 1), 2 CPUs, avx2 fma
+started: 2026-11-28T22:36:01Z
+load: 7.7 at the start, 7.7 at the end
