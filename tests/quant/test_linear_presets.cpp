@@ -35,7 +35,11 @@ TEST(LinearPresets, EveryPresetWithinItsToleranceOfFp32) {
     const auto got = run_linear(fast, p, 1, 2, 2);
     const double ey = rel_frob(got.Y, ref.Y), edx = rel_frob(got.dX, ref.dX), edw = rel_frob(got.dW, ref.dW);
     const test::ErrorBound b = test::error_bound(r, p);
-    RecordProperty(r.name, std::to_string(ey) + " " + std::to_string(edx) + " " + std::to_string(edw));
+    // "ey edx edw bound_y bound_dx bound_dw": docs/quantization.md's table is generated from
+    // this run's --gtest_output=json (scripts/results, PRESET_ERRORS).
+    char line[160];
+    std::snprintf(line, sizeof line, "%.6g %.6g %.6g %.6g %.6g %.6g", ey, edx, edw, b.y, b.dx, b.dw);
+    RecordProperty(r.name, line);
     std::printf("%-28s Y %.5f (bound %.4f)  dX %.5f (%.4f)  dW %.5f (%.4f)\n", r.name.c_str(), ey, b.y, edx, b.dx,
                 edw, b.dw);
     EXPECT_LE(ey, b.y) << r.name;
@@ -90,6 +94,7 @@ void expect_unbiased(const LinearRecipe& r) {
   }
   std::printf("%s mean over 16/64/256 seeds: dX %.4f %.4f %.4f  dW %.4f %.4f %.4f\n", r.name.c_str(),
               errs_dx[0], errs_dx[1], errs_dx[2], errs_dw[0], errs_dw[1], errs_dw[2]);
+  test::record_seed_means(r.name, errs_dx, errs_dw);
   for (std::size_t i = 1; i < errs_dx.size(); ++i) {
     EXPECT_GT(errs_dx[i - 1] / errs_dx[i], ratio) << r.name;
     EXPECT_GT(errs_dw[i - 1] / errs_dw[i], ratio) << r.name;

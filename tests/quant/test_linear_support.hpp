@@ -5,9 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "lowp/formats/codec.hpp"
 #include "lowp/quant/linear.hpp"
@@ -75,6 +79,16 @@ inline double rel_frob(const std::vector<float>& a, const std::vector<float>& re
     den += static_cast<double>(ref[i]) * ref[i];
   }
   return std::sqrt(num / den);
+}
+
+// The relative error of the mean of dX and dW over 16 / 64 / 256 seeds, as a gtest property
+// ("dx16 dx64 dx256 dw16 dw64 dw256"): docs/quantization.md's table of it is generated from
+// --gtest_output=json (scripts/results, SEED_MEANS).
+inline void record_seed_means(const std::string& name, const std::vector<double>& dx, const std::vector<double>& dw) {
+  char line[160];
+  std::snprintf(line, sizeof line, "%.6g %.6g %.6g %.6g %.6g %.6g", dx.at(0), dx.at(1), dx.at(2), dw.at(0), dw.at(1),
+                dw.at(2));
+  ::testing::Test::RecordProperty("seed_means " + name, line);
 }
 
 inline std::vector<float> transposed(const std::vector<float>& x, std::size_t rows, std::size_t cols) {
