@@ -190,6 +190,33 @@ class Results(unittest.TestCase):
         self.assertIn('| llama.cpp modelA-Q4_0 | 4.659 | — | 7.46e-2 ± 8.9e-3 | — |', text)
         self.assertIn('over the searched and uniform recipes: 0.75-0.79.', text)  # 0.0805 / 0.1068 = 0.754
 
+    def test_gtest_properties_tables(self):
+        # Errors (Y, dX, dW) then bounds: bound/error ratios 2, 4, 1.5 (a) and 3, 2.5, 2 (b).
+        props = {'fp32': '0 0 0 0 0 0', 'fp8-rowwise': '0.01 0.02 0.04 0.02 0.08 0.06',
+                 'fp8-tensorwise': '0.03 0.05 0.05 0.09 0.125 0.1', 'mxfp8': '0.04 0.04 0.04 0.12 0.12 0.12',
+                 'mxfp6': '0.13 0.04 0.04 0.11 0.11 0.11', 'nvfp4-train': '0.1 0.2 0.3 0.35 0.5 0.6'}
+        tests = [dict(name='EveryPresetWithinItsToleranceOfFp32', status='RUN', result='COMPLETED', time='1s', **props),
+                 dict(name='QuartetBackwardIsUnbiased', result='COMPLETED', **{'seed_means q': '0.08 0.04 0.01 0.06 0.03 0.015'})]
+        failed = dict(name='Other', result='COMPLETED', failures=[dict(failure='x')])
+        self.write('bench/results/lp.json', json.dumps(dict(testsuites=[dict(name='LinearPresets', testsuite=tests)])))
+        self.write('bench/results/lp.cmd', 'command: build/bin/test_linear\n')
+        text = self.m.Table('preset_errors', 'lp', self.m.GTest, rows=self.m.PRESET_ERRORS.rows,
+                            columns=self.m.PRESET_ERRORS.columns, after=self.m.PRESET_ERRORS.after).render()
+        self.assertIn('| fp32 | 0 | 0 | 0 |', text)
+        self.assertIn('| fp8-rowwise | 0.01 (0.02) | 0.02 (0.08) | 0.04 (0.06) |', text)
+        # Least 0.846 (mxfp6 Y: 0.11 / 0.13), most 4 (fp8-rowwise dX).
+        self.assertIn('- The bound is 0.85× (mxfp6 Y) to 4.00× (fp8-rowwise dX) the error; 2.00× for fp8-rowwise Y, '
+                      '2.50× and 2.00× for nvfp4-train dX and dW.', text)
+        self.assertIn("dX error (E5M2 dY), 0.05, is under fp8-rowwise's E4M3 bound, 0.08; mxfp6's Y error, 0.13, is "
+                      "over mxfp8's bound, 0.12.", text)
+        seeds = self.m.Table('seed_means', 'lp', self.m.GTest, rows=self.m.SEED_MEANS.rows,
+                             columns=self.m.SEED_MEANS.columns, after=self.m.SEED_MEANS.after).render()
+        self.assertIn('| q | 0.08 | 0.04 | 0.01 | 0.06 | 0.03 | 0.015 | `LinearPresets.QuartetBackwardIsUnbiased` |', seeds)
+        self.assertIn('falls by 2.00× to 4.00×', seeds)  # 0.08/0.04, 0.04/0.01, 0.06/0.03, 0.03/0.015
+        self.write('bench/results/lp.json', json.dumps(dict(testsuites=[dict(name='LinearPresets', testsuite=tests + [failed])])))
+        with self.assertRaisesRegex(self.m.DataError, 'LinearPresets.Other failed'):
+            self.m.GTest('lp')
+
     def test_record_names_uncommitted_files_whole(self):
         # `git status --porcelain` starts a modified file's line with a space (' M a.txt').
         root = self.tmp.name
