@@ -136,7 +136,12 @@ void write_model_sweep_svg(std::ostream& out, const ModelSweep& s) {
     if (std::isfinite(l)) llo = std::min(llo, l - le), lhi = std::max(lhi, l + le);
   }
   const auto [lo, hi] = report::decades(kmin, kmax, {-6, 0});
-  const report::LinearAxis lax = report::round_axis(llo, lhi, 6);
+  // Round steps for the ln ratios' range; the axis itself ends 3% beyond them, not at a whole step
+  // (a tiny negative ratio would otherwise cost a whole step of the panel).
+  report::LinearAxis lax = report::round_axis(llo, lhi, 8);
+  const double span = lhi > llo ? lhi - llo : 1;
+  lax.lo = llo < 0 ? llo - 0.03 * span : 0;
+  lax.hi = lhi + 0.03 * span;
 
   const double row_h = 20, panel_w = 320, gap = 90, x0 = 10, top_y = 74;
   const double kx = x0 + label_w, ppx = kx + panel_w + gap;
