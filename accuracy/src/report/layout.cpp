@@ -77,7 +77,7 @@ std::vector<PlacedLabel> place_labels(const std::vector<double>& px, const std::
   };
   static constexpr Spot kSpots[] = {{1, -1, 1, -1}, {1, 1, 1, 1},  {-1, -1, -1, -1}, {-1, 1, -1, 1},
                                     {0, -1, 0, -1}, {0, 1, 0, 1},  {1, 0, 1, 0},     {-1, 0, -1, 0}};
-  static constexpr double kRings[] = {5, 14, 26, 40, 58, 80};
+  static constexpr double kRings[] = {5, 14, 26, 40, 58, 80, 110, 150};
   const double h = font_size * 1.15;  // the box's height: ascent plus descent
   std::vector<PlacedLabel> out(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -87,10 +87,10 @@ std::vector<PlacedLabel> place_labels(const std::vector<double>& px, const std::
         const double d = kRings[r], cx = px[i] + s.dx * d, cy = py[i] + s.dy * d * 0.7;
         const double bx = s.h > 0 ? cx : s.h < 0 ? cx - w : cx - w / 2;
         const double by = s.v > 0 ? cy : s.v < 0 ? cy - h : cy - h / 2;
-        const Box b{bx, by, w, h};
-        if (!inside(b, area) || std::any_of(obstacles.begin(), obstacles.end(), [&](const Box& o) { return overlap(b, o); }))
+        const Box b{bx, by, w, h}, air{bx - 2, by - 1, w + 4, h + 2};  // air: labels never touch
+        if (!inside(b, area) || std::any_of(obstacles.begin(), obstacles.end(), [&](const Box& o) { return overlap(air, o); }))
           continue;
-        out[i] = {b, bx, by + font_size * 0.9, r > 1, true};  // baseline: the ascent below the top
+        out[i] = {b, bx, by + font_size * 0.9, r > 0, true};  // baseline: the ascent below the top
         obstacles.push_back(b);
         break;
       }
