@@ -15,6 +15,7 @@ struct ParetoPoint {
   double bpw = 0, predicted = NAN, measured = NAN, measured_se = NAN, dlnppl = NAN;
   bool searched = false;
   bool llama_cpp = false;
+  std::string file{};  // the recipe file written (searched), the GGUF (llama.cpp), else empty (search's --csv)
 };
 
 // KLD (log axis) against bits per weight: the searched recipes (predicted hollow, measured filled
