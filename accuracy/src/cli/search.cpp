@@ -28,8 +28,8 @@
 #include "lowp/accuracy/search.hpp"
 #include "lowp/accuracy/sensitivity.hpp"
 #include "lowp/numerics/error.hpp"
-#include "report/svg.hpp"
 #include "report/text.hpp"
+#include "sweep/report_pareto.hpp"
 
 namespace lowp::cli {
 namespace {
@@ -134,13 +134,8 @@ std::string out_path(const std::string& out, const std::string& budget, bool sev
   return (p.parent_path() / (p.stem().string() + "-" + budget + p.extension().string())).string();
 }
 
-struct Point {
-  std::string name;
-  double bpw = 0, predicted = NAN, measured = NAN, measured_se = NAN, dlnppl = NAN;
-  bool searched = false;
-  bool llama_cpp = false;  // a llama.cpp quantized file (--base-logits)
-  std::string file;        // the recipe file written (searched), the GGUF (llama.cpp), else empty
-};
+using Point = accuracy::ParetoPoint;
+using accuracy::write_pareto_svg;
 
 // --csv: one line per point, in the table's order (columns in docs/sweep.md); numbers exact,
 // the measured columns nan without --eval and the predicted one nan for llama.cpp's files.
@@ -154,51 +149,6 @@ void write_search_csv(std::ostream& out, const std::vector<Point>& pts) {
         << exact(p.dlnppl) << ',' << csv_field(p.file) << '\n';
 }
 
-// Bits per weight against KLD (log axis): the searched recipes (predicted and measured, the
-// measured ones joined: the front found) and the uniform ones of the menu.
-void write_pareto_svg(std::ostream& out, const std::vector<Point>& pts, const std::string& model) {
-  double bl = INFINITY, bh = -INFINITY, kl = INFINITY, kh = -INFINITY;
-  for (const auto& p : pts) {
-    bl = std::min(bl, p.bpw), bh = std::max(bh, p.bpw);
-    for (double k : {p.predicted, p.measured})
-      if (std::isfinite(k) && k > 0) kl = std::min(kl, k), kh = std::max(kh, k);
-  }
-  if (!(bh > bl)) bl -= 0.5, bh += 0.5;
-  const double pad = (bh - bl) * 0.08;
-  accuracy::report::XyChart c;
-  c.title = "lowp search: " + model + ", KLD against bits per weight";
-  c.x = {"bits per weight (scales included)", false, bl - pad, bh + pad, 5, "%.2f"};
-  const auto range = accuracy::report::decades(kl, kh, {-4, 0});
-  c.y = {"mean KLD (nats/token)", true, range.first, range.second};
-  c.legend_width = 220;
-  using Marker = accuracy::report::XySeries::Marker;
-  // Series: searched measured, searched predicted, uniform measured, uniform predicted.
-  const std::string blue(accuracy::report::series_colour(0)), orange(accuracy::report::series_colour(1));
-  c.series = {{"searched, measured (held-out)", blue, {}, true, Marker::filled, {}, {}},
-              {"searched, predicted (calibration)", blue, {}, false, Marker::hollow, {}, {}},
-              {"uniform, measured", orange, {}, false, Marker::filled, {}, {}},
-              {"uniform, predicted", orange, {}, false, Marker::hollow, {}, {}},
-              {"llama.cpp type, measured", std::string(accuracy::report::series_colour(2)), {}, false, Marker::filled, {}, {}}};
-  for (const auto& p : pts) {
-    const std::string tip = p.name + ": " + fixed("%.4g", p.bpw) + " bits/w, predicted " + fixed("%.4g", p.predicted) +
-                            ", measured " + fixed("%.4g", p.measured);
-    if (p.llama_cpp) {  // measured only
-      c.series[4].points.push_back({p.bpw, p.measured});
-      c.series[4].tips.push_back(tip);
-      c.series[4].labels.push_back(p.name);
-      continue;
-    }
-    auto& measured = c.series[p.searched ? 0 : 2];
-    auto& predicted = c.series[p.searched ? 1 : 3];
-    measured.points.push_back({p.bpw, p.measured});
-    measured.tips.push_back(tip);
-    measured.labels.push_back(p.searched ? "" : p.name);
-    predicted.points.push_back({p.bpw, p.predicted});
-    predicted.tips.push_back(tip);
-  }
-  if (c.series[4].points.empty()) c.series[4].label.clear();  // no legend entry without --base-logits
-  out << accuracy::report::xy_chart(c);
-}
 
 // The chart and the CSV, each written atomically when asked for.
 void write_outputs(const SearchArgs& a, const std::vector<Point>& pts) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lowp/accuracy/report.hpp"
+#include "report/layout.hpp"
 #include "report/svg.hpp"
 #include "report/text.hpp"
 
@@ -118,77 +119,96 @@ void write_model_sweep_json(std::ostream& out, const ModelSweep& s) {
   out << (s.results.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }
 
+// Two panels of horizontal bars, a row per recipe: mean KLD from the reference on a log axis, and
+// ln(PPL_Q / PPL_ref) on a linear one (a log axis of PPL: a bad recipe's bar grows by its log, so
+// it does not flatten the rest), each with +-1 standard error whiskers.
 void write_model_sweep_svg(std::ostream& out, const ModelSweep& s) {
   const auto& res = s.results;
-  // KLD axis: whole decades around the positive finite means; PPL axis: 0 to the largest.
-  double kmin = INFINITY, kmax = 0, pmax = std::isfinite(s.ref_ppl) ? s.ref_ppl : 0;
+  const double font = 11;
+  double kmin = INFINITY, kmax = 0, llo = 0, lhi = 0;
+  double label_w = 60;
   for (const auto& r : res) {
+    label_w = std::max(label_w, report::text_width(r.recipe, font) + 16);
     if (!r.error.empty()) continue;
-    if (std::isfinite(r.cmp.kld_mean) && r.cmp.kld_mean > 0) {
-      kmin = std::min(kmin, r.cmp.kld_mean);
-      kmax = std::max(kmax, r.cmp.kld_mean);
-    }
-    if (std::isfinite(r.cmp.ppl)) pmax = std::max(pmax, r.cmp.ppl);
+    const double k = r.cmp.kld_mean, ke = std::isfinite(r.cmp.kld_se) ? r.cmp.kld_se : 0;
+    if (std::isfinite(k) && k > 0) kmin = std::min(kmin, k), kmax = std::max(kmax, k + ke);
+    const double l = r.cmp.ln_ppl_ratio, le = std::isfinite(r.cmp.ln_ppl_ratio_se) ? r.cmp.ln_ppl_ratio_se : 0;
+    if (std::isfinite(l)) llo = std::min(llo, l - le), lhi = std::max(lhi, l + le);
   }
-  const auto range = report::decades(kmin, kmax, {-6, 0});
-  const double lo = range.first, hi = range.second;
-  pmax = pmax > 0 ? pmax * 1.1 : 1;
+  const auto [lo, hi] = report::decades(kmin, kmax, {-6, 0});
+  // Round steps for the ln ratios' range; the axis itself ends 3% beyond them, not at a whole step
+  // (a tiny negative ratio would otherwise cost a whole step of the panel).
+  report::LinearAxis lax = report::round_axis(llo, lhi, 8);
+  const double span = lhi > llo ? lhi - llo : 1;
+  lax.lo = llo < 0 ? llo - 0.03 * span : 0;
+  lax.hi = lhi + 0.03 * span;
 
-  const double row_h = 20, label_w = 190, panel_w = 330, gap = 70, x0 = 10, top_y = 70;
+  const double row_h = 20, panel_w = 320, gap = 90, x0 = 10, top_y = 74;
   const double kx = x0 + label_w, ppx = kx + panel_w + gap;
   const double plot_h = static_cast<double>(res.size()) * row_h;
-  const double width = ppx + panel_w + 60, height = top_y + plot_h + 50;
-  const auto kpos = [&](double v) { return (std::log10(v) - lo) / (hi - lo) * panel_w; };
-  const auto ppos = [&](double v) { return std::clamp(v / pmax, 0.0, 1.0) * panel_w; };
-  const std::string kld_fill = "fill=\"" + std::string(report::series_colour(0)) + "\"",
-                    ppl_fill = "fill=\"" + std::string(report::series_colour(1)) + "\"";
+  const double width = ppx + panel_w + 70;
+  const std::string caption_text =
+      "KLD per token = sum_v p_ref(v) (log p_ref(v) - log p_Q(v)), averaged over the scored positions; recipes sorted by it. "
+      "ln(PPL_Q/PPL_ref) is the mean change of the scored tokens' log-likelihood; whiskers: +-1 standard error.";
+  const double height = top_y + plot_h + 30 + 14.3 * static_cast<double>(report::wrap(caption_text, width - 2 * x0, font).size());
+  const auto kpos = [&](double v) { return kx + std::clamp((std::log10(v) - lo) / (hi - lo), 0.0, 1.0) * panel_w; };
+  const auto lpos = [&](double v) { return ppx + std::clamp((v - lax.lo) / (lax.hi - lax.lo), 0.0, 1.0) * panel_w; };
+  const std::string kld_colour(report::series_colour(0)), ppl_colour(report::series_colour(1));
 
   report::Svg svg(width, height, 11);
-  svg.text(x0, 18, "lowp sweep: " + s.model + ", " + std::to_string(s.scored) + " positions scored, ctx " + std::to_string(s.ctx),
-           "font-size=\"14\" font-weight=\"bold\"");
-  svg.text(kx, top_y - 30, "mean KLD from fp32 (nats/token, log scale)", "font-weight=\"bold\"");
-  svg.text(ppx, top_y - 30, "perplexity (" + s.reference + " reference " + report::fixed("%.4f", s.ref_ppl) + ", dashed)",
+  const std::string title = "lowp sweep: " + report::model_title(s.model) + ", " + std::to_string(s.scored) +
+                            " positions scored, ctx " + std::to_string(s.ctx);
+  svg.text(x0, 18, report::fit(title, width - 2 * x0, 14 * 1.1), "font-size=\"14\" font-weight=\"bold\"");
+  svg.text(kx, top_y - 34, "mean KLD from " + s.reference + " (nats/token, log scale)", "font-weight=\"bold\"");
+  svg.text(ppx, top_y - 34,
+           report::fit("ln(PPL / PPL_ref), " + s.reference + " PPL " + report::fixed("%.4f", s.ref_ppl), panel_w + 60, font * 1.1),
            "font-weight=\"bold\"");
-  const auto grid = [&](double gx, const std::string& label) {
-    svg.line(gx, top_y - 4, gx, top_y + plot_h, "stroke=\"#ddd\"");
-    svg.text(gx, top_y - 8, label, "text-anchor=\"middle\" font-size=\"9\" fill=\"#555\"");
-  };
-  for (double d = lo; d <= hi + 1e-9; d += 1) grid(kx + kpos(std::pow(10.0, d)), "1e" + report::svg_number(d));  // decades
-  for (int k = 0; k <= 4; ++k) {
-    const double v = pmax * k / 4;
-    grid(ppx + ppos(v), report::fixed("%.3g", v));
-  }
+  report::x_grid(svg, report::log_ticks(lo, hi), kpos, top_y - 4, top_y + plot_h, true);
+  report::x_grid(svg, report::linear_ticks(lax), lpos, top_y - 4, top_y + plot_h, true);
+  const double zx = lpos(0);
+  svg.line(zx, top_y - 4, zx, top_y + plot_h, "stroke=\"#333\"");
   for (std::size_t i = 0; i < res.size(); ++i) {
     const auto& r = res[i];
-    const double y = top_y + static_cast<double>(i) * row_h, ty = y + row_h * 0.65;
+    const double y = top_y + static_cast<double>(i) * row_h, ty = y + row_h * 0.65, my = y + row_h / 2;
     svg.text(kx - 6, ty, r.recipe, "text-anchor=\"end\"", r.note);
     if (!r.error.empty()) {  // shortened to the chart's width; the whole message in the tooltip
-      std::size_t cut = std::min<std::size_t>(r.error.size(), 107);
-      while (cut > 0 && cut < r.error.size() && (static_cast<unsigned char>(r.error[cut]) & 0xc0) == 0x80) --cut;  // UTF-8
-      const std::string shown = cut < r.error.size() ? r.error.substr(0, cut) + "..." : r.error;
-      svg.text(kx + 4, ty, "failed: " + shown, "fill=\"#b00\"", r.error);
+      svg.text(kx + 4, ty, report::fit("failed: " + r.error, width - kx - 14, font), "fill=\"#b00\"", r.error);
       continue;
     }
     const double k = r.cmp.kld_mean;
     std::string klabel = report::fixed("%.3g", k);
     double kw = 0;
     if (std::isnan(k)) klabel = "no finite positions";
-    else if (k > 0) kw = kpos(k);
+    else if (k > 0) kw = kpos(k) - kx;
     else klabel = report::fixed("%.3g", k) + " (identical)";
     if (r.cmp.nonfinite) klabel += ", " + std::to_string(r.cmp.nonfinite) + " nonfinite";
-    svg.rect(kx, y + 3, kw, row_h - 6, kld_fill);
-    svg.text(kx + kw + 4, ty, klabel);
-    const double p = r.cmp.ppl, pw = std::isfinite(p) ? ppos(p) : 0;
-    svg.rect(ppx, y + 3, pw, row_h - 6, ppl_fill);
-    svg.text(ppx + pw + 4, ty, report::fixed("%.4g", p));
+    svg.rect(kx, y + 4, kw, row_h - 8, "fill=\"" + kld_colour + "\" fill-opacity=\"0.8\"");
+    double kend = kx + kw;
+    if (k > 0 && r.cmp.kld_se > 0) {  // a whisker reaching 0 or below ends at the axis' start
+      const double a = k - r.cmp.kld_se > 0 ? kpos(k - r.cmp.kld_se) : kx, b = kpos(k + r.cmp.kld_se);
+      svg.line(a, my, b, my, "stroke=\"#222\"");
+      svg.line(b, my - 3, b, my + 3, "stroke=\"#222\"");
+      kend = std::max(kend, b);
+    }
+    svg.text(kend + 4, ty, klabel);
+    const double l = r.cmp.ln_ppl_ratio;
+    if (!std::isfinite(l)) {
+      svg.text(zx + 4, ty, report::fixed("%.3g", l));
+      continue;
+    }
+    const double lx = lpos(l);
+    svg.rect(std::min(zx, lx), y + 4, std::fabs(lx - zx), row_h - 8, "fill=\"" + ppl_colour + "\" fill-opacity=\"0.8\"");
+    double lend = std::max(zx, lx);
+    if (r.cmp.ln_ppl_ratio_se > 0) {
+      const double a = lpos(l - r.cmp.ln_ppl_ratio_se), b = lpos(l + r.cmp.ln_ppl_ratio_se);
+      svg.line(a, my, b, my, "stroke=\"#222\"");
+      svg.line(a, my - 3, a, my + 3, "stroke=\"#222\"");
+      svg.line(b, my - 3, b, my + 3, "stroke=\"#222\"");
+      lend = std::max(lend, b);
+    }
+    svg.text(lend + 4, ty, report::fixed("%+.3g", l));
   }
-  if (std::isfinite(s.ref_ppl)) {
-    const double rx = ppx + ppos(s.ref_ppl);
-    svg.line(rx, top_y - 4, rx, top_y + plot_h, "stroke=\"#333\" stroke-dasharray=\"4 3\"");
-  }
-  svg.text(x0, height - 14,
-           "KLD per token = sum_v p_ref(v) (log p_ref(v) - log p_Q(v)), averaged over the scored positions; recipes sorted by it",
-           "fill=\"#555\"");
+  report::caption(svg, x0, top_y + plot_h + 24, width - 2 * x0, caption_text, 11, "fill=\"#555\"");
   out << svg.finish();
 }
 

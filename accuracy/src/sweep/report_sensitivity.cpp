@@ -117,10 +117,10 @@ void write_sensitivity_svg(std::ostream& out, const Sensitivity& s) {
   const auto colour = [&](double kld) {
     if (!std::isfinite(kld)) return std::string("#d62728");
     if (kld <= 0) return std::string("#f0f0f0");
-    return report::ramp_colour((std::log10(kld) - lo) / (hi - lo));
+    return report::log_ramp_colour(kld, lo, hi);
   };
   report::Heatmap m;
-  m.title = "lowp sensitivity: " + s.sweep.model + ", KLD from " + s.sweep.reference + " with one tensor quantized";
+  m.title = "lowp sensitivity: " + report::model_title(s.sweep.model) + ", KLD from " + s.sweep.reference + " with one tensor quantized";
   m.panels = s.specs;
   m.cols = cols;
   for (const int l : layers) m.rows.push_back(l < 0 ? std::string("classifier") : "layer " + std::to_string(l));
@@ -139,11 +139,10 @@ void write_sensitivity_svg(std::ostream& out, const Sensitivity& s) {
                    (r.error.empty() ? "KLD " + fixed("%.4g", r.kld) + ", dln PPL " + fixed("%.4g", r.dlnppl)
                                     : "failed: " + r.error);
       }
-  m.scale_title = "log10 KLD (nats/token):";
-  for (int i = 0; i <= 20; ++i) m.scale_colours.push_back(colour(std::pow(10.0, lo + (hi - lo) * i / 20.0)));
-  m.scale_lo = fixed("%.0f", lo);
-  m.scale_hi = fixed("%.0f", hi);
-  m.scale_note = "red: NaN or failed; grey: KLD 0. Hover a cell for its numbers.";
+  m.key_title = "KLD (nats/token, log scale)";
+  m.key_lo = lo;
+  m.key_hi = hi;
+  m.key_note = "red: NaN or failed; grey: KLD 0. Hover a cell for its numbers.";
   out << report::heatmap(m);
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lowp/accuracy/report.hpp"
+#include "report/layout.hpp"
 #include "report/svg.hpp"
 #include "report/text.hpp"
 
@@ -113,24 +114,28 @@ void write_tensor_sweep_svg(std::ostream& out, std::span<const TensorSweepRow> r
   const auto rots = distinct(rows, [](const auto& r) { return r.rotation; });
   const auto fill = [](std::size_t k) { return "fill=\"" + std::string(report::series_colour(k)) + "\""; };
 
-  // The SQNR axis: 0 to the largest finite value, rounded up to 10 dB.
+  // The SQNR axis: 0 to the largest finite value, in round steps.
   double top = 10;
   for (const auto& r : rows)
     if (std::isfinite(r.sqnr_db)) top = std::max(top, r.sqnr_db);
-  top = 10 * std::ceil(top / 10);
+  const report::LinearAxis axis = report::round_axis(0, top, 4);
+  top = axis.hi;
 
   const double bar = 7, gap = 6, group = static_cast<double>(rots.size()) * bar + gap;
-  const double label_w = 130, panel_w = 230, panel_gap = 20, top_y = 78, x0 = 10;
+  double label_w = 60;
+  for (const auto& spec : specs) label_w = std::max(label_w, report::text_width(spec, 11) + 14);
+  const double panel_w = 230, panel_gap = 24, top_y = 78, x0 = 10;
   const double plot_h = static_cast<double>(specs.size()) * group;
   const double width = x0 + label_w + static_cast<double>(dists.size()) * (panel_w + panel_gap) + 10;
-  const double height = top_y + plot_h + 40;
+  const std::string caption_text =
+      "SQNR = 10 log10(sum x^2 / sum (x - q(x))^2); bars at the right edge are exact (infinite SQNR)";
+  const double height = top_y + plot_h + 26 + 14.3 * static_cast<double>(report::wrap(caption_text, width - 2 * x0, 11).size());
   const auto px = [&](double db) { return std::clamp(db, 0.0, top) / top * panel_w; };
 
   report::Svg svg(width, height, 11);
-  svg.text(x0, 18,
-           "lowp sweep: SQNR (dB) per format and granularity, " + std::to_string(opt.rows) + " x " + std::to_string(opt.cols) +
-               " per distribution, seed " + std::to_string(opt.seed) + " (longer is better)",
-           "font-size=\"14\" font-weight=\"bold\"");
+  const std::string title = "lowp sweep: SQNR (dB) per format and granularity, " + std::to_string(opt.rows) + " x " +
+                            std::to_string(opt.cols) + " per distribution, seed " + std::to_string(opt.seed) + " (longer is better)";
+  svg.text(x0, 18, report::fit(title, width - 2 * x0, 14 * 1.1), "font-size=\"14\" font-weight=\"bold\"");
   for (std::size_t k = 0; k < rots.size(); ++k) {  // legend
     const double lx = x0 + static_cast<double>(k) * 150;
     svg.rect(lx, 28, 12, 10, fill(k));
@@ -139,11 +144,7 @@ void write_tensor_sweep_svg(std::ostream& out, std::span<const TensorSweepRow> r
   for (std::size_t p = 0; p < dists.size(); ++p) {
     const double left = x0 + label_w + static_cast<double>(p) * (panel_w + panel_gap);
     svg.text(left, top_y - 22, dists[p], "font-weight=\"bold\"");
-    for (double db = 0; db <= top + 1e-9; db += 10) {  // grid every 10 dB
-      const double gx = left + px(db);
-      svg.line(gx, top_y - 4, gx, top_y + plot_h, "stroke=\"#ddd\"");
-      svg.text(gx, top_y - 7, report::svg_number(db), "text-anchor=\"middle\" font-size=\"9\" fill=\"#555\"");
-    }
+    report::x_grid(svg, report::linear_ticks(axis), [&](double db) { return left + px(db); }, top_y - 4, top_y + plot_h, true);
     for (std::size_t s = 0; s < specs.size(); ++s) {
       const double gy = top_y + static_cast<double>(s) * group;
       for (std::size_t k = 0; k < rots.size(); ++k) {
@@ -159,8 +160,7 @@ void write_tensor_sweep_svg(std::ostream& out, std::span<const TensorSweepRow> r
   }
   for (std::size_t s = 0; s < specs.size(); ++s)  // spec labels, right-aligned against the first panel
     svg.text(x0 + label_w - 6, top_y + static_cast<double>(s) * group + group / 2, specs[s], "text-anchor=\"end\"");
-  svg.text(x0, height - 12, "SQNR = 10 log10(sum x^2 / sum (x - q(x))^2); bars at the right edge are exact (infinite SQNR)",
-           "fill=\"#555\"");
+  report::caption(svg, x0, top_y + plot_h + 22, width - 2 * x0, caption_text, 11, "fill=\"#555\"");
   out << svg.finish();
 }
 

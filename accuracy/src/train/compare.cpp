@@ -175,43 +175,54 @@ void write_comparison(const std::string& dir, const std::vector<RecipeRun>& runs
   detail::write_file_atomic((d / "summary.csv").string(), csv);
   if (many) detail::write_file_atomic((d / "seeds.csv").string(), per_seed);
 
-  // One polyline per recipe: x = step, y = validation loss (the mean over the seeds, whose
-  // evaluations fall on the same steps).
-  std::vector<std::vector<std::pair<int, double>>> curves;
-  for (const auto& r : runs) {
-    std::vector<std::pair<int, double>> c = r.seeds.empty() ? std::vector<std::pair<int, double>>{} : r.seeds[0].result.val_curve;
-    for (std::size_t j = 1; j < r.seeds.size(); ++j)
-      for (std::size_t p = 0; p < c.size() && p < r.seeds[j].result.val_curve.size(); ++p) c[p].second += r.seeds[j].result.val_curve[p].second;
-    for (auto& p : c) p.second /= static_cast<double>(std::max<std::size_t>(1, r.seeds.size()));
-    curves.push_back(std::move(c));
-  }
-  double x1 = 1, y0 = INFINITY, y1 = -INFINITY;
-  for (const auto& c : curves)
-    for (const auto& [s, l] : c) {
-      x1 = std::max(x1, static_cast<double>(s));
-      if (std::isfinite(l)) y0 = std::min(y0, l), y1 = std::max(y1, l);
-    }
-  if (!(y1 > y0)) y0 = (std::isfinite(y0) ? y0 : 0) - 1, y1 = y0 + 2;
+  // Top panel: a line per recipe, x = step, y = validation loss (the mean over the seeds, whose
+  // evaluations fall on the same steps). Bottom panel: each recipe's gap to fp32 at those steps,
+  // seed-paired as in summary.csv (seed_stats), with its 95% interval when there are seeds.
+  const std::size_t ref = static_cast<std::size_t>(
+      std::find_if(runs.begin(), runs.end(), [](const RecipeRun& r) { return r.recipe == "fp32"; }) - runs.begin());
   report::XyChart chart;
-  chart.title = many ? "validation loss (nats per token), mean of " + std::to_string(runs[0].seeds.size()) + " seeds"
-                     : "validation loss (nats per token)";
-  chart.x = {"step", false, 0, x1, 4, "%.0f"};
-  chart.y = {"validation loss (nats/token)", false, y0, y1, 4, "%.3f"};
-  // The legend names each recipe and, with seeds, its gap to fp32 and that gap's interval.
-  chart.legend_width = many ? 290 : 150;
-  chart.note = many ? "gap to fp32, seed-paired, 95% interval; * larger than the noise (the interval excludes 0)"
-                    : "one seed: no noise estimate";
+  chart.title = many ? "lowp train: validation loss and gap to fp32, mean of " + std::to_string(runs[0].seeds.size()) + " seeds"
+                     : "lowp train: validation loss and gap to fp32";
+  chart.x = {"step", false};
+  report::XyPanel loss, gap;
+  loss.y = {"validation loss (nats/token)", false};
+  gap.y = {"gap to fp32 (% of its loss)", false};
+  gap.height = 170;
+  gap.rules = {0};
+  chart.note = many ? "Legend: each recipe's final gap to fp32, seed-paired, with its 95% interval; * the interval excludes 0 "
+                      "(larger than the seed noise). Bars in the lower panel: the same interval at each evaluation."
+                    : "One seed: no noise estimate (train with --seeds K for intervals).";
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    report::XySeries line;
+    report::XySeries line, g;
     line.label = runs[i].recipe;
-    if (many && runs[i].recipe != "fp32") {
+    if (many && i != ref) {
       std::snprintf(buf, sizeof buf, " %+.2f%% [%+.2f, %+.2f]%s", stats[i].gap_pct, stats[i].gap_pct_lo, stats[i].gap_pct_hi,
                     stats[i].exceeds_noise ? " *" : "");
       line.label += buf;
     }
-    for (const auto& [s, l] : curves[i]) line.points.push_back({static_cast<double>(s), l});
-    chart.series.push_back(std::move(line));
+    line.colour = g.colour = std::string(report::series_colour(i));
+    g.dodge = 4 * (static_cast<double>(i) - static_cast<double>(runs.size()) / 2);  // the recipes' bars side by side
+    const auto& c0 = runs[i].seeds.empty() ? std::vector<std::pair<int, double>>{} : runs[i].seeds[0].result.val_curve;
+    for (std::size_t p = 0; p < c0.size(); ++p) {
+      std::vector<double> l, l32;  // this evaluation's loss per seed, and fp32's of the same seeds
+      for (std::size_t j = 0; j < runs[i].seeds.size() && j < runs[ref].seeds.size(); ++j) {
+        const auto& a = runs[i].seeds[j].result.val_curve;
+        const auto& b = runs[ref].seeds[j].result.val_curve;
+        if (p < a.size() && p < b.size() && a[p].first == b[p].first) l.push_back(a[p].second), l32.push_back(b[p].second);
+      }
+      double mean = 0;
+      for (const auto& s : runs[i].seeds) mean += p < s.result.val_curve.size() ? s.result.val_curve[p].second : NAN;
+      const double step = c0[p].first;
+      line.points.push_back({step, mean / static_cast<double>(runs[i].seeds.size())});
+      if (i == ref || l.empty()) continue;
+      const SeedStats st = seed_stats(l, l32);
+      g.points.push_back({step, st.gap_pct});
+      g.err.push_back(many ? (st.gap_pct_hi - st.gap_pct_lo) / 2 : NAN);
+    }
+    loss.series.push_back(std::move(line));
+    gap.series.push_back(std::move(g));
   }
+  chart.panels = {std::move(loss), std::move(gap)};
   const std::string svg = report::xy_chart(chart);
   detail::write_file_atomic((d / "loss.svg").string(), svg);
 }

@@ -9,6 +9,7 @@
 
 #include "file/atomic_file.hpp"
 #include "lowp/numerics/error.hpp"
+#include "report/layout.hpp"
 #include "report/svg.hpp"
 #include "train/probe/probe.hpp"
 
@@ -66,7 +67,6 @@ std::string json(const std::vector<Row>& rows, const Options& o) {
 // Per recipe at the last stop: one bar per GEMM kind on a log axis, dark up to bias2 and light up
 // to bias2 + variance; then a heatmap of each linear's GEMMs' rel_mse per layer.
 std::string chart(const std::vector<Row>& rows, const Options& o) {
-  using report::svg_number;
   const int step = o.at.back();
   std::vector<std::string> recipes;
   std::map<std::pair<std::string, std::string>, const Row*> model;                  // (recipe, gemm)
@@ -89,22 +89,52 @@ std::string chart(const std::vector<Row>& rows, const Options& o) {
     if (r.rel_mse.mean > 0) lo = std::min(lo, r.rel_mse.mean), hi = std::max(hi, r.rel_mse.mean);
   }
   const auto [d0, d1] = report::decades(lo, hi, {-8, 0});
-  const double left = 70, bar_w = 14, group_w = 3 * bar_w + 26, plot_h = 220, top = 50;
-  const double width = std::max(760.0, left + group_w * static_cast<double>(recipes.size()) + 180);
   const std::vector<std::string> linears = {"wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down", "classifier"};
   const std::vector<std::string> gemms = {"fwd", "dgrad", "wgrad"};
-  const double cw = 9, ch = 12, panel_h = ch * static_cast<double>(layers.size()) + 30;
-  const double heat_top = top + plot_h + 150;
-  const double height = heat_top + 60 + panel_h * static_cast<double>(recipes.size()) + 50;
-  report::Svg svg(width, height, 11);
-  svg.text(left, 20, "lowp probe at step " + std::to_string(step) + ": each GEMM's error against float32 (bias\u00b2 + variance)",
-           "font-weight=\"bold\"");
-  const auto y_of = [&](double v) { return top + plot_h * (1 - (std::log10(v) - d0) / (d1 - d0)); };
-  for (double e = d0; e <= d1; ++e) {
-    const double y = y_of(std::pow(10.0, e));
-    svg.line(left, y, width - 170, y, "stroke=\"#ddd\"");
-    svg.text(left - 6, y + 4, "1e" + std::to_string(static_cast<int>(e)), "text-anchor=\"end\"");
+  // The heatmap (report::draw_heatmap): a panel per recipe, under each other; a row per layer, a
+  // column per linear.gemm grouped by linear.
+  report::Heatmap m;
+  m.panels = recipes;
+  for (int layer : layers) m.rows.push_back(layer < 0 ? std::string("classifier") : "layer " + std::to_string(layer));
+  for (const auto& l : linears)
+    for (const auto& g : gemms) m.cols.push_back(l + " " + g);
+  m.cell_w = 13;
+  m.cell_h = 12;
+  m.col_group = 3;
+  m.col_angle = -90;  // upright: 13 px apart, the names clear each other
+  m.stacked = true;
+  m.key_title = "rel_mse of each linear's GEMM (log scale)";
+  m.key_lo = d0;
+  m.key_hi = d1;
+  m.key_note = "Hover a cell for its number; no cell: not quantized.";
+  m.cells.resize(recipes.size() * m.rows.size() * m.cols.size());
+  for (std::size_t i = 0; i < recipes.size(); ++i) {
+    std::size_t row = 0;
+    for (int layer : layers) {
+      for (std::size_t li = 0; li < linears.size(); ++li)
+        for (std::size_t g = 0; g < 3; ++g) {
+          const auto it = cell.find({recipes[i], layer, linears[li], gemms[g]});
+          if (it == cell.end() || !(it->second->rel_mse.mean > 0)) continue;
+          const double v = it->second->rel_mse.mean;
+          m.cells[(i * m.rows.size() + row) * m.cols.size() + li * 3 + g] = {
+              report::log_ramp_colour(v, d0, d1),
+              recipes[i] + " layer " + std::to_string(layer) + " " + linears[li] + " " + gemms[g] + ": rel_mse " + num(v)};
+        }
+      ++row;
+    }
   }
+  const report::Point heat = report::heatmap_size(m);
+  const double left = 70, bar_w = 14, group_w = 3 * bar_w + 30, plot_h = 220, top = 50;
+  const double width = std::max({760.0, left + group_w * static_cast<double>(recipes.size()) + 200, heat.x + 20});
+  const double heat_top = top + plot_h + 110;
+  const double height = heat_top + heat.y + 10;
+  report::Svg svg(width, height, 11);
+  svg.text(10, 20,
+           report::fit("lowp probe at step " + std::to_string(step) + ": each GEMM's error against float32 (bias\u00b2 + variance)",
+                       width - 20, 12 * 1.1),
+           "font-weight=\"bold\" font-size=\"12\"");
+  const auto y_of = [&](double v) { return top + plot_h * (1 - (std::log10(v) - d0) / (d1 - d0)); };
+  report::y_grid(svg, report::log_ticks(d0, d1), y_of, left, width - 190);
   svg.turned_text(16, top + plot_h / 2, -90, "relative squared error", "text-anchor=\"middle\"");
   for (std::size_t i = 0; i < recipes.size(); ++i) {
     const double x0 = left + 10 + group_w * static_cast<double>(i);
@@ -116,54 +146,33 @@ std::string chart(const std::vector<Row>& rows, const Options& o) {
       if (!(total > 0)) continue;
       const double x = x0 + bar_w * static_cast<double>(g), bottom = top + plot_h;
       const std::string tip = recipes[i] + " " + gemms[g] + ": bias2 " + num(r.bias2.mean) + ", variance " + num(r.variance) +
-                              ", rel_mse " + num(r.rel_mse.mean);
+                              ", rel_mse " + num(r.rel_mse.mean) + " [" + num(r.rel_mse.lo) + ", " + num(r.rel_mse.hi) + "]";
       const auto bar = [&](double v, const std::string& attrs) {
         const double y = std::min(bottom, std::max(top, y_of(v)));
         svg.rect(x, y, bar_w - 2, bottom - y, "fill=\"" + std::string(report::series_colour(g)) + "\"" + attrs, tip);
       };
       bar(total, " fill-opacity=\"0.35\"");
       if (b2 > 0) bar(b2, "");
+      if (r.rel_mse.lo > 0 && r.rel_mse.hi > r.rel_mse.lo)  // rel_mse's interval (probe.csv's rel_mse_lo, _hi)
+        report::error_bar(svg, x + bar_w / 2 - 1, std::min(bottom, y_of(r.rel_mse.lo)), std::max(top, y_of(r.rel_mse.hi)), "#222");
     }
     std::string label = recipes[i];
-    const auto m = model.find({recipes[i], "grad"});
-    if (m != model.end() && m->second->noise_ratio < kSqrt3) label += " (stalls)";
-    svg.turned_text(x0 + 20, top + plot_h + 12, 30, label);
+    const auto mm = model.find({recipes[i], "grad"});
+    if (mm != model.end() && mm->second->noise_ratio < kSqrt3) label += " (stalls)";
+    svg.turned_text(x0 + 8, top + plot_h + 14, 30, label);
   }
+  svg.rect(left, top, width - 190 - left, plot_h, "fill=\"none\" stroke=\"#999\"");
+  const double lx = width - 175;
   for (std::size_t g = 0; g < 3; ++g) {
     const double y = top + 14 * static_cast<double>(g);
-    svg.rect(width - 160, y, 10, 10, "fill=\"" + std::string(report::series_colour(g)) + "\"");
-    svg.text(width - 145, y + 9, gemms[g] + " (all linears)");
+    svg.rect(lx, y, 10, 10, "fill=\"" + std::string(report::series_colour(g)) + "\"");
+    svg.text(lx + 15, y + 9, gemms[g] + " (all linears)");
   }
-  svg.text(width - 160, top + 56, "dark: bias\u00b2");
-  svg.text(width - 160, top + 70, "light: bias\u00b2 + variance");
-  svg.text(width - 160, top + 84, "(stalls): |g| < \u221a3 noise");
-  // heatmap
-  svg.text(left - 60, heat_top - 70, "rel_mse per layer (rows; -1: classifier) and linear.gemm (columns), log colour " +
-                                    std::string("1e") + std::to_string(static_cast<int>(d0)) + " (dark) .. 1e" +
-                                    std::to_string(static_cast<int>(d1)) + " (yellow)");
-  for (std::size_t li = 0; li < linears.size(); ++li)
-    for (std::size_t g = 0; g < 3; ++g) {
-      const double x = left + 60 + cw * static_cast<double>(li * 3 + g) + 4 * static_cast<double>(li);
-      if (g == 0) svg.turned_text(x, heat_top - 4, -60, linears[li]);
-    }
-  for (std::size_t i = 0; i < recipes.size(); ++i) {
-    const double y0 = heat_top + panel_h * static_cast<double>(i);
-    svg.text(left - 60, y0 + 10, recipes[i]);
-    std::size_t row = 0;
-    for (int layer : layers) {
-      const double y = y0 + ch * static_cast<double>(row++);
-      svg.text(left + 52, y + 10, std::to_string(layer), "text-anchor=\"end\" fill=\"#555\"");
-      for (std::size_t li = 0; li < linears.size(); ++li)
-        for (std::size_t g = 0; g < 3; ++g) {
-          const auto it = cell.find({recipes[i], layer, linears[li], gemms[g]});
-          if (it == cell.end() || !(it->second->rel_mse.mean > 0)) continue;
-          const double v = it->second->rel_mse.mean;
-          const double x = left + 60 + cw * static_cast<double>(li * 3 + g) + 4 * static_cast<double>(li);
-          svg.rect(x, y, cw - 1, ch - 1, "fill=\"" + report::ramp_colour((std::log10(v) - d0) / (d1 - d0)) + "\"",
-                   recipes[i] + " layer " + std::to_string(layer) + " " + linears[li] + " " + gemms[g] + ": rel_mse " + num(v));
-        }
-    }
-  }
+  report::caption(svg, lx, top + 60, 170,
+                  "dark: bias\u00b2; light: bias\u00b2 + variance; whisker: rel_mse's interval. (stalls): |g| < \u221a3 noise",
+                  11, "fill=\"#333\"");
+  svg.text(10, heat_top - 12, "rel_mse per layer and linear.gemm", "font-weight=\"bold\" font-size=\"12\"");
+  report::draw_heatmap(svg, m, 10, heat_top);
   return svg.finish();
 }
 
