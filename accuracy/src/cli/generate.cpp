@@ -43,7 +43,15 @@ int run_generate(Io& io, const GenerateArgs& a) {
   apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
   const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);
-  const accuracy::Tokenizer tok = accuracy::tokenizer_for_model(path, model.config.vocab_size);
+  const accuracy::Tokenizer tok = [&] {
+    try {
+      return accuracy::tokenizer_for_model(path, model.config.vocab_size);
+    } catch (const accuracy::NoTokenizer& e) {  // generate prints text: token ids would not do
+      throw Failure{exit_bad_data, std::string(e.what()) +
+                                       ": generate needs the model's tokenizer (inside a GGUF, or tokenizer.bin, "
+                                       "tokenizer.json or tokenizer.model beside the model)"};
+    }
+  }();
   std::vector<int> ids = tok.encode(a.prompt, true);
   if (ids.empty()) throw Failure{exit_bad_data, "the tokenizer has no BOS token to start from"};
   const std::size_t seq = static_cast<std::size_t>(model.config.seq_len);
