@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,9 @@ int run_generate(Io& io, const GenerateArgs& a) {
   if (limit < ids.size() - 1 + static_cast<std::size_t>(a.max_tokens))
     io.err << "lowp generate: note: --max-tokens " << a.max_tokens << " is cut to " << limit - (ids.size() - 1)
            << " by the model's context (seq_len " << seq << ", prompt " << ids.size() << " tokens with BOS)\n";
-  // The prompt's own tokens after BOS are printed as run.c prints them.
+  // The prompt's own tokens after BOS are printed as run.c prints them; a tokenizer that adds no
+  // BOS (GPT-2's) starts the prompt with a token of its text.
+  if (tok.bos() < 0 || ids[0] != tok.bos()) io.out << tok.decode(std::span<const int>(ids.data(), 1));
   for (std::size_t i = 1; i < ids.size(); ++i) io.out << tok.decode_token(ids[i - 1], ids[i]);
   if (ids.size() - 1 < limit)
     for (std::size_t i = 0; i + 1 < ids.size(); ++i) decoder.feed(ids[i]);
