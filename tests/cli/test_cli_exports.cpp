@@ -325,6 +325,12 @@ TEST(CliTrainExports, HfFolderSourceKeepsTokenizerJson) {
   for (const char* e : {"model.gguf", "model.bin", "model.safetensors", "."})
     EXPECT_EQ(tokenize(out + "/" + e, small), "257\n116\n104\n101\n256\n101\n110\n116\n") << e;
   exports_read_text_as(f, out, tokenize(hf, f.text), {"model.gguf", "model.bin", "model.safetensors", "."});
+  // Without tokenizer_config.json the tokenizer adds no BOS: generate prints the prompt's first
+  // token too (mutant: printing from the second token, as after BOS).
+  fs::remove(out + "/tokenizer_config.json");
+  const Result g = lowp_run({"generate", "--model", out, "--prompt", "Once upon", "--max-tokens", "2", "--threads", "1"});
+  ASSERT_EQ(g.code, 0) << g.err;
+  EXPECT_EQ(g.out.rfind("Once upon", 0), 0u) << g.out;
   fs::remove_all(f.dir);
 }
 
