@@ -102,6 +102,15 @@ std::map<std::string, Value> tokenizer_keys(const std::string& path) {
   return out;
 }
 
+// Entry `key` of `got` has the type and the bytes it has in `want`.
+void expect_same_entry(const std::map<std::string, Value>& got, const std::map<std::string, Value>& want,
+                       const std::string& key) {
+  ASSERT_TRUE(want.count(key)) << key;
+  ASSERT_TRUE(got.count(key)) << key;
+  EXPECT_EQ(got.at(key).type, want.at(key).type) << key;
+  EXPECT_TRUE(got.at(key).raw == want.at(key).raw) << key;
+}
+
 std::vector<std::string> strings_of(const Value& v) {
   Reader r(v.raw);
   EXPECT_EQ(r.get<std::uint32_t>(), 8u);
@@ -202,11 +211,7 @@ TEST(CliTrainExports, GgufSourceKeepsItsVocabulary) {
   const auto want = tokenizer_keys(src), got = tokenizer_keys(out + "/model.gguf");
   ASSERT_GE(want.size(), 5u);
   ASSERT_EQ(got.size(), want.size());
-  for (const auto& [k, v] : want) {
-    ASSERT_TRUE(got.count(k)) << k;
-    EXPECT_EQ(got.at(k).type, v.type) << k;
-    EXPECT_TRUE(got.at(k).raw == v.raw) << k;
-  }
+  for (const auto& kv : want) expect_same_entry(got, want, kv.first);
   const TokenizerBin ours = tokenizer_bin(out + "/tokenizer.bin", 512), ref = tokenizer_bin(kTiny + "/tokenizer.bin", 512);
   EXPECT_EQ(ours.scores, ref.scores);
   for (int i = 0; i < 512; ++i)
@@ -229,11 +234,9 @@ TEST(CliTrainExports, Llama2cSourceKeepsTokenizerBin) {
   EXPECT_EQ(read_file(out + "/tokenizer.bin"), read_file(kTiny + "/tokenizer.bin"));
   const auto ref = tokenizer_keys(kTiny + "/stories260K.gguf"), got = tokenizer_keys(out + "/model.gguf");
   for (const char* k : {"tokenizer.ggml.model", "tokenizer.ggml.scores", "tokenizer.ggml.token_type",
-                        "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id"}) {
-    ASSERT_TRUE(got.count(k) && ref.count(k)) << k;
-    EXPECT_EQ(got.at(k).type, ref.at(k).type) << k;
-    EXPECT_TRUE(got.at(k).raw == ref.at(k).raw) << k;
-  }
+                        "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id"})
+    expect_same_entry(got, ref, k);
+  ASSERT_TRUE(got.count("tokenizer.ggml.tokens") && ref.count("tokenizer.ggml.tokens"));
   const auto tokens = strings_of(got.at("tokenizer.ggml.tokens")), ref_tokens = strings_of(ref.at("tokenizer.ggml.tokens"));
   ASSERT_EQ(tokens.size(), ref_tokens.size());
   const TokenizerBin bin = tokenizer_bin(kTiny + "/tokenizer.bin", 512);
@@ -245,26 +248,6 @@ TEST(CliTrainExports, Llama2cSourceKeepsTokenizerBin) {
   }
   exports_read_text_as(f, out, tokenize(src, f.text), {"model.gguf", "model.bin", "model.safetensors", "."});
   fs::remove_all(f.dir);
-}
-
-// GPT-2's byte -> character table, written here from its definition: printable bytes keep their
-// code point, the others take U+0100 on in byte order.
-std::string gpt2_char(int b) {
-  const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-  int cp = b;
-  if (!printable) {
-    cp = 256;
-    for (int x = 0; x < b; ++x)
-      if (!((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF))) ++cp;
-  }
-  std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return s;
 }
 
 std::string json_string(const std::string& s) {
@@ -292,15 +275,15 @@ TEST(CliTrainExports, HfFolderSourceKeepsTokenizerJson) {
   fs::copy_file(f.dir + "/base/model.safetensors", hf + "/model.safetensors");
   fs::copy_file(f.dir + "/base/config.json", hf + "/config.json");
   std::string vocab;
-  for (int b = 0; b < 256; ++b) vocab += json_string(gpt2_char(b)) + ": " + std::to_string(b) + ", ";
-  const std::string gt = gpt2_char(' ') + "t";
+  for (int b = 0; b < 256; ++b) vocab += json_string(lowp::test::byte_char(b)) + ": " + std::to_string(b) + ", ";
+  const std::string gt = lowp::test::byte_char(' ') + "t";
   vocab += json_string(gt) + ": 256";
   lowp::test::write_text(hf + "/tokenizer.json",
                          "{\"version\": \"1.0\", \"added_tokens\": [{\"id\": 257, \"content\": \"<|endoftext|>\", "
                          "\"special\": true}], \"normalizer\": null, \"pre_tokenizer\": {\"type\": \"ByteLevel\", "
                          "\"add_prefix_space\": false, \"use_regex\": true}, \"decoder\": {\"type\": \"ByteLevel\"}, "
                          "\"model\": {\"type\": \"BPE\", \"vocab\": {" + vocab + "}, \"merges\": [" +
-                             json_string(gpt2_char(' ') + " t") + "]}}");
+                             json_string(lowp::test::byte_char(' ') + " t") + "]}}");
   lowp::test::write_text(hf + "/tokenizer_config.json", "{\"bos_token\": \"<|endoftext|>\", \"add_bos_token\": true}");
   const std::string small = f.dir + "/small.txt";
   lowp::test::write_text(small, "the tent");
@@ -312,7 +295,7 @@ TEST(CliTrainExports, HfFolderSourceKeepsTokenizerJson) {
     EXPECT_EQ(read_file(out + "/" + file), read_file(hf + "/" + file)) << file;
   const auto got = tokenizer_keys(out + "/model.gguf");
   ASSERT_TRUE(got.count("tokenizer.ggml.merges") && got.count("tokenizer.ggml.tokens"));
-  EXPECT_EQ(strings_of(got.at("tokenizer.ggml.merges")), std::vector<std::string>{gpt2_char(' ') + " t"});
+  EXPECT_EQ(strings_of(got.at("tokenizer.ggml.merges")), std::vector<std::string>{lowp::test::byte_char(' ') + " t"});
   const auto tokens = strings_of(got.at("tokenizer.ggml.tokens"));
   ASSERT_EQ(tokens.size(), 258u);
   EXPECT_EQ(tokens[256], gt);

@@ -34,7 +34,8 @@ accuracy::Tokenizer find_tokenizer(const TokenizeArgs& a) {
     char magic[4] = {};
     gguf = f.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
   }
-  const bool tokenizer_file = gguf || ext == ".json" || ext == ".model" || (dir && !fs::exists(fs::path(path) / "config.json", ec));
+  const bool model_dir = dir && fs::exists(fs::path(path) / "config.json", ec);
+  const bool tokenizer_file = gguf || ext == ".json" || ext == ".model" || (dir && !model_dir);
   if (a.vocab != 0) {
     if (a.vocab < 0) throw Failure{exit_usage, "--vocab must be a positive number of tokens"};
     if (tokenizer_file || dir) throw Failure{exit_usage, "--vocab applies to llama2.c's tokenizer.bin only"};
@@ -45,6 +46,7 @@ accuracy::Tokenizer find_tokenizer(const TokenizeArgs& a) {
   try {
     m = accuracy::load_model(path, accuracy::WeightStorage::mapped);
   } catch (const Error& e) {
+    if (model_dir) throw;
     throw Failure{exit_bad_data, std::string(e.what()) +
                                      " (for llama2.c's tokenizer.bin give --vocab N, or the model it belongs to)"};
   }

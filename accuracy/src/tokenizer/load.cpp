@@ -114,10 +114,6 @@ Tokenizer load_gguf_tokenizer(const std::string& path) {
   return load_gguf_tokenizer_bytes(f.bytes(), path);
 }
 
-namespace {
-constexpr int kMaxByteLevelSpecials = 16;
-}  // namespace
-
 Tokenizer tokenizer_for_model(const std::string& model_path, int vocab_size) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -144,9 +140,7 @@ Tokenizer tokenizer_for_model(const std::string& model_path, int vocab_size) {
                   std::to_string(vocab_size));
     return t;
   }
-  // Only a vocabulary of the 256 bytes plus a few specials is taken as byte-level: a larger
-  // one (stories260K's 512 SentencePiece pieces) would silently get the wrong ids.
-  if (vocab_size >= 256 && vocab_size <= 256 + kMaxByteLevelSpecials) return Tokenizer::byte_level(vocab_size);
+  if (Tokenizer::bytes_fit(vocab_size)) return Tokenizer::byte_level(vocab_size);
   throw NoTokenizer(model_path + ": no tokenizer (no tokenizer.bin, tokenizer.json or tokenizer.model beside it, and a " +
                     "vocabulary of " + std::to_string(vocab_size) + " is not byte-level)");
 }

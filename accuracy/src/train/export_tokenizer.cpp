@@ -1,13 +1,13 @@
 // The tokenizer that goes with a run's exports.
 #include "train/export_tokenizer.hpp"
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
 #include "file/atomic_file.hpp"
 #include "file/mapped_file.hpp"
 #include "io/gguf_file.hpp"
-#include "lowp/accuracy/tokenizer.hpp"
 #include "tokenizer/gguf_vocab.hpp"
 
 namespace lowp::accuracy::train {
@@ -24,7 +24,7 @@ std::vector<std::uint8_t> file_bytes(const std::string& path) {
 // A GGUF byte vocabulary (lowp's own exports): model.bin and the HF folder of that vocabulary
 // size are read as bytes already, so no tokenizer.bin goes beside them.
 bool bytes_by_size(const Tokenizer& t, int vocab_size) {
-  if (vocab_size < 256 || vocab_size > 272 || t.add_bos()) return false;
+  if (!Tokenizer::bytes_fit(vocab_size) || t.add_bos()) return false;
   for (int b = 0; b < 256; ++b) {
     char want[8];
     std::snprintf(want, sizeof want, "<0x%02X>", b);
@@ -35,10 +35,10 @@ bool bytes_by_size(const Tokenizer& t, int vocab_size) {
 
 }  // namespace
 
-TokenizerExport tokenizer_export(const std::string& init, int vocab_size) {
+TokenizerExport tokenizer_export(const std::string& init, const Tokenizer& t, int vocab_size) {
   TokenizerExport e;
   if (init.empty()) {
-    e.gguf = detail::gguf_vocab(Tokenizer::byte_level(vocab_size), vocab_size);
+    e.gguf = detail::gguf_vocab(t, vocab_size);
     return e;
   }
   std::error_code ec;
@@ -47,7 +47,6 @@ TokenizerExport tokenizer_export(const std::string& init, int vocab_size) {
     if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) {
       const detail::GgufFile g(bytes, init);
       e.gguf = g.entries("tokenizer.");
-      const Tokenizer t = load_gguf_tokenizer_bytes(bytes, init);
       if (bytes_by_size(t, vocab_size)) return e;
       try {
         e.files.emplace_back("tokenizer.bin", detail::llama2c_tokenizer_bin(t));
@@ -63,7 +62,7 @@ TokenizerExport tokenizer_export(const std::string& init, int vocab_size) {
        {"tokenizer.bin", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model"})
     if (fs::is_regular_file(dir / name, ec)) e.files.emplace_back(name, file_bytes((dir / name).string()));
   try {
-    e.gguf = detail::gguf_vocab(tokenizer_for_model(init, vocab_size), vocab_size);
+    e.gguf = detail::gguf_vocab(t, vocab_size);
   } catch (const Error& why) {
     e.notes.push_back(std::string("model.gguf carries no tokenizer: ") + why.what());
   }

@@ -139,8 +139,9 @@ class Trainer {
     if (text.empty()) throw Error("corpus '" + o.corpus + "' is empty");
     const char* unit = "bytes";
     if (init) {  // the model's own tokens, as `lowp eval --text` finds its tokenizer (no BOS)
-      data_ = tokenizer_for_model(o.init, o.config.vocab_size).encode(text, false, false);
-      tokenizer_ = tokenizer_export(o.init, o.config.vocab_size);
+      const Tokenizer t = tokenizer_for_model(o.init, o.config.vocab_size);
+      data_ = t.encode(text, false, false);
+      tokenizer_ = tokenizer_export(o.init, t, o.config.vocab_size);
       unit = "tokens";
     } else {
       data_.assign(text.begin(), text.end());
@@ -151,7 +152,8 @@ class Trainer {
     if (n_train_ < T + 1 || n - n_train_ < T + 1)
       throw Error("corpus '" + o.corpus + "' has " + std::to_string(n) + " " + unit + ": its first 90% and last 10% must each hold one window of " +
                   std::to_string(T + 1) + " " + unit + " (--ctx " + std::to_string(T) + ")");
-    if (!init) tokenizer_ = tokenizer_export("", o.config.vocab_size);
+    if (!init && Tokenizer::bytes_fit(o.config.vocab_size))  // else the GGUF carries no vocabulary
+      tokenizer_ = tokenizer_export("", Tokenizer::byte_level(o.config.vocab_size), o.config.vocab_size);
     result_.notes = tokenizer_.notes;
     recipe_ = lowp::train::find_train_recipe(o.recipe);
     LlamaModel start = init ? std::move(*init) : init_model(o.config, o.seed, o.tied);

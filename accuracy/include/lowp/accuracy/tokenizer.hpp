@@ -35,6 +35,10 @@ class Tokenizer {
   // Bytes 0..255 are ids 0..255; <s> = 256 and </s> = 257 when vocab_size leaves room for them.
   // Throws lowp::Error if vocab_size < 256.
   static Tokenizer byte_level(int vocab_size = 258);
+  // Whether a model of `vocab_size` logits with no tokenizer of its own is read as bytes: the
+  // 256 bytes plus at most 16 specials (a larger vocabulary, such as stories260K's 512
+  // SentencePiece pieces, would silently get the wrong ids).
+  static bool bytes_fit(int vocab_size) { return vocab_size >= 256 && vocab_size <= 256 + 16; }
   // A SentencePiece vocabulary: pieces with ' ' for spaces and "<0xNN>" byte pieces.
   // `add_space_prefix`: encode puts a space before the text (SentencePiece's dummy prefix).
   Tokenizer(std::vector<std::string> pieces, std::vector<float> scores, std::vector<TokenType> types,
