@@ -308,6 +308,17 @@ TEST(CliTrainExports, HfFolderSourceKeepsTokenizerJson) {
   for (const char* e : {"model.gguf", "model.bin", "model.safetensors", "."})
     EXPECT_EQ(tokenize(out + "/" + e, small), "257\n116\n104\n101\n256\n101\n110\n116\n") << e;
   exports_read_text_as(f, out, tokenize(hf, f.text), {"model.gguf", "model.bin", "model.safetensors", "."});
+  // A GGUF with a byte-level BPE vocabulary (this run's model.gguf) as the source: its entries
+  // byte for byte, and tokenizer.json + tokenizer_config.json written for the other exports.
+  // Mutant: no tokenizer files written for a BPE GGUF (only tokenizer.bin tried).
+  const std::string out2 = f.dir + "/run2";
+  ASSERT_NO_FATAL_FAILURE(train_init(f, out + "/model.gguf", out2));
+  const auto again = tokenizer_keys(out2 + "/model.gguf");
+  for (const auto& kv : got) expect_same_entry(again, got, kv.first);
+  EXPECT_TRUE(fs::exists(out2 + "/tokenizer.json"));
+  for (const char* e : {"model.bin", "model.safetensors", "."})
+    EXPECT_EQ(tokenize(out2 + "/" + e, small), "257\n116\n104\n101\n256\n101\n110\n116\n") << e;
+  exports_read_text_as(f, out2, tokenize(hf, f.text), {"model.gguf", "model.bin", "model.safetensors", "."});
   // Without tokenizer_config.json the tokenizer adds no BOS: generate prints the prompt's first
   // token too (mutant: printing from the second token, as after BOS).
   fs::remove(out + "/tokenizer_config.json");

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "report/text.hpp"
 #include "tokenizer/bpe.hpp"
 
 namespace lowp::accuracy::detail {
@@ -127,6 +128,64 @@ std::vector<std::uint8_t> llama2c_tokenizer_bin(const Tokenizer& t) {
   for (int id = 0; id < t.vocab_size(); ++id)
     if (back.type(id) != t.type(id)) differ("token " + std::to_string(id) + "'s type");
   return out;
+}
+
+namespace {
+
+using report::json_string;
+
+std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+
+// tokenizer.json and tokenizer_config.json of a byte-level BPE (see the header).
+std::pair<std::string, std::string> hf_bpe_files(const Tokenizer& t, const BpeModel& m) {
+  if (!m.byte_level || m.byte_fallback || !m.prepend.empty() || m.spaces_to_metaspace || m.add_prefix_space)
+    throw Error(m.name + ": only a byte-level BPE without a prefix space, SentencePiece-style normalization or byte "
+                "fallback is written as tokenizer.json");
+  std::string added, vocab;
+  for (int id = 0; id < t.vocab_size(); ++id) {
+    const TokenType type = t.type(id);
+    if (type == TokenType::unused) continue;
+    const std::string piece = json_string(t.piece(id));
+    vocab += (vocab.empty() ? "" : ", ") + piece + ": " + std::to_string(id);
+    if (type == TokenType::control || type == TokenType::user)
+      added += std::string(added.empty() ? "" : ", ") + "{\"id\": " + std::to_string(id) + ", \"content\": " + piece +
+               ", \"special\": " + (type == TokenType::control ? "true" : "false") + "}";
+  }
+  std::vector<std::pair<int, std::string>> ranked;
+  for (const auto& [pair, rank_merged] : m.merges)
+    ranked.emplace_back(rank_merged.first, t.piece(static_cast<int>(pair >> 32)) + " " +
+                                               t.piece(static_cast<int>(pair & 0xffffffffu)));
+  std::sort(ranked.begin(), ranked.end());
+  std::string merges;
+  for (const auto& r : ranked) merges += (merges.empty() ? "" : ", ") + json_string(r.second);
+  std::string pre;
+  for (const auto& r : m.split)
+    pre += "{\"type\": \"Split\", \"pattern\": {\"Regex\": " + json_string(r->pattern()) +
+           "}, \"behavior\": \"Isolated\", \"invert\": false}, ";
+  const std::string unk = m.unk >= 0 ? json_string(t.piece(m.unk)) : "null";
+  std::string json = "{\"version\": \"1.0\", \"added_tokens\": [" + added + "], \"normalizer\": null,\n";
+  json += " \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [" + pre +
+          "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"trim_offsets\": true, \"use_regex\": false}]},\n";
+  json += " \"post_processor\": null, \"decoder\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, "
+          "\"trim_offsets\": true, \"use_regex\": true},\n";
+  json += std::string(" \"model\": {\"type\": \"BPE\", \"dropout\": null, \"unk_token\": ") + unk +
+          ", \"continuing_subword_prefix\": null, \"end_of_word_suffix\": null, \"fuse_unk\": false, "
+          "\"byte_fallback\": false, \"ignore_merges\": " + (m.ignore_merges ? "true" : "false") +
+          ",\n  \"vocab\": {" + vocab + "},\n  \"merges\": [" + merges + "]}}\n";
+  auto token = [&](int id) { return id >= 0 ? json_string(t.piece(id)) : std::string("null"); };
+  const std::string config = "{\"bos_token\": " + token(t.bos()) + ", \"eos_token\": " + token(t.eos()) +
+                             ", \"add_bos_token\": " + (t.add_bos() ? "true" : "false") + "}\n";
+  return {json, config};
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::vector<std::uint8_t>>> tokenizer_files(const Tokenizer& t) {
+  if (const BpeModel* m = TokenizerBuilder::bpe_model(t)) {
+    const auto [json, config] = hf_bpe_files(t, *m);
+    return {{"tokenizer.json", bytes_of(json)}, {"tokenizer_config.json", bytes_of(config)}};
+  }
+  return {{"tokenizer.bin", llama2c_tokenizer_bin(t)}};
 }
 
 }  // namespace lowp::accuracy::detail

@@ -124,11 +124,16 @@ class HfReader {
 // The llama.cpp pre-tokenizer that splits as these Hugging Face regexes do ("" when none is
 // known to): ByteLevel's own regex is GPT-2's (llama.cpp's spelling lacks the final "|\s+",
 // which matches nothing the rest leaves), and the two BOS regexes are llama3's and tekken's.
+// Regexes spelled as llama.cpp spells them (a tokenizer.json lowp wrote from a GGUF) match its
+// own table.
 std::string gguf_pre_name(const std::vector<std::string>& regexes, bool ignore_merges) {
-  if (regexes.size() != 1) return "";
-  if (regexes[0] == kHfByteLevel && !ignore_merges) return "gpt-2";
-  if (regexes[0] == kHfBosRegexes[0] && ignore_merges) return "llama-bpe";
-  if (regexes[0] == kHfBosRegexes[1] && ignore_merges) return "tekken";
+  if (regexes.size() == 1 && regexes[0] == kHfByteLevel && !ignore_merges) return "gpt-2";
+  if (regexes.size() == 1 && regexes[0] == kHfBosRegexes[0] && ignore_merges) return "llama-bpe";
+  if (regexes.size() == 1 && regexes[0] == kHfBosRegexes[1] && ignore_merges) return "tekken";
+  for (const char* name : {"gpt-2", "llama-bpe", "smaug-bpe", "qwen2", "deepseek-llm", "deepseek-coder", "tekken", "default"}) {
+    const PreTokenizer p = gguf_pre_tokenizer(name, name);
+    if (p.regexes == regexes && p.ignore_merges == ignore_merges) return name;
+  }
   return "";
 }
 

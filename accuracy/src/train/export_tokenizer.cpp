@@ -49,9 +49,9 @@ TokenizerExport tokenizer_export(const std::string& init, const Tokenizer& t, in
       e.gguf = g.entries("tokenizer.");
       if (bytes_by_size(t, vocab_size)) return e;
       try {
-        e.files.emplace_back("tokenizer.bin", detail::llama2c_tokenizer_bin(t));
+        e.files = detail::tokenizer_files(t);
       } catch (const Error& why) {
-        e.notes.push_back(std::string("tokenizer.bin not written (model.bin and model.safetensors have no tokenizer): ") +
+        e.notes.push_back(std::string("no tokenizer file written (model.bin and model.safetensors have no tokenizer): ") +
                           why.what());
       }
       return e;
