@@ -5,12 +5,15 @@
 // `lowp eval --text` and `lowp generate --prompt` run on it. The GGUF vocabularies are read back
 // by a GGUF reader written here, key by key against the source's own files.
 #include <gtest/gtest.h>
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <sstream>
 
 #include "../accuracy/model_files.hpp"
 #include "cli/cli_run.hpp"
@@ -325,6 +328,78 @@ TEST(CliTrainExports, HfFolderSourceKeepsTokenizerJson) {
   const Result g = lowp_run({"generate", "--model", out, "--prompt", "Once upon", "--max-tokens", "2", "--threads", "1"});
   ASSERT_EQ(g.code, 0) << g.err;
   EXPECT_EQ(g.out.rfind("Once upon", 0), 0u) << g.out;
+  fs::remove_all(f.dir);
+}
+
+class Lines : public sentencepiece::SentenceIterator {
+ public:
+  explicit Lines(std::vector<std::string> s) : s_(std::move(s)) {}
+  bool done() const override { return i_ >= s_.size(); }
+  void Next() override { ++i_; }
+  const std::string& value() const override { return s_[i_]; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+ private:
+  std::vector<std::string> s_;
+  std::size_t i_ = 0;
+};
+
+// (c') HF folder with a SentencePiece tokenizer.model (a BPE model trained here by the library on
+// the corpus and the text, so every character is a piece; 258 logits, fewer pieces): the file
+// copied as it is, and model.gguf's "llama" vocabulary (the library's pieces and scores, padded
+// with unused tokens) gives the library's own ids through lowp's score-ordered merger.
+// Mutants: tokenizer.model not copied; scores dropped from the GGUF (as above).
+TEST(CliTrainExports, HfFolderSourceKeepsTokenizerModel) {
+  if (!fs::exists(shared + "/data/tinyshakespeare.txt")) GTEST_SKIP() << "needs ../shared";
+  const Fixture f = fixture("exports_spm");
+  const Result base = lowp_run({"train", "--config", "tiny", "--corpus", f.corpus, "--steps", "1", "--batch", "1", "--ctx",
+                                "16", "--out", f.dir + "/base", "--threads", "1"});
+  ASSERT_EQ(base.code, 0) << base.err;
+  const std::string hf = f.dir + "/hf";
+  fs::create_directories(hf);
+  fs::copy_file(f.dir + "/base/model.safetensors", hf + "/model.safetensors");
+  fs::copy_file(f.dir + "/base/config.json", hf + "/config.json");
+  std::vector<std::string> lines = {kText, "Once upon"};
+  std::istringstream corpus(read_file(f.corpus));
+  for (std::string l; std::getline(corpus, l);)
+    if (!l.empty()) lines.push_back(l);
+  Lines it(lines);
+  std::string proto;
+  // Identity normalization and kept whitespace: the text reaches the BPE as the GGUF path sees it.
+  const auto st = sentencepiece::SentencePieceTrainer::Train(
+      "--model_type=bpe --vocab_size=200 --character_coverage=1.0 --normalization_rule_name=identity "
+      "--remove_extra_whitespaces=false --hard_vocab_limit=false --minloglevel=2",
+      &it, &proto);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  lowp::test::write_text(hf + "/tokenizer.model", proto);
+  const std::string out = f.dir + "/run";
+  ASSERT_NO_FATAL_FAILURE(train_init(f, hf, out));
+  EXPECT_EQ(read_file(out + "/tokenizer.model"), proto);
+  const auto got = tokenizer_keys(out + "/model.gguf");
+  ASSERT_TRUE(got.count("tokenizer.ggml.model") && got.count("tokenizer.ggml.tokens"));
+  EXPECT_EQ(got.at("tokenizer.ggml.model").raw.substr(8), "llama");
+  // Key by key against the library's own reading of the model: pieces (U+2581 for spaces, as
+  // SentencePiece stores them), scores, and the ids of <unk> <s> </s>.
+  sentencepiece::SentencePieceProcessor sp;
+  ASSERT_TRUE(sp.LoadFromSerializedProto(proto).ok());
+  const auto tokens = strings_of(got.at("tokenizer.ggml.tokens"));
+  const auto scores = numbers_of<float>(got.at("tokenizer.ggml.scores"));
+  const auto types = numbers_of<std::int32_t>(got.at("tokenizer.ggml.token_type"));
+  ASSERT_EQ(tokens.size(), 258u);
+  ASSERT_EQ(scores.size(), 258u);
+  ASSERT_LT(sp.GetPieceSize(), 258);
+  for (int i = 0; i < 258; ++i) {
+    if (i < sp.GetPieceSize()) {
+      EXPECT_EQ(tokens[i], sp.IdToPiece(i)) << i;
+      EXPECT_EQ(scores[i], sp.GetScore(i)) << i;
+      EXPECT_EQ(types[i], sp.IsUnknown(i) ? 2 : sp.IsControl(i) ? 3 : 1) << i;
+    } else {
+      EXPECT_EQ(types[i], 5) << i;  // unused padding up to the model's logits
+    }
+  }
+  EXPECT_EQ(got.at("tokenizer.ggml.bos_token_id").raw, std::string("\x01\0\0\0", 4));
+  EXPECT_EQ(got.at("tokenizer.ggml.unknown_token_id").raw, std::string("\0\0\0\0", 4));
+  exports_read_text_as(f, out, tokenize(hf, f.text), {"model.gguf", "model.bin", "model.safetensors", "."});
   fs::remove_all(f.dir);
 }
 
