@@ -6,7 +6,6 @@
 // by a GGUF reader written here, key by key against the source's own files.
 #include <gtest/gtest.h>
 #include <sentencepiece_processor.h>
-#include <sentencepiece_trainer.h>
 
 #include <cstring>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include <sstream>
 
 #include "../accuracy/model_files.hpp"
+#include "../accuracy/spm_lines.hpp"
 #include "cli/cli_run.hpp"
 #include "lowp/accuracy/loaders.hpp"
 
@@ -253,6 +253,16 @@ TEST(CliTrainExports, Llama2cSourceKeepsTokenizerBin) {
   fs::remove_all(f.dir);
 }
 
+// An HF folder without a tokenizer: a lowp byte-vocabulary model (258 logits) after one step.
+void hf_folder(const Fixture& f, const std::string& hf) {
+  const Result base = lowp_run({"train", "--config", "tiny", "--corpus", f.corpus, "--steps", "1", "--batch", "1", "--ctx",
+                                "16", "--out", f.dir + "/base", "--threads", "1"});
+  ASSERT_EQ(base.code, 0) << base.err;
+  fs::create_directories(hf);
+  fs::copy_file(f.dir + "/base/model.safetensors", hf + "/model.safetensors");
+  fs::copy_file(f.dir + "/base/config.json", hf + "/config.json");
+}
+
 std::string json_string(const std::string& s) {
   std::string o = "\"";
   for (unsigned char c : s) {
@@ -270,13 +280,8 @@ std::string json_string(const std::string& s) {
 TEST(CliTrainExports, HfFolderSourceKeepsTokenizerJson) {
   if (!fs::exists(shared + "/data/tinyshakespeare.txt")) GTEST_SKIP() << "needs ../shared";
   const Fixture f = fixture("exports_hf");
-  const Result base = lowp_run({"train", "--config", "tiny", "--corpus", f.corpus, "--steps", "1", "--batch", "1", "--ctx",
-                                "16", "--out", f.dir + "/base", "--threads", "1"});
-  ASSERT_EQ(base.code, 0) << base.err;
   const std::string hf = f.dir + "/hf";
-  fs::create_directories(hf);
-  fs::copy_file(f.dir + "/base/model.safetensors", hf + "/model.safetensors");
-  fs::copy_file(f.dir + "/base/config.json", hf + "/config.json");
+  ASSERT_NO_FATAL_FAILURE(hf_folder(f, hf));
   std::string vocab;
   for (int b = 0; b < 256; ++b) vocab += json_string(lowp::test::byte_char(b)) + ": " + std::to_string(b) + ", ";
   const std::string gt = lowp::test::byte_char(' ') + "t";
@@ -331,19 +336,6 @@ TEST(CliTrainExports, HfFolderSourceKeepsTokenizerJson) {
   fs::remove_all(f.dir);
 }
 
-class Lines : public sentencepiece::SentenceIterator {
- public:
-  explicit Lines(std::vector<std::string> s) : s_(std::move(s)) {}
-  bool done() const override { return i_ >= s_.size(); }
-  void Next() override { ++i_; }
-  const std::string& value() const override { return s_[i_]; }
-  sentencepiece::util::Status status() const override { return {}; }
-
- private:
-  std::vector<std::string> s_;
-  std::size_t i_ = 0;
-};
-
 // (c') HF folder with a SentencePiece tokenizer.model (a BPE model trained here by the library on
 // the corpus and the text, so every character is a piece; 258 logits, fewer pieces): the file
 // copied as it is, and model.gguf's "llama" vocabulary (the library's pieces and scores, padded
@@ -352,18 +344,13 @@ class Lines : public sentencepiece::SentenceIterator {
 TEST(CliTrainExports, HfFolderSourceKeepsTokenizerModel) {
   if (!fs::exists(shared + "/data/tinyshakespeare.txt")) GTEST_SKIP() << "needs ../shared";
   const Fixture f = fixture("exports_spm");
-  const Result base = lowp_run({"train", "--config", "tiny", "--corpus", f.corpus, "--steps", "1", "--batch", "1", "--ctx",
-                                "16", "--out", f.dir + "/base", "--threads", "1"});
-  ASSERT_EQ(base.code, 0) << base.err;
   const std::string hf = f.dir + "/hf";
-  fs::create_directories(hf);
-  fs::copy_file(f.dir + "/base/model.safetensors", hf + "/model.safetensors");
-  fs::copy_file(f.dir + "/base/config.json", hf + "/config.json");
+  ASSERT_NO_FATAL_FAILURE(hf_folder(f, hf));
   std::vector<std::string> lines = {kText, "Once upon"};
   std::istringstream corpus(read_file(f.corpus));
   for (std::string l; std::getline(corpus, l);)
     if (!l.empty()) lines.push_back(l);
-  Lines it(lines);
+  lowp::test::SpmLines it(lines);
   std::string proto;
   // Identity normalization and kept whitespace: the text reaches the BPE as the GGUF path sees it.
   const auto st = sentencepiece::SentencePieceTrainer::Train(
