@@ -43,7 +43,8 @@ TokenizerExport tokenizer_export(const std::string& init, const Tokenizer& t, in
   }
   std::error_code ec;
   if (!fs::is_directory(init, ec)) {
-    const std::vector<std::uint8_t> bytes = file_bytes(init);
+    detail::MappedFile f(init);  // mapped: a large checkpoint is not read for its metadata
+    const detail::Bytes bytes = f.bytes();
     if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) {
       const detail::GgufFile g(bytes, init);
       e.gguf = g.entries("tokenizer.");
