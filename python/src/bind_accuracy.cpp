@@ -39,7 +39,12 @@ std::vector<int> tokens_arg(const py::object& tokens, const std::optional<std::s
   if (text) {
     if (text->empty()) throw py::value_error("text= is empty");
     py::gil_scoped_release nogil;
-    EvalText t = eval_text_tokens(*text, model_path, vocab, bos);
+    EvalText t;
+    try {
+      t = eval_text_tokens(*text, model_path, vocab, bos);
+    } catch (const NoTokenizer& e) {  // the advice `lowp eval` gives, in Python's terms
+      throw Error(std::string(e.what()) + ": give token ids with tokens=");
+    }
     window_bos = t.window_bos;
     return std::move(t.ids);
   }

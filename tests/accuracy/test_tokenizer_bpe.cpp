@@ -11,9 +11,12 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "io/gguf_meta.hpp"
 #include "lowp/accuracy/tokenizer.hpp"
 #include "lowp/numerics/error.hpp"
+#include "model_files.hpp"
 #include "support/test_support.hpp"
+#include "tokenizer/gguf_vocab.hpp"
 
 namespace {
 
@@ -92,6 +95,46 @@ TEST(TokenizerBpe, Llama3TokenizerJsonMatchesHuggingFace) {
   EXPECT_EQ(t.bos(), 128000);  // tokenizer_config.json's bos_token <|begin_of_text|>
   EXPECT_TRUE(t.add_bos());
   EXPECT_EQ(t.encode("Hello", true), (std::vector<int>{128000, 9906}));
+}
+
+// What lowp writes for a fine-tuned model's exports holds the same tokenizer: a GGUF `gpt2`
+// vocabulary written as tokenizer.json + tokenizer_config.json still gives the reference ids of
+// all 46 strings. Mutant: the pre-tokenizer's Split steps left out of tokenizer.json
+// (DeepSeek-Coder's digit and CJK splits change).
+TEST(TokenizerBpe, WrittenTokenizerJsonMatchesTheReferences) {
+  const std::string dir = lowp::test::temp_dir("bpe_written");
+  for (const char* name : {"gpt-2", "deepseek-coder"}) {
+    const std::string f = kTok + "gguf-vocab/ggml-vocab-" + name + ".gguf";
+    SKIP_WITHOUT(f);
+    for (const auto& [file, bytes] : lowp::accuracy::detail::tokenizer_files(load_gguf_tokenizer(f))) {
+      std::ofstream o(dir + "/" + file, std::ios::binary);
+      o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    }
+    const Tokenizer t = load_hf_tokenizer(dir + "/tokenizer.json");
+    expect_all(t, f + ".inp", f + ".out");
+    EXPECT_EQ(t.add_bos(), load_gguf_tokenizer(f).add_bos()) << name;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Llama 3's tokenizer.json written as GGUF tokenizer.ggml.* entries (pre llama-bpe, merges by
+// rank) still gives Hugging Face's ids of all 46 strings. Mutant: the merges written unsorted.
+TEST(TokenizerBpe, WrittenGgufVocabularyMatchesLlama3) {
+  const std::string f = kTok + "llama3/tokenizer.json";
+  SKIP_WITHOUT(f);
+  const Tokenizer hf = load_hf_tokenizer(f);
+  std::vector<std::uint8_t> gguf;
+  auto put = [&](auto v) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
+    gguf.insert(gguf.end(), p, p + sizeof v);
+  };
+  const auto kvs = lowp::accuracy::detail::gguf_vocab(hf, hf.vocab_size());
+  put(std::uint32_t{0x46554747}), put(std::uint32_t{3}), put(std::uint64_t{0}), put(std::uint64_t{kvs.size()});
+  lowp::accuracy::detail::append_gguf_kvs(gguf, kvs);
+  const Tokenizer t = load_gguf_tokenizer_bytes(gguf, "llama3.gguf");
+  expect_all(t, kTok + "llama3/llama3.inp", kTok + "llama3/llama3.out");
+  EXPECT_EQ(t.bos(), 128000);
+  EXPECT_TRUE(t.add_bos());
 }
 
 // Decoding a byte-level BPE gives the text back byte for byte, multi-byte characters included.

@@ -15,30 +15,8 @@ namespace {
 
 using namespace lowp::accuracy;
 using lowp::test::ByteSink;
+using lowp::test::byte_char;
 using lowp::test::gguf_string;
-
-// GPT-2's bytes_to_unicode, written out here: printable Latin-1 bytes are themselves, the
-// other 68 take U+0100 onwards in byte order.
-std::string byte_char(int b) {
-  static std::vector<std::string> table = [] {
-    std::vector<std::string> t(256);
-    int next = 256;
-    for (int x = 0; x < 256; ++x) {
-      const bool keep = (x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || x >= 0xAE;
-      const int cp = keep ? x : next++;
-      std::string s;
-      if (cp < 0x80) {
-        s += static_cast<char>(cp);
-      } else {
-        s += static_cast<char>(0xC0 | (cp >> 6));
-        s += static_cast<char>(0x80 | (cp & 0x3F));
-      }
-      t[x] = s;
-    }
-    return t;
-  }();
-  return table[b];
-}
 
 struct Vocab {
   std::vector<std::string> tokens;  // 0..255: the byte characters, then extra pieces

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lowp/accuracy/tokenizer.hpp"
+#include "spm_lines.hpp"
 #include "support/test_support.hpp"
 
 namespace {
@@ -22,19 +23,6 @@ namespace {
 using namespace lowp::accuracy;
 namespace fs = std::filesystem;
 using TT = Tokenizer::TokenType;
-
-class Sentences : public sentencepiece::SentenceIterator {
- public:
-  explicit Sentences(std::vector<std::string> s) : s_(std::move(s)) {}
-  bool done() const override { return i_ >= s_.size(); }
-  void Next() override { ++i_; }
-  const std::string& value() const override { return s_[i_]; }
-  sentencepiece::util::Status status() const override { return {}; }
-
- private:
-  std::vector<std::string> s_;
-  std::size_t i_ = 0;
-};
 
 const std::vector<std::string> kCorpus = {
     "the quick brown fox jumps over the lazy dog",
@@ -63,7 +51,7 @@ const std::string& model_path() {
     const fs::path p = temp_dir() / "tokenizer.model";
     std::vector<std::string> corpus;
     for (int r = 0; r < 20; ++r) corpus.insert(corpus.end(), kCorpus.begin(), kCorpus.end());
-    Sentences it(corpus);
+    lowp::test::SpmLines it(corpus);
     std::string proto;
     // identity normalization and kept whitespace: the text reaches the BPE unchanged, as the
     // GGUF SPM path sees it.

@@ -34,6 +34,9 @@ def test_eval_text_and_errors(shared):
         lowp.eval(model, tokens=[1, 2, 512])
     with pytest.raises(lowp.Error):
         lowp.eval(str(shared / "data" / "tinyshakespeare.txt"), tokens=[1, 2])
+    # A model without a tokenizer (no tokenizer.bin beside this copy): the advice is Python's own.
+    with pytest.raises(lowp.Error, match="no tokenizer .*give token ids with tokens=$"):
+        lowp.eval(str(shared / "models" / "stories260K.bin"), text="Once upon a time")
 
 
 def test_sweep_matches_cli_csv(shared, cli, tmp_path):

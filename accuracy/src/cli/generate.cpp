@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,15 @@ int run_generate(Io& io, const GenerateArgs& a) {
   apply_max_memory(a.max_memory);
   const std::string path = accuracy::resolve_model_path(a.model);
   const accuracy::LlamaModel model = accuracy::load_model(path, accuracy::WeightStorage::mapped);
-  const accuracy::Tokenizer tok = accuracy::tokenizer_for_model(path, model.config.vocab_size);
+  const accuracy::Tokenizer tok = [&] {
+    try {
+      return accuracy::tokenizer_for_model(path, model.config.vocab_size);
+    } catch (const accuracy::NoTokenizer& e) {  // generate prints text: token ids would not do
+      throw Failure{exit_bad_data, std::string(e.what()) +
+                                       ": generate needs the model's tokenizer (inside a GGUF, or tokenizer.bin, "
+                                       "tokenizer.json or tokenizer.model beside the model)"};
+    }
+  }();
   std::vector<int> ids = tok.encode(a.prompt, true);
   if (ids.empty()) throw Failure{exit_bad_data, "the tokenizer has no BOS token to start from"};
   const std::size_t seq = static_cast<std::size_t>(model.config.seq_len);
@@ -57,7 +66,9 @@ int run_generate(Io& io, const GenerateArgs& a) {
   if (limit < ids.size() - 1 + static_cast<std::size_t>(a.max_tokens))
     io.err << "lowp generate: note: --max-tokens " << a.max_tokens << " is cut to " << limit - (ids.size() - 1)
            << " by the model's context (seq_len " << seq << ", prompt " << ids.size() << " tokens with BOS)\n";
-  // The prompt's own tokens after BOS are printed as run.c prints them.
+  // The prompt's own tokens after BOS are printed as run.c prints them; a tokenizer that adds no
+  // BOS (GPT-2's) starts the prompt with a token of its text.
+  if (tok.bos() < 0 || ids[0] != tok.bos()) io.out << tok.decode(std::span<const int>(ids.data(), 1));
   for (std::size_t i = 1; i < ids.size(); ++i) io.out << tok.decode_token(ids[i - 1], ids[i]);
   if (ids.size() - 1 < limit)
     for (std::size_t i = 0; i + 1 < ids.size(); ++i) decoder.feed(ids[i]);

@@ -140,6 +140,8 @@ EvalTokens read_eval_tokens(const std::string& tokens_path, const std::string& t
   accuracy::EvalText t;
   try {
     t = accuracy::eval_text_tokens(text, model_path, vocab, bos);
+  } catch (const accuracy::NoTokenizer& e) {
+    throw Failure{exit_bad_data, std::string(e.what()) + ": give token ids with --tokens"};
   } catch (const Error& e) {
     throw Failure{exit_bad_data, e.what()};
   }

@@ -106,7 +106,9 @@ GgufFile::GgufFile(Bytes bytes, std::string name) : name_(std::move(name)) {
     const std::string field = "metadata entry " + std::to_string(k);
     const std::string_view key = r.read_string64(field + " key");
     const auto type = r.read<std::uint32_t>(field + " (" + show_string(key) + ") type");
+    const std::uint64_t start = r.pos();
     GgufValue v = read_value(r, type, "metadata " + show_string(key), 0);
+    v.encoded = r.data().subspan(start, r.pos() - start);
     if (!keys.emplace(key, kv_.size()).second) r.fail("metadata key " + show_string(key) + " appears twice");
     kv_.emplace_back(key, v);
   }
@@ -170,6 +172,13 @@ const GgufValue* GgufFile::find(std::string_view key) const {
   for (const auto& [k, v] : kv_)
     if (k == key) return &v;
   return nullptr;
+}
+
+std::vector<GgufKv> GgufFile::entries(std::string_view prefix) const {
+  std::vector<GgufKv> out;
+  for (const auto& [k, v] : kv_)
+    if (k.substr(0, prefix.size()) == prefix) out.push_back({std::string(k), v.type, {v.encoded.begin(), v.encoded.end()}});
+  return out;
 }
 
 std::optional<std::int64_t> GgufFile::get_int(std::string_view key) const {

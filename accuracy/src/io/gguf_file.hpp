@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "file/mapped_file.hpp"
+#include "io/gguf_meta.hpp"
 
 namespace lowp::accuracy::detail {
 
@@ -28,6 +29,7 @@ struct GgufValue {
   std::uint32_t elem_type = 0;  // arrays: element type, count and the raw element bytes
   std::uint64_t count = 0;
   Bytes raw;
+  Bytes encoded;  // the whole value as stored (after its type)
 };
 
 struct GgufTensor {
@@ -47,6 +49,8 @@ class GgufFile {
   const std::vector<GgufTensor>& tensors() const { return tensors_; }
   const GgufTensor* tensor(std::string_view name) const;
   const GgufValue* find(std::string_view key) const;
+  // The entries whose key starts with `prefix`, in file order, their values byte for byte.
+  std::vector<GgufKv> entries(std::string_view prefix) const;
 
   // Typed metadata access; absent keys give nullopt, a key of the wrong type throws.
   std::optional<std::int64_t> get_int(std::string_view key) const;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "file/atomic_file.hpp"
+#include "io/gguf_meta.hpp"
 #include "io/safetensors_file.hpp"
 #include "lowp/numerics/error.hpp"
 
@@ -98,7 +99,7 @@ void save_llama2c(const LlamaModel& m, const std::string& path) {
   write_file_atomic(path, b.data());
 }
 
-void save_gguf(const LlamaModel& m, const std::string& path) {
+void save_gguf(const LlamaModel& m, const std::string& path, const std::vector<GgufKv>& tokenizer) {
   validate(m);
   const LlamaConfig& c = m.config;
   Buffer b;
@@ -106,22 +107,10 @@ void save_gguf(const LlamaModel& m, const std::string& path) {
     b.put<std::uint64_t>(s.size());
     b.bytes(s);
   };
-  enum : std::uint32_t { u32 = 4, i32 = 5, f32 = 6, boolean = 7, string = 8, array = 9 };
-  std::uint64_t kv_count = 0;
-  Buffer kv;  // metadata first, so the count is known
-  const auto key = [&](const std::string& k, std::uint32_t type) {
-    ++kv_count;
-    kv.put<std::uint64_t>(k.size());
-    kv.bytes(k);
-    kv.put<std::uint32_t>(type);
-  };
-  const auto kv_str = [&](const std::string& s) {
-    kv.put<std::uint64_t>(s.size());
-    kv.bytes(s);
-  };
-  key("general.architecture", string), kv_str("llama");
-  key("general.name", string), kv_str("lowp");
-  key("general.alignment", u32), kv.put<std::uint32_t>(32);
+  GgufMetaWriter kv;
+  kv.str("general.architecture", "llama");
+  kv.str("general.name", "lowp");
+  kv.u32("general.alignment", 32);
   const std::pair<const char*, int> ints[] = {{"llama.context_length", c.seq_len},
                                                {"llama.embedding_length", c.dim},
                                                {"llama.block_count", c.n_layers},
@@ -130,36 +119,21 @@ void save_gguf(const LlamaModel& m, const std::string& path) {
                                                {"llama.attention.head_count", c.n_heads},
                                                {"llama.attention.head_count_kv", c.n_kv_heads},
                                                {"llama.vocab_size", c.vocab_size}};
-  for (const auto& [k, v] : ints) key(k, u32), kv.put<std::uint32_t>(static_cast<std::uint32_t>(v));
+  for (const auto& [k, v] : ints) kv.u32(k, static_cast<std::uint32_t>(v));
   if (c.head_size != 0) {  // head_dim other than dim / n_heads
-    key("llama.attention.key_length", u32), kv.put<std::uint32_t>(static_cast<std::uint32_t>(c.head_size));
-    key("llama.attention.value_length", u32), kv.put<std::uint32_t>(static_cast<std::uint32_t>(c.head_size));
+    kv.u32("llama.attention.key_length", static_cast<std::uint32_t>(c.head_size));
+    kv.u32("llama.attention.value_length", static_cast<std::uint32_t>(c.head_size));
   }
-  key("llama.attention.layer_norm_rms_epsilon", f32), kv.put<float>(c.norm_eps);
-  key("llama.rope.freq_base", f32), kv.put<float>(c.rope_theta);
+  kv.f32("llama.attention.layer_norm_rms_epsilon", c.norm_eps);
+  kv.f32("llama.rope.freq_base", c.rope_theta);
   if (c.rope_freq_scale != 1.0f) {  // the loader reads back 1 / factor
-    key("llama.rope.scaling.type", string), kv_str("linear");
-    key("llama.rope.scaling.factor", f32), kv.put<float>(static_cast<float>(1.0 / static_cast<double>(c.rope_freq_scale)));
+    kv.str("llama.rope.scaling.type", "linear");
+    kv.f32("llama.rope.scaling.factor", static_cast<float>(1.0 / static_cast<double>(c.rope_freq_scale)));
   }
-  key("general.file_type", u32), kv.put<std::uint32_t>(0);  // all F32
-  if (byte_vocab(c.vocab_size)) {
-    const int n = c.vocab_size;
-    key("tokenizer.ggml.model", string), kv_str("llama");
-    key("tokenizer.ggml.tokens", array), kv.put<std::uint32_t>(string), kv.put<std::uint64_t>(static_cast<std::uint64_t>(n));
-    for (int i = 0; i < n; ++i) {
-      char piece[16];
-      std::snprintf(piece, sizeof piece, "<0x%02X>", i & 0xff);
-      kv_str(i < 256 ? std::string(piece) : i == 256 ? "<s>" : i == 257 ? "</s>" : "<unused" + std::to_string(i - 258) + ">");
-    }
-    key("tokenizer.ggml.scores", array), kv.put<std::uint32_t>(f32), kv.put<std::uint64_t>(static_cast<std::uint64_t>(n));
-    for (int i = 0; i < n; ++i) kv.put<float>(0.0f);
-    key("tokenizer.ggml.token_type", array), kv.put<std::uint32_t>(i32), kv.put<std::uint64_t>(static_cast<std::uint64_t>(n));
-    for (int i = 0; i < n; ++i) kv.put<std::int32_t>(i < 256 ? 6 : i < 258 ? 3 : 5);  // byte, control, unused
-    if (n > 256) key("tokenizer.ggml.bos_token_id", u32), kv.put<std::uint32_t>(256);
-    if (n > 257) key("tokenizer.ggml.eos_token_id", u32), kv.put<std::uint32_t>(257);
-    // No BOS: lowp trains on the bytes alone, and its byte tokenizer adds none either.
-    key("tokenizer.ggml.add_bos_token", boolean), kv.put<std::uint8_t>(0);
-    key("tokenizer.ggml.add_space_prefix", boolean), kv.put<std::uint8_t>(0);
+  kv.u32("general.file_type", 0);  // all F32
+  for (const GgufKv& e : tokenizer) {
+    if (e.key.rfind("tokenizer.", 0) != 0) throw Error(path + ": metadata " + e.key + " is not a tokenizer key");
+    kv.entries().push_back(e);
   }
 
   struct T {
@@ -195,8 +169,10 @@ void save_gguf(const LlamaModel& m, const std::string& path) {
   b.put<std::uint32_t>(0x46554747);  // "GGUF"
   b.put<std::uint32_t>(3);
   b.put<std::uint64_t>(ts.size());
-  b.put<std::uint64_t>(kv_count);
-  for (std::uint8_t x : kv.data()) b.put<std::uint8_t>(x);
+  b.put<std::uint64_t>(kv.entries().size());
+  std::vector<std::uint8_t> meta;
+  append_gguf_kvs(meta, kv.entries());
+  for (std::uint8_t x : meta) b.put<std::uint8_t>(x);
   std::uint64_t offset = 0;
   for (const T& t : ts) {
     str(t.name);

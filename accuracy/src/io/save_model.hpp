@@ -3,6 +3,9 @@
 #pragma once
 #include <string>
 
+#include <vector>
+
+#include "io/gguf_meta.hpp"
 #include "lowp/accuracy/model.hpp"
 
 namespace lowp::accuracy::detail {
@@ -13,11 +16,10 @@ namespace lowp::accuracy::detail {
 // names the first of those `m` differs in ("" when none), and save_llama2c throws it.
 std::string llama2c_cannot_hold(const LlamaModel& m);
 void save_llama2c(const LlamaModel& m, const std::string& path);
-// GGUF v3, F32 tensors, with a byte vocabulary llama.cpp accepts when the vocabulary is
-// byte-level (<0x00>..<0xFF> byte tokens, then <s> and </s> as control tokens). The llama
-// architecture with what lowp's loader reads back: head_dim (attention.key_length), q/k/v/o
-// biases, linear RoPE scaling and rope_freqs.weight.
-void save_gguf(const LlamaModel& m, const std::string& path);
+// GGUF v3, F32 tensors. The llama architecture with what lowp's loader reads back: head_dim
+// (attention.key_length), q/k/v/o biases, linear RoPE scaling and rope_freqs.weight; then
+// `tokenizer`, the tokenizer.* entries (tokenizer/gguf_vocab.hpp builds them; none: no tokenizer).
+void save_gguf(const LlamaModel& m, const std::string& path, const std::vector<GgufKv>& tokenizer = {});
 // Hugging Face LlamaForCausalLM (Qwen2ForCausalLM for q/k/v biases without an o bias): `path`
 // (.safetensors, F32, q/k rows and biases permuted to HF's rotate-half order) and config.json
 // beside it, with head_dim, attention_bias and linear rope_scaling. lowp::Error for what

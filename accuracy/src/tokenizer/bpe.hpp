@@ -25,6 +25,7 @@ class Regex {
   // behaviour, llama.cpp's unicode_regex_split): pieces are appended as [begin, end) offsets
   // relative to `base`. `text` must be valid UTF-8.
   void split(std::string_view text, std::size_t base, std::vector<std::pair<std::size_t, std::size_t>>& out) const;
+  const std::string& pattern() const { return pattern_; }
 
  private:
   void* code_ = nullptr;  // pcre2_code_8*
@@ -63,6 +64,9 @@ struct BpeModel {
   int unk = -1;
   std::vector<std::pair<std::string, int>> user_tokens;  // matched in the raw text, longest first
   std::vector<int> byte_tokens = std::vector<int>(256, -1);  // <0xNN> ids (byte fallback)
+  // The llama.cpp pre-tokenizer name (tokenizer.ggml.pre) that splits text as `split` does;
+  // "" when none is known to (then the vocabulary cannot be written to a GGUF file).
+  std::string gguf_pre;
 
   void add_merge(int rank, int left, int right, int merged) {
     merges.emplace((static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32) | static_cast<std::uint32_t>(right),
@@ -86,6 +90,9 @@ struct TokenizerBuilder {
                        std::shared_ptr<const BpeModel> model, bool add_bos);
   static Tokenizer sentencepiece(const std::string& path);
   static void set_add_bos(Tokenizer& t, bool on) { t.add_bos_ = on; }
+  // The merge-ranked BPE behind `t` (nullptr for other kinds); whether libsentencepiece encodes `t`.
+  static const BpeModel* bpe_model(const Tokenizer& t) { return t.bpe_.get(); }
+  static bool is_sentencepiece(const Tokenizer& t) { return t.sp_ != nullptr; }
 };
 
 // Added tokens in the order they are cut out of the text: longest first, then by id.

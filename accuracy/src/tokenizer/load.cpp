@@ -52,10 +52,10 @@ Tokenizer load_llama2c_tokenizer(const std::string& path, int vocab_size) {
 Tokenizer load_gguf_tokenizer_bytes(std::span<const std::uint8_t> bytes, const std::string& name) {
   const GgufFile g(bytes, name);
   const auto model = g.get_string("tokenizer.ggml.model");
-  if (!model) g.fail("has no tokenizer (tokenizer.ggml.model is missing): give token ids with --tokens");
+  if (!model) throw NoTokenizer(name + ": has no tokenizer (tokenizer.ggml.model is missing)");
   if (*model != "llama" && *model != "gpt2")
-    g.fail("tokenizer model " + show_string(*model) +
-           " is not supported (SentencePiece 'llama' and byte-level BPE 'gpt2'): give token ids with --tokens");
+    throw NoTokenizer(name + ": tokenizer model " + show_string(*model) +
+                      " is not supported (SentencePiece 'llama' and byte-level BPE 'gpt2')");
   auto pieces = g.get_strings("tokenizer.ggml.tokens");
   if (!pieces) g.fail("metadata 'tokenizer.ggml.tokens' is missing");
   if (*model == "gpt2") return load_gguf_bpe(g, std::move(*pieces));
@@ -114,10 +114,6 @@ Tokenizer load_gguf_tokenizer(const std::string& path) {
   return load_gguf_tokenizer_bytes(f.bytes(), path);
 }
 
-namespace {
-constexpr int kMaxByteLevelSpecials = 16;
-}  // namespace
-
 Tokenizer tokenizer_for_model(const std::string& model_path, int vocab_size) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -144,11 +140,9 @@ Tokenizer tokenizer_for_model(const std::string& model_path, int vocab_size) {
                   std::to_string(vocab_size));
     return t;
   }
-  // Only a vocabulary of the 256 bytes plus a few specials is taken as byte-level: a larger
-  // one (stories260K's 512 SentencePiece pieces) would silently get the wrong ids.
-  if (vocab_size >= 256 && vocab_size <= 256 + kMaxByteLevelSpecials) return Tokenizer::byte_level(vocab_size);
-  throw Error(model_path + ": no tokenizer (no tokenizer.bin, tokenizer.json or tokenizer.model beside it, and a " +
-              "vocabulary of " + std::to_string(vocab_size) + " is not byte-level): give token ids with --tokens");
+  if (Tokenizer::bytes_fit(vocab_size)) return Tokenizer::byte_level(vocab_size);
+  throw NoTokenizer(model_path + ": no tokenizer (no tokenizer.bin, tokenizer.json or tokenizer.model beside it, and a " +
+                    "vocabulary of " + std::to_string(vocab_size) + " is not byte-level)");
 }
 
 }  // namespace lowp::accuracy

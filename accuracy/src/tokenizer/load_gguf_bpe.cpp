@@ -37,6 +37,7 @@ Tokenizer load_gguf_bpe(const GgufFile& g, std::vector<std::string> pieces) {
   m->name = g.name();
   m->byte_level = true;
   m->ignore_merges = pre.ignore_merges;
+  m->gguf_pre = pre_name;
   for (const auto& r : pre.regexes) m->split.push_back(std::make_unique<Regex>(r, g.name()));
   m->vocab.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {

@@ -121,6 +121,22 @@ class HfReader {
   std::string name_;
 };
 
+// The llama.cpp pre-tokenizer that splits as these Hugging Face regexes do ("" when none is
+// known to): ByteLevel's own regex is GPT-2's (llama.cpp's spelling lacks the final "|\s+",
+// which matches nothing the rest leaves), and the two BOS regexes are llama3's and tekken's.
+// Regexes spelled as llama.cpp spells them (a tokenizer.json lowp wrote from a GGUF) match its
+// own table.
+std::string gguf_pre_name(const std::vector<std::string>& regexes, bool ignore_merges) {
+  if (regexes.size() == 1 && regexes[0] == kHfByteLevel && !ignore_merges) return "gpt-2";
+  if (regexes.size() == 1 && regexes[0] == kHfBosRegexes[0] && ignore_merges) return "llama-bpe";
+  if (regexes.size() == 1 && regexes[0] == kHfBosRegexes[1] && ignore_merges) return "tekken";
+  for (const char* name : {"gpt-2", "llama-bpe", "smaug-bpe", "qwen2", "deepseek-llm", "deepseek-coder", "tekken", "default"}) {
+    const PreTokenizer p = gguf_pre_tokenizer(name, name);
+    if (p.regexes == regexes && p.ignore_merges == ignore_merges) return name;
+  }
+  return "";
+}
+
 // A token text from tokenizer_config.json: a string, or an AddedToken object's "content".
 std::string config_token(const Json* v) {
   if (v == nullptr) return {};
@@ -224,6 +240,7 @@ Tokenizer load_hf_tokenizer(const std::string& path) {
   const Json* pre = root.get("pre_tokenizer");
   h.pre_tokenizer(pre ? *pre : null_json, *m, regexes);
   for (const auto& r : regexes) m->split.push_back(std::make_unique<Regex>(r, path));
+  m->gguf_pre = gguf_pre_name(regexes, m->ignore_merges);
 
   // BOS: tokenizer_config.json's bos_token / add_bos_token, else a TemplateProcessing
   // post-processor that starts with a special token, else llama.cpp's defaults.

@@ -111,6 +111,11 @@ float Tokenizer::score(int id) const {
   return scores_[static_cast<std::size_t>(id)];
 }
 
+Tokenizer::TokenType Tokenizer::type(int id) const {
+  check_id(id, vocab_size());
+  return types_[static_cast<std::size_t>(id)];
+}
+
 int Tokenizer::lookup(std::string_view s) const {
   const auto it = index_.find(s);
   return it == index_.end() ? -1 : it->second;

@@ -28,6 +28,7 @@
 #include "recipe/train_recipe.hpp"
 #include "train/checkpoint.hpp"
 #include "train/data_parallel.hpp"
+#include "train/export_tokenizer.hpp"
 #include "train/llama_train.hpp"
 #include "train/scalify_llama.hpp"
 
@@ -138,7 +139,9 @@ class Trainer {
     if (text.empty()) throw Error("corpus '" + o.corpus + "' is empty");
     const char* unit = "bytes";
     if (init) {  // the model's own tokens, as `lowp eval --text` finds its tokenizer (no BOS)
-      data_ = tokenizer_for_model(o.init, o.config.vocab_size).encode(text, false, false);
+      const Tokenizer t = tokenizer_for_model(o.init, o.config.vocab_size);
+      data_ = t.encode(text, false, false);
+      tokenizer_ = tokenizer_export(o.init, t, o.config.vocab_size);
       unit = "tokens";
     } else {
       data_.assign(text.begin(), text.end());
@@ -149,6 +152,9 @@ class Trainer {
     if (n_train_ < T + 1 || n - n_train_ < T + 1)
       throw Error("corpus '" + o.corpus + "' has " + std::to_string(n) + " " + unit + ": its first 90% and last 10% must each hold one window of " +
                   std::to_string(T + 1) + " " + unit + " (--ctx " + std::to_string(T) + ")");
+    if (!init && Tokenizer::bytes_fit(o.config.vocab_size))  // else the GGUF carries no vocabulary
+      tokenizer_ = tokenizer_export("", Tokenizer::byte_level(o.config.vocab_size), o.config.vocab_size);
+    result_.notes = tokenizer_.notes;
     recipe_ = lowp::train::find_train_recipe(o.recipe);
     LlamaModel start = init ? std::move(*init) : init_model(o.config, o.seed, o.tied);
     if (init) {
@@ -411,6 +417,7 @@ class Trainer {
 
   // model.gguf and model.safetensors + config.json always (unless config.json cannot hold the
   // architecture), model.bin where llama2.c's format can hold it; what is skipped is noted once.
+  // The tokenizer goes into model.gguf and its files beside the others (train/export_tokenizer.hpp).
   void write_exports() {
     LlamaModel m = net_->to_model();
     if (export_seq_len_ > 0) m.config.seq_len = export_seq_len_;  // --init: the model's own context
@@ -422,7 +429,8 @@ class Trainer {
       detail::save_llama2c(m, (dir / "model.bin").string());
     else
       note("model.bin not written: llama2.c's format cannot hold " + why);
-    detail::save_gguf(m, (dir / "model.gguf").string());
+    detail::save_gguf(m, (dir / "model.gguf").string(), tokenizer_.gguf);
+    write_tokenizer_files(tokenizer_, o_.out);
     if (m.config.rope_freq_factors.empty())
       detail::save_safetensors(m, (dir / "model.safetensors").string());
     else
@@ -457,6 +465,7 @@ class Trainer {
 
   TrainOptions o_;
   int export_seq_len_ = 0;  // --init: the checkpoint's seq_len, which the exports keep
+  TokenizerExport tokenizer_;
   std::vector<int> data_;
   std::size_t n_train_ = 0;
   std::unique_ptr<TrainModel> net_;

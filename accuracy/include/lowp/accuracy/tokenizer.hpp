@@ -18,6 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lowp/numerics/error.hpp"
+
 namespace lowp::accuracy {
 
 namespace detail {
@@ -33,6 +35,10 @@ class Tokenizer {
   // Bytes 0..255 are ids 0..255; <s> = 256 and </s> = 257 when vocab_size leaves room for them.
   // Throws lowp::Error if vocab_size < 256.
   static Tokenizer byte_level(int vocab_size = 258);
+  // Whether a model of `vocab_size` logits with no tokenizer of its own is read as bytes: the
+  // 256 bytes plus at most 16 specials (a larger vocabulary, such as stories260K's 512
+  // SentencePiece pieces, would silently get the wrong ids).
+  static bool bytes_fit(int vocab_size) { return vocab_size >= 256 && vocab_size <= 256 + 16; }
   // A SentencePiece vocabulary: pieces with ' ' for spaces and "<0xNN>" byte pieces.
   // `add_space_prefix`: encode puts a space before the text (SentencePiece's dummy prefix).
   Tokenizer(std::vector<std::string> pieces, std::vector<float> scores, std::vector<TokenType> types,
@@ -41,6 +47,9 @@ class Tokenizer {
   int vocab_size() const { return static_cast<int>(pieces_.size()); }
   int bos() const { return bos_; }  // -1: none
   int eos() const { return eos_; }
+  int unk() const { return unk_; }  // -1: none
+  // Whether encode puts a space before the text (SentencePiece's dummy prefix).
+  bool space_prefix() const { return space_prefix_ && !byte_level_; }
   bool is_byte_level() const { return byte_level_; }
   // Whether the model's text starts with BOS, as llama.cpp decides it (tokenizer.ggml.add_bos_token,
   // tokenizer_config.json's add_bos_token, else the default of the tokenizer type).
@@ -48,6 +57,7 @@ class Tokenizer {
   // The stored text and score of a token; lowp::Error for ids outside the vocabulary.
   const std::string& piece(int id) const;
   float score(int id) const;
+  TokenType type(int id) const;
 
   std::vector<int> encode(std::string_view text, bool add_bos = true, bool add_eos = false) const;
   // The text of the ids; control tokens print nothing, the leading space encode added is removed.
@@ -77,6 +87,13 @@ class Tokenizer {
   std::shared_ptr<const detail::SpModel> sp_;    // a SentencePiece processor
 };
 
+// A model without a tokenizer lowp can read (what the caller may advise instead differs:
+// `lowp eval` takes token ids, `lowp generate` cannot).
+class NoTokenizer : public Error {
+ public:
+  using Error::Error;
+};
+
 // llama2.c tokenizer.bin: int32 max_token_length, then vocab_size x (float32 score, int32
 // length, bytes). The file does not store the count: it comes from the model.
 Tokenizer load_llama2c_tokenizer(const std::string& path, int vocab_size);
@@ -98,8 +115,8 @@ Tokenizer load_sentencepiece_model(const std::string& path);
 Tokenizer load_tokenizer(const std::string& file_or_dir);
 // The tokenizer for a model file: a GGUF's own; for other files tokenizer.bin, tokenizer.json
 // or tokenizer.model in the same directory (in that order); else byte-level when vocab_size
-// is 256..272 (bytes plus at most 16 specials). Throws lowp::Error suggesting --tokens, or
-// when the tokenizer has more tokens than the model.
+// is 256..272 (bytes plus at most 16 specials). Throws NoTokenizer when there is none, and
+// lowp::Error when the tokenizer has more tokens than the model.
 Tokenizer tokenizer_for_model(const std::string& model_path, int vocab_size);
 
 // A token-id file: one non-negative id per line (blank lines skipped). Throws lowp::Error
