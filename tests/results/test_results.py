@@ -217,6 +217,24 @@ class Results(unittest.TestCase):
         with self.assertRaisesRegex(self.m.DataError, 'LinearPresets.Other failed'):
             self.m.GTest('lp')
 
+    def test_probe_table_reads_the_last_stop(self):
+        head = 'recipe,step,layer,tensor,gemm,rel_mse,rel_mse_lo,rel_mse_hi,bias2,bias2_lo,bias2_hi,variance,cosine,proj,noise_ratio,loss_delta\n'
+        rows = []
+        for rec, base, noise in (('mxfp8', 1e-4, 80), ('nvfp4', 1e-3, 1.5), ('quartet-fp4', 2e-3, 10)):
+            for step, f in ((0, 100), (50, 1)):  # step 0's figures are 100x: a table of step 0 fails
+                rows.append(f'{rec},{step},-1,model,grad,{base * f},{base * f / 2},{base * f * 2},{base * f},0,0,0,0.99,1,{noise},1e-3')
+                rows.append(f'{rec},{step},0,wq,fwd,9,9,9,9,0,0,0,0.9,1,1,')  # a per-linear row: not the model's
+                for i, g in enumerate(('fwd', 'dgrad', 'wgrad')):
+                    rows.append(f'{rec},{step},-1,model,{g},{base * f * (i + 1)},0,0,0,0,0,0,0.9,1,1,')
+        self.write('bench/results/pr.csv', head + '\n'.join(rows) + '\n')
+        self.write('bench/results/pr.cmd', 'command: lowp probe\n')
+        m = self.m
+        text = m.Table('probe_tiny', 'pr', m.Csv, rows=m.PROBE_TINY.rows, columns=m.PROBE_TINY.columns, after=m.PROBE_TINY.after).render()
+        self.assertIn('| nvfp4 | 1.00e-3 [5.00e-4, 2.00e-3] | 1.00e-3 | 0 | 0.990000 | 1.50 | 1.00e-3 | 2.00e-3 | 3.00e-3 | 1.00e-3 |', text)
+        self.assertIn('- The largest single GEMM error (all linears): quartet-fp4 wgrad, rel_mse 6.00e-3.', text)
+        self.assertIn("- The 4-bit recipe whose whole gradient is closest to fp32's: nvfp4 (rel_mse 1.00e-3).", text)
+        self.assertIn('- Noise ratio below √3 (the recipe would stall): nvfp4.', text)
+
     def test_record_names_uncommitted_files_whole(self):
         # `git status --porcelain` starts a modified file's line with a space (' M a.txt').
         root = self.tmp.name
