@@ -9,12 +9,14 @@
 
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "llama_test_util.hpp"
+#include "lowp/accuracy/calibrate.hpp"
 #include "lowp/accuracy/decoder.hpp"
 #include "lowp/accuracy/eval.hpp"
 #include "lowp/accuracy/loaders.hpp"
@@ -27,10 +29,12 @@ namespace {
 using namespace lowp::accuracy;
 using namespace lowp::test;
 
-std::vector<float> eval_logits(const LlamaModel& m, std::span<const int> tokens, const Recipe& r) {
+std::vector<float> eval_logits(const LlamaModel& m, std::span<const int> tokens, const Recipe& r,
+                               std::shared_ptr<const CalibrationText> calib = nullptr) {
   EvalOptions opt;
   opt.keep_logits = true;
   opt.score_all = true;
+  opt.calib = std::move(calib);
   return evaluate(m, tokens, r, opt).logits;
 }
 
@@ -47,17 +51,18 @@ std::vector<int> random_tokens(std::size_t n, int vocab, unsigned seed) {
 
 // Decodes `tokens` step by step under recipe `name` and checks every position against the
 // evaluator; returns the decoded logits (positions x vocab).
-std::vector<float> check_decode(const LlamaModel& m, const std::vector<int>& tokens, const std::string& name,
-                                bool window_too) {
-  const Recipe r = find_recipe(name);
+// `calib`: the calibration text of a recipe with static scales.
+std::vector<float> check_decode(const LlamaModel& m, const std::vector<int>& tokens, const Recipe& r,
+                                bool window_too, const std::shared_ptr<const CalibrationText>& calib) {
+  const std::string& name = r.name;
   const std::size_t vocab = static_cast<std::size_t>(m.config.vocab_size), n = tokens.size();
-  Decoder d(m, r, n, 1);
+  Decoder d(m, r, n, 1, calib.get());
   std::vector<float> all;
-  const std::vector<float> window = window_too ? eval_logits(m, tokens, r) : std::vector<float>{};
+  const std::vector<float> window = window_too ? eval_logits(m, tokens, r, calib) : std::vector<float>{};
   for (std::size_t t = 0; t < n; ++t) {
     const std::span<const float> got = d.step(tokens[t]);
     EXPECT_EQ(d.position(), t + 1);
-    const std::vector<float> prefix = eval_logits(m, std::span(tokens).first(t + 1), r);
+    const std::vector<float> prefix = eval_logits(m, std::span(tokens).first(t + 1), r, calib);
     EXPECT_TRUE(same_bits(got, std::span(prefix).subspan(t * vocab, vocab)))
         << name << ": position " << t << " differs from evaluate() of the prefix";
     if (window_too) {
@@ -67,6 +72,11 @@ std::vector<float> check_decode(const LlamaModel& m, const std::vector<int>& tok
     all.insert(all.end(), got.begin(), got.end());
   }
   return all;
+}
+
+std::vector<float> check_decode(const LlamaModel& m, const std::vector<int>& tokens, const std::string& name,
+                                bool window_too) {
+  return check_decode(m, tokens, find_recipe(name), window_too, nullptr);
 }
 
 TEST(Decode, EveryPositionIsTheEvaluatorsLogitsOfThePrefix) {
@@ -97,6 +107,29 @@ TEST(Decode, TokenSpanningScalesReRunThePrefix) {
     const std::vector<float> decoded = check_decode(m, tokens, name, false);
     EXPECT_FALSE(same_bits(decoded, fp32)) << name;
     EXPECT_FALSE(same_bits(decoded, eval_logits(m, tokens, find_recipe(name)))) << name << ": the window's rows";
+  }
+}
+
+// Static scales (act.scale / attn.scale = static) fix the per-tensor scales from calibration
+// text: the same recipes then decode with the cache, each position bitwise evaluation's logits
+// of the prefix and row t of one window over all the tokens (every point acts per token), with
+// the scales calibrated on other text. The mutant in mind: a decoder that scales the current
+// token by its own amax (as the dynamic recipe would) gives other logits from position 1 on.
+TEST(Decode, StaticScalesDecodeWithTheCache) {
+  const LlamaModel m = make_model(small_config(), 16);
+  const std::vector<int> tokens = random_tokens(8, m.config.vocab_size, 9);
+  auto calib = std::make_shared<CalibrationText>();
+  calib->tokens = random_tokens(32, m.config.vocab_size, 10);
+  calib->ctx = 16;
+  const std::vector<float> fp32 = check_decode(m, tokens, "fp32", false);
+  for (const char* name : {"fp8-tensorwise", "nvfp4", "fp8-attn", "fp8-tensorwise@p99.9"}) {
+    const std::string base(name);
+    Recipe r = find_recipe(base.substr(0, base.find('@')));
+    r.name = base + "-static";
+    (r.linear.empty() ? r.attn_scale : r.act_scale) = {true, base.ends_with("p99.9") ? 999000u : 1000000u};
+    EXPECT_TRUE(Decoder(m, r, 4, 1, calib.get()).cached()) << r.name;
+    const std::vector<float> decoded = check_decode(m, tokens, r, true, calib);
+    EXPECT_FALSE(same_bits(decoded, fp32)) << r.name;
   }
 }
 

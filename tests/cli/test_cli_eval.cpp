@@ -183,6 +183,43 @@ TEST_F(CliEval, BadInputIsOneLine) {
   EXPECT_NE(lowp_run({"eval", "--model", path_, "--text", dir_ + "/t.txt"}).err.find("--tokens"), std::string::npos);
 }
 
+// A static-scale recipe (docs/recipes.md, "Static scales") without --calib: one line naming the
+// key and the option, exit 2, in every command that evaluates.
+TEST_F(CliEval, StaticScalesWithoutCalibIsOneUsageLine) {
+  lowp::test::write_text(dir_ + "/static.txt", "name = s\nlinear = fp8-tensorwise\nact.scale = static\n");
+  const std::string tokens = dir_ + "/tokens.txt", recipe = dir_ + "/static.txt";
+  for (const char* cmd : {"eval", "sweep"}) {
+    const Result r = lowp_run({cmd, "--model", path_, "--tokens", tokens, cmd == std::string("eval") ? "--recipe" : "--recipes", recipe});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "lowp " + std::string(cmd) + ": recipe 's' has act.scale = static:amax: give the calibration text with "
+                     "--calib FILE (the scales are cached per text)\n");
+  }
+}
+
+// `lowp generate` with static scales: refused without --calib, and with it calibrated once into
+// --calib-cache, then decoded through the KV cache (the same text from the cache).
+TEST(CliGenerateShared, StaticScalesFromCalibText) {
+  const std::string model = shared + "/models/tinyllamas/stories260K.bin";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " is absent";
+  const std::string dir = lowp::test::temp_dir("cli_static");
+  lowp::test::write_text(dir + "/r.txt", "name = s\nlinear = fp8-tensorwise\nact.scale = static\n");
+  lowp::test::write_text(dir + "/calib.txt", "Once upon a time, there was a little dog named Max. Max liked to run.");
+  const std::vector<std::string> base = {"generate", "--model", model, "--recipe", dir + "/r.txt", "--max-tokens", "12"};
+  const Result refused = lowp_run(base);
+  EXPECT_EQ(refused.code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("act.scale = static:amax: give the calibration text with --calib FILE"), std::string::npos);
+  std::vector<std::string> with = base;
+  with.insert(with.end(), {"--calib", dir + "/calib.txt", "--calib-cache", dir + "/cache"});
+  const Result first = lowp_run(with), second = lowp_run(with);
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(second.out, first.out);
+  EXPECT_GT(first.out.size(), 12u);
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/cache")) files += e.path().extension() == ".lowpcal";
+  EXPECT_EQ(files, 1u);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliEvalShared, Stories260K) {
   if (!std::filesystem::exists(shared + "/models/stories260K.bin"))
     GTEST_SKIP() << "../shared/models/stories260K.bin is absent";

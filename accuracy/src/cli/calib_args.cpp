@@ -34,12 +34,21 @@ std::string default_cache_dir() {
 void add_calib_options(CLI::App* app, CalibArgs& a) {
   app->add_option("--calib", a.calib,
                   "Calibration text (tokenized as the evaluation text) for recipes with weights.calibrate = "
-                  "imatrix | gptq | awq");
+                  "imatrix | gptq | awq or act.scale / attn.scale = static");
   app->add_option("--imatrix", a.imatrix,
                   "weights.calibrate = imatrix: llama.cpp's importance matrix (.dat) instead of computing one from "
                   "--calib");
   app->add_option("--calib-cache", a.cache,
-                  "Directory caching calibrated weights (default $XDG_CACHE_HOME/lowp/calib or ~/.cache/lowp/calib)");
+                  "Directory caching calibrated weights and static scales (default $XDG_CACHE_HOME/lowp/calib or "
+                  "~/.cache/lowp/calib)");
+}
+
+void require_static_calibration(const accuracy::Recipe& r, const accuracy::CalibrationText* text) {
+  if (!r.static_scales() || r.is_identity() || (text && !text->tokens.empty())) return;
+  const std::string key = r.act_scale.fixed ? "act.scale = " + accuracy::scale_source_text(r.act_scale)
+                                            : "attn.scale = " + accuracy::scale_source_text(r.attn_scale);
+  throw Failure{exit_usage, "recipe '" + r.name + "' has " + key +
+                                ": give the calibration text with --calib FILE (the scales are cached per text)"};
 }
 
 std::shared_ptr<const accuracy::CalibrationText> calibration_text(const CalibArgs& a, const std::string& model_path,

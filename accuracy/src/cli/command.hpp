@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "lowp/accuracy/calibrate.hpp"
+#include "lowp/accuracy/recipe.hpp"
 #include "lowp/formats/format.hpp"
 
 namespace lowp::cli {
@@ -86,7 +87,7 @@ EvalTokens read_eval_tokens(const std::string& tokens_path, const std::string& t
                             int vocab, const std::string& bos);
 
 // --calib FILE, --imatrix FILE.dat, --calib-cache DIR (calib_args.cpp): the calibration text
-// of recipes with weights.calibrate, tokenized as the evaluation text (same --bos).
+// of recipes with weights.calibrate or static scales, tokenized as the evaluation text (same --bos).
 struct CalibArgs {
   std::string calib, imatrix, cache;
 };
@@ -95,6 +96,9 @@ void add_calib_options(CLI::App* app, CalibArgs& a);
 // (a corrupt cache file ignored) go to `err`.
 std::shared_ptr<const accuracy::CalibrationText> calibration_text(const CalibArgs& a, const std::string& model_path,
                                                                   int vocab, const std::string& bos, std::ostream& err);
+// A recipe with a static act.scale / attn.scale and no calibration tokens: a usage Failure, one
+// line naming the key and --calib FILE.
+void require_static_calibration(const accuracy::Recipe& r, const accuracy::CalibrationText* text);
 // The first run of k = min(64, both sizes) consecutive tokens of `eval` that also occurs in
 // `calib`: {k, its position in eval}; nullopt when the texts share none.
 std::optional<std::pair<std::size_t, std::size_t>> first_overlap(const std::vector<int>& calib,

@@ -45,21 +45,24 @@ void write_logits(const std::string& path, const std::vector<float>& logits) {
       path, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(logits.data()), logits.size() * sizeof(float)));
 }
 
-// weights.calibrate needs --calib (or --imatrix); calibrating on the evaluation text is allowed
-// here with a warning (`lowp search` refuses it).
+// weights.calibrate needs --calib (or --imatrix), static scales --calib; calibrating on the
+// evaluation text is allowed here with a warning (`lowp search` refuses it).
 void check_calibration(const accuracy::Recipe& r, const accuracy::EvalOptions& opt, const std::vector<int>& tokens,
                        std::ostream& err) {
-  if (r.calibrate.method == accuracy::CalibMethod::none || r.is_identity()) return;
-  if (!opt.calib)
-    throw Failure{exit_usage, "recipe '" + r.name + "' has weights.calibrate = " +
-                                  std::string(accuracy::calib_method_name(r.calibrate.method)) +
-                                  ": give the calibration text with --calib FILE"};
-  if (r.quarot || !r.linear.empty())
-    throw Failure{exit_usage, "recipe '" + r.name + "': weights.calibrate does not combine with " +
-                                  (r.quarot ? std::string("quarot = on") : "linear = " + r.linear) +
-                                  " (docs/calibration.md)"};
-  if (opt.calib->tokens.empty() && r.calibrate.method != accuracy::CalibMethod::imatrix)
-    throw Failure{exit_usage, "--imatrix is for weights.calibrate = imatrix; give --calib FILE"};
+  require_static_calibration(r, opt.calib.get());
+  if (!r.needs_calibration()) return;
+  if (r.calibrate.method != accuracy::CalibMethod::none) {
+    if (!opt.calib)
+      throw Failure{exit_usage, "recipe '" + r.name + "' has weights.calibrate = " +
+                                    std::string(accuracy::calib_method_name(r.calibrate.method)) +
+                                    ": give the calibration text with --calib FILE"};
+    if (r.quarot || !r.linear.empty())
+      throw Failure{exit_usage, "recipe '" + r.name + "': weights.calibrate does not combine with " +
+                                    (r.quarot ? std::string("quarot = on") : "linear = " + r.linear) +
+                                    " (docs/calibration.md)"};
+    if (opt.calib->tokens.empty() && r.calibrate.method != accuracy::CalibMethod::imatrix)
+      throw Failure{exit_usage, "--imatrix is for weights.calibrate = imatrix; give --calib FILE"};
+  }
   if (const auto o = first_overlap(opt.calib->tokens, tokens))
     err << "warning: the calibration text overlaps the evaluation text (" << o->first
         << " consecutive tokens in common from evaluation token " << o->second
@@ -105,6 +108,10 @@ int run_eval(Io& io, const EvalArgs& a) {
            << (a.calib.imatrix.empty() ? a.calib.calib + " (" + std::to_string(opt.calib->tokens.size()) + " tokens)"
                                         : a.calib.imatrix + " (llama.cpp's importance matrix)")
            << "\n";
+  if (recipe.static_scales() && !recipe.is_identity())
+    io.out << "scales    act " << accuracy::scale_source_text(recipe.act_scale) << ", attn "
+           << accuracy::scale_source_text(recipe.attn_scale) << " on " << a.calib.calib << " ("
+           << opt.calib->tokens.size() << " tokens)\n";
   io.out
          << "tokens    " << tokens.size() << "\n"
          << "scored    " << run.scored() << (a.score_all ? " (every position)\n" : " (second half of each window)\n")

@@ -33,6 +33,7 @@ struct GenerateArgs {
   double temperature = 0;
   std::uint64_t seed = 1;
   bool timing = false;
+  CalibArgs calib;
 };
 
 int run_generate(Io& io, const GenerateArgs& a) {
@@ -53,6 +54,11 @@ int run_generate(Io& io, const GenerateArgs& a) {
                                        "tokenizer.json or tokenizer.model beside the model)"};
     }
   }();
+  // weights.calibrate and static scales: calibrated (or read from the cache) as `lowp eval` does.
+  const auto calib = calibration_text(a.calib, path, model.config.vocab_size, "auto", io.err);
+  require_static_calibration(recipe, calib.get());
+  if (recipe.calibrate.method != accuracy::CalibMethod::none && !recipe.is_identity() && !calib)
+    throw Failure{exit_usage, "recipe '" + recipe.name + "' has weights.calibrate: give the calibration text with --calib FILE"};
   std::vector<int> ids = tok.encode(a.prompt, true);
   if (ids.empty()) throw Failure{exit_bad_data, "the tokenizer has no BOS token to start from"};
   const std::size_t seq = static_cast<std::size_t>(model.config.seq_len);
@@ -61,7 +67,7 @@ int run_generate(Io& io, const GenerateArgs& a) {
 
   // The last step feeds position limit - 1 (its logits give token `limit`).
   const std::size_t limit = std::min(seq, ids.size() - 1 + static_cast<std::size_t>(a.max_tokens));
-  accuracy::Decoder decoder(model, recipe, std::max<std::size_t>(limit, 1), a.threads);
+  accuracy::Decoder decoder(model, recipe, std::max<std::size_t>(limit, 1), a.threads, calib.get());
   // After the decoder's set-up, so that a failure there stays the one line on stderr.
   if (limit < ids.size() - 1 + static_cast<std::size_t>(a.max_tokens))
     io.err << "lowp generate: note: --max-tokens " << a.max_tokens << " is cut to " << limit - (ids.size() - 1)
@@ -109,6 +115,7 @@ Command add_generate_command(CLI::App& parent) {
   app->add_option("--threads", a->threads, "Threads (default 0: all)");
   app->add_flag("--timing", a->timing, "Print the generated tokens per second (sampling steps, load and prompt excluded) to stderr");
   add_max_memory_option(app, a->max_memory);
+  add_calib_options(app, a->calib);
   app->footer("The tokenizer is found as `lowp eval --text` finds it (GGUF's own, tokenizer.bin beside the model, or bytes).");
   return {app, [a](Io& io) { return run_generate(io, *a); }};
 }

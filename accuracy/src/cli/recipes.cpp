@@ -29,6 +29,13 @@ constexpr std::string_view kMxScaleNote =
     "amax/largest sits just above a power of two. The `*-rceil` recipes are the MX ones with this rule\n"
     "(QuantSpec rule `rceil`).\n";
 
+constexpr std::string_view kStaticScaleNote =
+    "Static scales (recipe keys act.scale and attn.scale; docs/recipes.md, \"Static scales\"): dynamic,\n"
+    "the default, scales each tensor by its own amax. static (= static:amax) or static:p<percentile>\n"
+    "fixes the tensor-level scale of the linears' inputs (act.scale) or of attn.q/k/v and kv\n"
+    "(attn.scale) once per point and layer, from the amax or percentile of |x| over the --calib text\n"
+    "(cached under --calib-cache): fp8-tensorwise, nvfp4 and fp8-attn then decode with the KV cache.\n";
+
 template <class Range>
 std::size_t name_width(const Range& items) {
   std::size_t w = 0;
@@ -121,6 +128,7 @@ int run_recipes(Io& io, const std::string& show) {
   w = name_width(presets);
   io.out << "\nLinear presets (recipe key `linear = <name>`):\n";
   for (const auto& p : presets) io.out << "  " << p.name << std::string(w + 2 - p.name.size(), ' ') << p.note << "\n";
+  io.out << "\n" << kStaticScaleNote;
   io.out << "\nTraining recipes (lowp train --recipe; per GEMM of the layer linears; docs/training.md):\n";
   for (const auto& r : train::builtin_train_recipes()) io.out << r.name << ": " << r.note << "\n" << train::describe(r);
   print_name_parts(io);

@@ -12,7 +12,7 @@
 #include <omp.h>
 
 #include "lowp/accuracy/memory.hpp"
-#include "eval/calibration_cache.hpp"
+#include "model/calibration_cache.hpp"
 #include "eval/windows.hpp"
 #include "model/llama.hpp"
 #include "lowp/numerics/error.hpp"
@@ -91,7 +91,7 @@ WindowEvaluator::WindowEvaluator(const LlamaModel& model, std::span<const int> t
   omp_set_num_threads(threads_);
   try {
     std::optional<CalibratedWeights> calibrated;
-    if (recipe.calibrate.method != CalibMethod::none && !recipe.is_identity() && opt.calib)
+    if (recipe.needs_calibration() && opt.calib)
       calibrated = calibrate_weights(model, recipe, *opt.calib, ctx, threads_);
     pm_ = prepare(model, recipe, ctx, calibrated ? &*calibrated : nullptr);
   } catch (...) {

@@ -1,7 +1,7 @@
 // weights.calibrate: the activations entering every linear, captured by a float32 forward over
 // the calibration text, reduced per input (q/k/v and gate/up share theirs) to what the method
 // needs, then lowp::quant's importance-weighted search, GPTQ or AWQ on each weight (the cache
-// of the results is eval/calibration_cache.cpp).
+// of the results is model/calibration_cache.cpp).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -71,13 +71,7 @@ std::vector<SiteStats> capture(const LlamaModel& model, const CalibrationText& t
   std::vector<SiteStats> st(nl * site_count);
   Recipe fp32;
   fp32.name = "fp32";
-  if (text.tokens.empty()) throw Error("calibration: the calibration text has no tokens");
-  for (std::size_t i = 0; i < text.tokens.size(); ++i)
-    if (text.tokens[i] < 0 || text.tokens[i] >= model.config.vocab_size)
-      throw Error("calibration: token " + std::to_string(i) + " is id " + std::to_string(text.tokens[i]) +
-                  ", outside the model's vocabulary");
-  const std::size_t n = text.tokens.size(), T = std::min(n, ctx);
-  if (T < 1) throw Error("calibration: windows of 0 tokens");
+  const std::size_t T = calibration_window(model, text, ctx);
   PreparedModel pm = prepare(model, fp32, T);
   std::vector<float> tmp;
   pm.capture = [&](int l, const LinearGroup& g, const float* x, std::size_t rows) {
@@ -108,8 +102,27 @@ std::vector<SiteStats> capture(const LlamaModel& model, const CalibrationText& t
     }
     S.rows += rows;
   };
-  const auto vocab = static_cast<std::size_t>(model.config.vocab_size);
-  std::vector<float> logits(T * vocab);
+  run_calibration_windows(pm, text, T, threads);
+  return st;
+}
+
+}  // namespace
+
+std::size_t calibration_window(const LlamaModel& model, const CalibrationText& text, std::size_t ctx) {
+  if (text.tokens.empty()) throw Error("calibration: the calibration text has no tokens");
+  for (std::size_t i = 0; i < text.tokens.size(); ++i)
+    if (text.tokens[i] < 0 || text.tokens[i] >= model.config.vocab_size)
+      throw Error("calibration: token " + std::to_string(i) + " is id " + std::to_string(text.tokens[i]) +
+                  ", outside the model's vocabulary");
+  const std::size_t T = std::min(text.tokens.size(), ctx);
+  if (T < 1) throw Error("calibration: windows of 0 tokens");
+  return T;
+}
+
+void run_calibration_windows(const PreparedModel& pm, const CalibrationText& text, std::size_t T, int threads,
+                             bool all_rows) {
+  const std::size_t n = text.tokens.size();
+  std::vector<float> logits(T * static_cast<std::size_t>(pm.cfg.vocab_size));
   std::vector<int> window;
   for (std::size_t start = 0; start < n; start += T) {
     const std::size_t len = std::min(T, n - start);
@@ -117,10 +130,11 @@ std::vector<SiteStats> capture(const LlamaModel& model, const CalibrationText& t
                   text.tokens.begin() + static_cast<std::ptrdiff_t>(start + len));
     if (text.bos >= 0) window[0] = text.bos;
     ErrorLog log;
-    forward_window(pm, window, logits.data(), log, threads, len - 1);
+    forward_window(pm, window, logits.data(), log, threads, all_rows ? 0 : len - 1);
   }
-  return st;
 }
+
+namespace {
 
 // ---- the methods ----
 
@@ -276,10 +290,9 @@ struct Job {
   }
 };
 
-}  // namespace
-
-CalibratedWeights compute_calibrated_weights(const LlamaModel& model, const Recipe& recipe, const CalibrationText& text,
-                                    std::size_t positions, int threads) {
+// weights.calibrate's part of compute_calibrated_weights.
+CalibratedWeights calibrate_weight_specs(const LlamaModel& model, const Recipe& recipe, const CalibrationText& text,
+                                         std::size_t positions, int threads) {
   const CalibrateOptions& c = recipe.calibrate;
   const auto fail = [&](const std::string& why) { return Error("recipe '" + recipe.name + "': weights.calibrate = " + std::string(calib_method_name(c.method)) + ": " + why); };
   if (recipe.quarot) throw fail("QuaRot's rotations are not supported with calibration (the activations would have to be captured rotated)");
@@ -322,6 +335,16 @@ CalibratedWeights compute_calibrated_weights(const LlamaModel& model, const Reci
     throw fail(w);
   }
   return std::move(job.out);
+}
+
+}  // namespace
+
+CalibratedWeights compute_calibrated_weights(const LlamaModel& model, const Recipe& recipe, const CalibrationText& text,
+                                             std::size_t positions, int threads) {
+  CalibratedWeights cw;
+  if (recipe.calibrate.method != CalibMethod::none) cw = calibrate_weight_specs(model, recipe, text, positions, threads);
+  if (recipe.static_scales()) cw.static_amax = compute_static_amax(model, recipe, text, cw, threads);
+  return cw;
 }
 
 }  // namespace detail

@@ -14,10 +14,13 @@
 // attention outputs, hence their K and V in every later layer: keeping the float K/V and
 // quantizing with the current amax would still differ from evaluation from layer 1 on. So
 // the decoder re-runs the prefix there (forward_window, as generation did before the cache).
+// A static scale (act.scale / attn.scale = static) is fixed by calibration, not by the
+// window: those points are token-local again and the cache holds.
 #include "lowp/accuracy/decoder.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,7 @@
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "model/attention.hpp"
+#include "model/calibration_cache.hpp"
 #include "model/llama.hpp"
 
 namespace lowp::accuracy {
@@ -35,25 +39,29 @@ using detail::PreparedLayer;
 using detail::PreparedModel;
 using quant::QuantSpec;
 
-// True when quantizing one token's row alone gives what quantizing a window of rows gives it.
-bool token_local(const std::optional<QuantSpec>& s) {
+// True when quantizing one token's row alone gives what quantizing a window of rows gives it,
+// at the point `point` of pm's recipe.
+bool token_local(const PreparedModel& pm, const std::optional<QuantSpec>& s, const std::string& point) {
   if (!s) return true;
   if (s->cast.round == Round::stochastic) return false;  // random bits keyed by the place in the window
   if (s->rule == quant::ScaleRule::none) return true;   // a plain cast
+  if (detail::static_point(pm.recipe, point, *s)) return true;  // a calibrated tensor-level scale
   return (s->granularity == quant::Granularity::row || s->granularity == quant::Granularity::block) &&
          s->rule != quant::ScaleRule::nvfp4 &&  // NVFP4's second level is a per-tensor amax
          s->rule != quant::ScaleRule::nvfp4_4over6;
 }
 
-bool group_local(const LinearGroup& g) {
-  return std::all_of(g.begin(), g.end(), [](const detail::Linear& L) { return token_local(L.act); });
+bool group_local(const PreparedModel& pm, const LinearGroup& g) {
+  return std::all_of(g.begin(), g.end(),
+                     [&](const detail::Linear& L) { return token_local(pm, L.act, L.act_points[0]); });
 }
 
 bool cacheable(const PreparedModel& pm) {
-  if (!group_local(pm.classifier)) return false;
+  if (!group_local(pm, pm.classifier)) return false;
   for (const PreparedLayer& L : pm.layers)
-    if (!group_local(L.qkv) || !group_local(L.wo) || !group_local(L.gate_up) || !group_local(L.down) ||
-        !token_local(L.q) || !token_local(L.k) || !token_local(L.p) || !token_local(L.v) || !token_local(L.kv))
+    if (!group_local(pm, L.qkv) || !group_local(pm, L.wo) || !group_local(pm, L.gate_up) ||
+        !group_local(pm, L.down) || !token_local(pm, L.q, "q") || !token_local(pm, L.k, "k") ||
+        !token_local(pm, L.p, "p") || !token_local(pm, L.v, "v") || !token_local(pm, L.kv, "kv.k"))
       return false;
   return true;
 }
@@ -203,7 +211,8 @@ struct Decoder::Impl {
   }
 };
 
-Decoder::Decoder(const LlamaModel& model, const Recipe& recipe, std::size_t positions, int threads) {
+Decoder::Decoder(const LlamaModel& model, const Recipe& recipe, std::size_t positions, int threads,
+                 const CalibrationText* calib) {
   const LlamaConfig& c = model.config;
   if (positions == 0) throw Error("decode: a decoder for 0 positions");
   // What the run holds, checked before the decoder allocates any of it, as evaluate() counts
@@ -217,7 +226,9 @@ Decoder::Decoder(const LlamaModel& model, const Recipe& recipe, std::size_t posi
                "decode: a KV cache of " + std::to_string(positions) + " positions x " + std::to_string(c.n_layers) +
                    " layers x " + std::to_string(c.n_kv_heads) + " KV heads x head_dim " +
                    std::to_string(c.head_dim()) + " (K and V, float32) and the weights");
-  auto pm = detail::prepare(model, recipe, positions);
+  std::optional<detail::CalibratedWeights> calibrated;  // evaluate()'s, computed or read from the cache
+  if (recipe.needs_calibration() && calib) calibrated = detail::calibrate_weights(model, recipe, *calib, positions, threads);
+  auto pm = detail::prepare(model, recipe, positions, calibrated ? &*calibrated : nullptr);
   if (!cacheable(pm))
     check_memory(weights + 4 * P * (8 * dim + 4 * kv + 4 * hidden + 2 * P + 2 * vocab + c.head_dim()),
                  "decode: re-running windows of up to " + std::to_string(positions) + " positions and the weights");

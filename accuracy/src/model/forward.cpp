@@ -221,7 +221,20 @@ void ForwardOps::quantize_point(const std::optional<QuantSpec>& spec, float* x, 
   if (!spec) return;
   check_shape(*spec, rows, cols, points[0], l);
   before_.assign(x, x + rows * cols);
-  quant::fake_quant(*spec, x, rows, cols);
+  const float* fixed = nullptr;
+  if (static_point(pm_.recipe, points[0], *spec)) {
+    if (pm_.observe) {
+      pm_.observe(l, points[0], x, rows, cols);
+    } else {
+      const auto it = pm_.static_amax.find({l, points[0]});
+      if (it == pm_.static_amax.end())
+        throw Error("recipe '" + pm_.recipe.name + "': no static scale for " + points[0] +
+                    (l >= 0 ? " of layer " + std::to_string(l) : "") + " (calibrate it with --calib FILE)");
+      fixed = &it->second;
+    }
+  }
+  if (fixed) quant::fake_quant_static(*spec, x, rows, cols, *fixed);
+  else quant::fake_quant(*spec, x, rows, cols);
   for (const auto& p : points) log_.add(l, p, before_.data(), x, rows * cols);
 }
 

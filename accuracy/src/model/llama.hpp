@@ -71,7 +71,16 @@ struct PreparedModel {
   bool check_finite = false;
   // Calibration: called with every linear group's input (rows x k) before it is quantized.
   std::function<void(int layer, const LinearGroup& group, const float* x, std::size_t rows)> capture;
+  // act.scale / attn.scale = static: each static point's calibrated amax, by (layer, point).
+  std::map<std::pair<int, std::string>, float> static_amax;
+  // Static-scale calibration (static_scales.cpp): set, each static point hands it its input
+  // (n elements) and quantizes with its dynamic scale instead of looking its amax up.
+  std::function<void(int layer, const std::string& point, const float* x, std::size_t rows, std::size_t cols)> observe;
 };
+
+// True when the point `point` of a recipe (x.<kind>: a linear's input, under act.scale; q, k, v,
+// kv.k, kv.v: under attn.scale; p never) takes a calibrated tensor-level scale with spec `s`.
+bool static_point(const Recipe& r, const std::string& point, const quant::QuantSpec& s);
 
 // weights.calibrate's result (calibrate.cpp): each calibrated linear's weight as the forward
 // pass uses it (dequantized), and for AWQ the RMSNorm gains and v bias with the scales folded in.
@@ -82,15 +91,33 @@ struct CalibratedWeight {
 struct CalibratedWeights {
   std::map<std::pair<int, LinearKind>, CalibratedWeight> linears;
   std::map<int, std::vector<float>> attn_norm, ffn_norm, bv;
+  std::map<std::pair<int, std::string>, float> static_amax;  // act.scale / attn.scale = static
   const CalibratedWeight* find(int layer, LinearKind kind) const {
     const auto it = linears.find({layer, kind});
     return it == linears.end() ? nullptr : &it->second;
   }
 };
-// Computes them (eval/calibration_cache.hpp caches them). `positions`: the evaluation's window
+// Computes them (model/calibration_cache.hpp caches them). `positions`: the evaluation's window
 // length, used when text.ctx is 0. Throws lowp::Error naming the recipe for what it cannot do.
 CalibratedWeights compute_calibrated_weights(const LlamaModel& model, const Recipe& recipe,
                                              const CalibrationText& text, std::size_t positions, int threads);
+
+// Static scales (static_scales.cpp): the amax (or percentile) of each static point's input over
+// the calibration text, in windows of static_scale_ctx (not the evaluation's window: evaluate()
+// and the Decoder then share them), from the recipe's own forward
+// pass with dynamic scales and `weights` (its weights.calibrate result, possibly empty).
+std::map<std::pair<int, std::string>, float> compute_static_amax(const LlamaModel& model, const Recipe& recipe,
+                                                                 const CalibrationText& text,
+                                                                 const CalibratedWeights& weights, int threads);
+// The window length of a calibration over `text` with windows of `ctx` (the last one shorter):
+// lowp::Error for no tokens or a token outside the vocabulary.
+std::size_t calibration_window(const LlamaModel& model, const CalibrationText& text, std::size_t ctx);
+// Runs pm's forward pass over the calibration windows of T tokens (text.bos first, if given);
+// the classifier on every row when `all_rows`, else on each window's last.
+void run_calibration_windows(const PreparedModel& pm, const CalibrationText& text, std::size_t T, int threads,
+                             bool all_rows = false);
+// The window length of static-scale calibration: text.ctx, or else the model's seq_len.
+std::size_t static_scale_ctx(const LlamaModel& model, const CalibrationText& text);
 
 // Throws lowp::Error naming the recipe, the tensor and its shape when a spec does not fit.
 // `positions`: the longest window the forward pass will run (RoPE tables cover 0..positions-1).

@@ -226,6 +226,12 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
   if (recipe.calibrate.method != CalibMethod::none && !recipe.is_identity() && !calibrated)
     throw Error("recipe '" + recipe.name + "': weights.calibrate = " +
                 std::string(calib_method_name(recipe.calibrate.method)) + " needs calibration text (--calib FILE)");
+  if (recipe.static_scales() && !recipe.is_identity() && !calibrated)
+    throw Error("recipe '" + recipe.name + "': " +
+                (recipe.act_scale.fixed ? "act.scale = " + scale_source_text(recipe.act_scale)
+                                        : "attn.scale = " + scale_source_text(recipe.attn_scale)) +
+                " needs calibration text (--calib FILE)");
+  if (calibrated) pm.static_amax = calibrated->static_amax;
   Preparer prep(pm, find_preset(recipe), calibrated);
   const MappedWeights* mw = m->mapped.get();
   pm.embedding = mw ? nullptr : m->token_embedding.data();

@@ -111,6 +111,37 @@ bool apply_calibrate_key(Recipe& r, std::string_view key, std::string_view value
   return true;
 }
 
+// `dynamic`, `static` (= static:amax), `static:amax` or `static:p<percentile>` with the
+// percentile in (0, 100] and at most 4 decimals (kept exactly, as percentile x 10^4).
+bool parse_scale_source(std::string_view v, ScaleSource& out) {
+  if (v == "dynamic") {
+    out = {};
+    return true;
+  }
+  if (v == "static" || v == "static:amax") {
+    out = {true, 1000000};
+    return true;
+  }
+  if (!v.starts_with("static:p")) return false;
+  v.remove_prefix(8);
+  const std::size_t dot = v.find('.');
+  const std::string_view whole = v.substr(0, dot), frac = dot == std::string_view::npos ? "" : v.substr(dot + 1);
+  if (whole.empty() || whole.size() > 3 || frac.size() > 4 || (dot != std::string_view::npos && frac.empty())) return false;
+  std::uint64_t e4 = 0;
+  for (char c : whole) {
+    if (c < '0' || c > '9') return false;
+    e4 = e4 * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  for (std::size_t i = 0; i < 4; ++i) {
+    const char c = i < frac.size() ? frac[i] : '0';
+    if (c < '0' || c > '9') return false;
+    e4 = e4 * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (e4 == 0 || e4 > 1000000) return false;
+  out = {true, static_cast<std::uint32_t>(e4)};
+  return true;
+}
+
 // One `key = value` line applied to `r`; returns an error message, empty on success. A key only
 // training reads goes to `training_keys` (the training side of the same file, docs/recipes.md).
 std::string apply_line(Recipe& r, std::string_view key, std::string_view value, std::vector<std::string>& training_keys) {
@@ -120,6 +151,12 @@ std::string apply_line(Recipe& r, std::string_view key, std::string_view value, 
     return "";
   }
   if (apply_calibrate_key(r, key, value, why)) return why;
+  if (key == "act.scale" || key == "attn.scale") {  // before act.<kind>
+    if (!parse_scale_source(value, key == "act.scale" ? r.act_scale : r.attn_scale))
+      return std::string(key) + " is dynamic, static, static:amax or static:p<percentile in (0, 100]>, not '" +
+             std::string(value) + "'";
+    return "";
+  }
   if (apply_spec_key(r, key, value, true, why) || apply_layer_key(r, key, value, why) ||
       detail::apply_name_or_note(key, value, r.name, r.note, why))
     return why;
@@ -158,6 +195,18 @@ std::string apply_line(Recipe& r, std::string_view key, std::string_view value, 
 std::string_view linear_kind_name(LinearKind kind) { return kKindNames[static_cast<std::size_t>(kind)]; }
 
 std::string_view calib_method_name(CalibMethod m) { return kCalibNames[static_cast<std::size_t>(m)]; }
+
+std::string scale_source_text(const ScaleSource& s) {
+  if (!s.fixed) return "dynamic";
+  if (s.percentile_e4 == 1000000) return "static:amax";
+  std::string frac = std::to_string(10000 + s.percentile_e4 % 10000).substr(1);
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  return "static:p" + std::to_string(s.percentile_e4 / 10000) + (frac.empty() ? "" : "." + frac);
+}
+
+bool Recipe::needs_calibration() const {
+  return (calibrate.method != CalibMethod::none || static_scales()) && !is_identity();
+}
 
 bool LayerSpecs::empty() const {
   for (std::size_t i = 0; i < linear_kind_count; ++i)
@@ -256,6 +305,8 @@ std::string to_text(const Recipe& r) {
   }
   if (c.imatrix_scales) t += "weights.calibrate.scales = imatrix\n";
   if (c.grid != d.grid) t += "weights.calibrate.grid = " + std::to_string(c.grid) + "\n";
+  if (r.act_scale.fixed) t += "act.scale = " + scale_source_text(r.act_scale) + "\n";
+  if (r.attn_scale.fixed) t += "attn.scale = " + scale_source_text(r.attn_scale) + "\n";
   return t;
 }
 

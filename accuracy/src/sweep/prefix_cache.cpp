@@ -10,9 +10,11 @@
 namespace lowp::accuracy::detail {
 
 bool resumes(const SweepJob& job, std::size_t i) {
-  // A calibrated base is left out: its calibration is the recipe's own, run per recipe. An
-  // identity recipe checks every tensor for NaN/Inf, the layers before its own too.
-  return job.prefix_base && job.prefix_base->calibrate.method == CalibMethod::none && i < job.resume.size() &&
+  // A calibrated base (weights or static scales) is left out: its calibration is the recipe's
+  // own, run per recipe. An identity recipe checks every tensor for NaN/Inf, the layers before
+  // its own too.
+  return job.prefix_base && job.prefix_base->calibrate.method == CalibMethod::none &&
+         !job.prefix_base->static_scales() && i < job.resume.size() &&
          job.resume[i] > 0 && !job.recipes[i].is_identity();
 }
 

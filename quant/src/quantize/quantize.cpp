@@ -316,21 +316,26 @@ void fused_pass(QuantizedTensor& q, const Grid& g, const Target& t, Ops& ops, st
   inf = inf_;
 }
 
-// Everything but the cast target: stats, scales (rule, or the caller's fixed multiplier).
-// Fills q's scales and counts; returns the tensor amax through amax_out when asked.
-CastReport run(QuantizedTensor& q, const Target& t, const float* fixed_multiplier, float* amax_out) {
+// Everything but the cast target: stats, scales (rule, or the caller's fixed multiplier, or
+// the rule on the caller's fixed tensor amax: static scaling). Fills q's scales and counts;
+// returns the tensor amax through amax_out when asked.
+CastReport run(QuantizedTensor& q, const Target& t, const float* fixed_multiplier, float* amax_out,
+               const float* fixed_amax = nullptr) {
   const QuantSpec& spec = q.spec;
   const Grid g = detail::make_grid(spec, q.rows, q.cols);
   prepare_scales(q, g.count());
   if (spec.rule == ScaleRule::none) return cast_pass(spec, g, t, make_ops(q, g.count()));
-  if (!fixed_multiplier && fusable(spec, g)) {
+  const bool fixed = fixed_multiplier || fixed_amax;
+  if (!fixed && fusable(spec, g)) {
     Ops ops = make_ops(q, g.count());
     CastReport r;
     fused_pass(q, g, t, ops, r.nan_inputs, r.inf_inputs);
     return r;
   }
   detail::GroupStats st = detail::group_stats(g, t.x);
-  if (!fixed_multiplier && stack_e8m0_rule(spec.rule)) stack_amaxes(spec, g, t.x, st);
+  if (!fixed && stack_e8m0_rule(spec.rule)) stack_amaxes(spec, g, t.x, st);
+  // Static scaling: a per-tensor spec's one group takes the given amax (NVFP4: below).
+  if (fixed_amax && !nvfp4_rule(spec.rule) && !st.amax.empty()) st.amax[0] = *fixed_amax;
   if (fixed_multiplier) {
     q.multipliers.assign(1, *fixed_multiplier);
     q.scales.assign(1, 1.0f / *fixed_multiplier);
@@ -343,6 +348,7 @@ CastReport run(QuantizedTensor& q, const Target& t, const float* fixed_multiplie
     if (!st.amax.empty()) detail::quant_kernels().group_max(st.amax.data(), st.amax.size(), st.amax.size(), &bits);
     float tensor_amax;
     std::memcpy(&tensor_amax, &bits, 4);
+    if (fixed_amax) tensor_amax = *fixed_amax;
     if (spec.rule == ScaleRule::nvfp4_4over6)
       four_over_six_scales(q, g, t.x, tensor_amax);
     else
@@ -376,12 +382,12 @@ QuantizedTensor quantize_impl(const QuantSpec& spec, const float* x, std::size_t
 }
 
 FakeQuantReport fake_quant_impl(const QuantSpec& spec, float* x, std::size_t rows, std::size_t cols,
-                                const float* fixed_multiplier, float* amax_out) {
+                                const float* fixed_multiplier, float* amax_out, const float* fixed_amax = nullptr) {
   QuantizedTensor q;  // the scales only
   q.spec = spec;
   q.rows = rows;
   q.cols = cols;
-  const CastReport r = run(q, {x, x, nullptr}, fixed_multiplier, amax_out);
+  const CastReport r = run(q, {x, x, nullptr}, fixed_multiplier, amax_out, fixed_amax);
   return {r.nan_inputs, r.inf_inputs};
 }
 
@@ -416,6 +422,20 @@ QuantizedTensor quantize(const QuantSpec& spec, const float* x, std::size_t rows
 FakeQuantReport fake_quant(const QuantSpec& spec, float* x, std::size_t rows, std::size_t cols) {
   check_args(spec, x, rows, cols, "fake_quant");
   return fake_quant_impl(spec, x, rows, cols, nullptr, nullptr);
+}
+
+bool has_tensor_scale(const QuantSpec& spec) noexcept {
+  if (nvfp4_rule(spec.rule)) return true;
+  return spec.granularity == Granularity::tensor && spec.rule != ScaleRule::none && spec.rule != ScaleRule::mse;
+}
+
+FakeQuantReport fake_quant_static(const QuantSpec& spec, float* x, std::size_t rows, std::size_t cols, float amax) {
+  check_args(spec, x, rows, cols, "fake_quant_static");
+  if (!has_tensor_scale(spec))
+    throw Error("fake_quant_static: " + describe(spec) + " has no tensor-level scale to fix");
+  if (!(amax >= 0) || !std::isfinite(amax))
+    throw Error("fake_quant_static: amax " + std::to_string(amax) + " is not a finite number >= 0");
+  return fake_quant_impl(spec, x, rows, cols, nullptr, nullptr, &amax);
 }
 
 void dequantize(const QuantizedTensor& q, float* out) {

@@ -1,6 +1,7 @@
-// Calibration text for `weights.calibrate = imatrix | gptq | awq` (docs/calibration.md): each
-// linear's input activations captured by a float32 forward over the text, in windows, and
-// reduced to the statistic the method needs; the calibrated weights cached on disk.
+// Calibration text for `weights.calibrate = imatrix | gptq | awq` and static scales
+// (docs/calibration.md): each linear's input activations captured by a float32 forward over the
+// text, in windows, and reduced to the statistic the method needs; the calibrated weights and
+// static scales cached on disk.
 #pragma once
 #include <functional>
 #include <map>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "lowp/accuracy/model.hpp"
+#include "lowp/accuracy/recipe.hpp"
 
 namespace lowp::accuracy {
 
@@ -29,6 +31,14 @@ struct CalibrationText {
 // (blk.<N>.attn_q.weight, ... ffn_down.weight), as llama-imatrix writes them.
 std::map<std::string, std::vector<float>> importance_matrix(const LlamaModel& model, const CalibrationText& text,
                                                             int ctx, int threads = 0);
+
+// act.scale / attn.scale = static (docs/recipes.md, "Static scales"): the calibrated amax (or
+// percentile) of every static point, as evaluate() and the Decoder use it (computed, or read
+// from text.cache_dir), keyed "<layer>.<point>": "0.x.wq", "1.kv.k", "-1.x.classifier". A
+// weights.calibrate part of the recipe is calibrated with windows of text.ctx, or else of the
+// model's seq_len. lowp::Error when the recipe does not fit the model or the text has no tokens.
+std::map<std::string, float> static_scales(const LlamaModel& model, const Recipe& recipe, const CalibrationText& text,
+                                           int threads = 0);
 
 // The GGUF tensor name of a linear of layer `layer` (blk.<layer>.attn_q.weight, ...).
 std::string gguf_linear_name(int layer, std::size_t kind);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 
+#include "lowp/accuracy/calibrate.hpp"
 #include "lowp/accuracy/model.hpp"
 #include "lowp/accuracy/recipe.hpp"
 
@@ -20,7 +21,10 @@ class Decoder {
   // many). The model must outlive the decoder (unquantized weights are read in place).
   // threads = 0: all. Throws lowp::Error (one line): a recipe that does not fit the model, or
   // the cache and the recipe's weight copies above the memory budget (lowp/accuracy/memory.hpp).
-  Decoder(const LlamaModel& model, const Recipe& recipe, std::size_t positions, int threads = 0);
+  // `calib`: the calibration text of a recipe with weights.calibrate or static scales
+  // (act.scale / attn.scale = static), calibrated or read from its cache as evaluate() does.
+  Decoder(const LlamaModel& model, const Recipe& recipe, std::size_t positions, int threads = 0,
+          const CalibrationText* calib = nullptr);
   ~Decoder();
   Decoder(Decoder&&) noexcept;
   Decoder& operator=(Decoder&&) noexcept;
@@ -36,7 +40,8 @@ class Decoder {
   // V; fp8-tensorwise's per-tensor linear inputs; NVFP4's tensor level; stochastic rounding
   // keyed by the element's place in the window): evaluation of a prefix then changes every
   // earlier token's activations with each new token, which no cache holds, so step() re-runs
-  // the prefix as evaluate() does (its cost grows with the position).
+  // the prefix as evaluate() does (its cost grows with the position). Static scales
+  // (act.scale / attn.scale = static) do not span tokens: with them those recipes cache.
   bool cached() const;
 
   // Bytes of a float32 KV cache: layers x positions x kv_heads x head_dim x 2 (K and V) x 4.

@@ -24,7 +24,8 @@ struct EvalOptions {
   bool keep_logits = false; // keep the logits of every position (for --logits-out)
   int threads = 0;          // 0: all
   int bos = -1;             // >= 0: each window's first token is replaced by this id (llama.cpp perplexity)
-  // The calibration text of a recipe with weights.calibrate (docs/calibration.md).
+  // The calibration text of a recipe with weights.calibrate or a static act.scale / attn.scale
+  // (docs/calibration.md).
   std::shared_ptr<const CalibrationText> calib;
   // Called after each window with (tokens done, tokens total).
   std::function<void(std::size_t, std::size_t)> progress;

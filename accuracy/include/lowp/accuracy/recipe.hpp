@@ -37,6 +37,19 @@ struct CalibrateOptions {
 };
 std::string_view calib_method_name(CalibMethod m);  // "none", "imatrix", "gptq", "awq"
 
+// act.scale / attn.scale (docs/recipes.md, "Static scales"): where the tensor-level scale of a
+// point comes from (quant::has_tensor_scale: a per-tensor spec's scale, NVFP4's float32 level).
+// dynamic (the default): each tensor's own amax, so the scale of a window depends on all its
+// tokens. static: fixed once per point and layer from the calibration text (--calib), as
+// deployed FP8 / NVFP4 inference does: the `percentile`-th percentile (nearest rank) of |x| over
+// every finite element the point quantizes in the calibration forward; 100 is the amax.
+struct ScaleSource {
+  bool fixed = false;
+  std::uint32_t percentile_e4 = 1000000;  // the percentile times 10^4, in [1, 1000000]
+  bool operator==(const ScaleSource&) const = default;
+};
+std::string scale_source_text(const ScaleSource& s);  // "dynamic", "static:amax", "static:p99.9"
+
 // The quantization points of one layer. `layer.<N>.<key>` lines override a recipe-wide key in
 // layer N only: the per-tensor sensitivity sweep and the mixed-precision search write them.
 struct LayerSpecs {
@@ -73,12 +86,18 @@ struct Recipe {
   bool pad = false;
   std::map<int, LayerSpecs> layer;  // layer.<N>.* overrides, by layer index
   CalibrateOptions calibrate;
+  ScaleSource act_scale;   // act.scale: the linears' inputs (act.* and the linear preset's X)
+  ScaleSource attn_scale;  // attn.scale: attn.q, attn.k, attn.v and the KV cache (kv)
 
   // The specs in effect in `layer` (-1: the classifier): the recipe-wide ones, overridden by
   // layer[layer]'s. The linear preset's specs are not included (prepare() falls back on them).
   LayerSpecs specs_at(int layer) const;
   // True when nothing is quantized or rotated (the fp32 reference).
   bool is_identity() const;
+  // act.scale or attn.scale is static.
+  bool static_scales() const { return act_scale.fixed || attn_scale.fixed; }
+  // The recipe needs calibration text: weights.calibrate or a static scale, and not is_identity().
+  bool needs_calibration() const;
 };
 
 // Parses the text format; throws lowp::Error naming the line on anything malformed.

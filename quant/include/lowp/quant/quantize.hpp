@@ -105,6 +105,14 @@ struct FakeQuantReport {
   std::size_t nan_inputs = 0, inf_inputs = 0;
 };
 FakeQuantReport fake_quant(const QuantSpec& spec, float* x, std::size_t rows, std::size_t cols);
+// Static scaling (deployed FP8 / NVFP4 inference: scales calibrated once): fake_quant with the
+// tensor-level scale computed by the rule from `amax`, a calibrated bound on |x|, instead of
+// from x's own amax. That is the one scale of a per-tensor spec, or NVFP4's float32 tensor
+// scale (its block scales stay x's own). Elements beyond amax saturate, as under every scaled
+// rule. Throws lowp::Error when !has_tensor_scale(spec) or amax is negative or not finite.
+// has_tensor_scale: per-tensor granularity with a rule other than none and mse, or an NVFP4 rule.
+bool has_tensor_scale(const QuantSpec& spec) noexcept;
+FakeQuantReport fake_quant_static(const QuantSpec& spec, float* x, std::size_t rows, std::size_t cols, float amax);
 // Bits per element of `spec` on a rows x cols tensor, scales included.
 double bits_per_element(const QuantSpec& spec, std::size_t rows, std::size_t cols);
 

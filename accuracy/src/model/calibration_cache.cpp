@@ -1,5 +1,5 @@
 // The calibrated-weights cache (eval/calibration_cache.hpp).
-#include "eval/calibration_cache.hpp"
+#include "model/calibration_cache.hpp"
 
 #include <bit>
 #include <cstdint>
@@ -68,6 +68,14 @@ std::string serialize(const std::string& key, const CalibratedWeights& cw) {
       put(b, static_cast<std::int32_t>(l));
       put_vec(b, v);
     }
+  }
+  // Static scales, only when there are some: a weights-only file is as before them.
+  if (!cw.static_amax.empty()) put(b, static_cast<std::uint64_t>(cw.static_amax.size()));
+  for (const auto& [id, amax] : cw.static_amax) {
+    put(b, static_cast<std::int32_t>(id.first));
+    put(b, static_cast<std::uint64_t>(id.second.size()));
+    b.append(id.second.data(), id.second.size());
+    put(b, amax);
   }
   put(b, fnv1a(b.data(), b.size()));
   return b;
@@ -140,6 +148,14 @@ bool deserialize(const std::string& b, const std::string& key, CalibratedWeights
         (*m)[l] = r.vec();
       }
     }
+    if (!r.done()) {
+      const auto c = r.get<std::uint64_t>();
+      for (std::uint64_t i = 0; i < c; ++i) {
+        const int l = r.get<std::int32_t>();
+        std::string point = r.str(static_cast<std::size_t>(r.get<std::uint64_t>()));
+        cw.static_amax[{l, std::move(point)}] = r.get<float>();
+      }
+    }
     if (!r.done()) throw Error("trailing bytes");
   } catch (const Error& e) {
     why = e.what();
@@ -170,6 +186,12 @@ std::string cache_key(const LlamaModel& model, const Recipe& r, const Calibratio
     const LayerSpecs s = r.specs_at(static_cast<int>(l));
     for (std::size_t kind = 0; kind < kLayerKinds; ++kind)
       if (s.weights[kind]) k << l << "." << linear_kind_name(static_cast<LinearKind>(kind)) << " " << quant::describe(*s.weights[kind]) << (r.pad ? " pad" : "") << "\n";
+  }
+  if (r.static_scales()) {  // every point before a static one decides what it sees: the whole recipe
+    Recipe bare = r;
+    bare.name.clear();
+    bare.note.clear();
+    k << "static scales, windows of " << static_scale_ctx(model, t) << "\n" << to_text(bare);
   }
   return k.str();
 }
