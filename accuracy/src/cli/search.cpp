@@ -1,6 +1,5 @@
 // `lowp search`: the mixed-precision search (lowp/accuracy/search.hpp) from per-tensor
 // sensitivities on calibration text, its recipe files, and their check on held-out text.
-#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -192,23 +191,10 @@ int run_search(Io& io, const SearchArgs& a) {
     }
     // The uniform recipes of the menu: each spec on every weight it fits.
     for (std::size_t j = 0; j < a.menu.size(); ++j) {
-      accuracy::SearchPlan plan;
-      plan.predicted = sens.base_cmp.kld_mean;
-      bool all = true;
-      for (const auto& t : tensors) {
-        const auto it = std::find_if(t.options.begin(), t.options.end(), [&](const auto& o) { return o.spec == a.menu[j]; });
-        if (it == t.options.end()) {
-          all = false;
-          break;
-        }
-        plan.choice.push_back(static_cast<std::size_t>(it - t.options.begin()));
-        plan.bits += it->bits;
-        plan.weights += static_cast<std::uint64_t>(t.t.rows) * t.t.cols;
-        plan.predicted += it->kld;
-      }
-      if (!all) continue;
-      const accuracy::Recipe r = accuracy::search_recipe(tensors, plan, base, "uniform " + a.menu[j]);
-      points.push_back({r.name, plan.bits_per_weight(), plan.predicted, NAN, NAN, NAN, false, false, ""});
+      const auto plan = accuracy::uniform_plan(tensors, a.menu[j], sens.base_cmp.kld_mean);
+      if (!plan) continue;
+      const accuracy::Recipe r = accuracy::search_recipe(tensors, *plan, base, "uniform " + a.menu[j]);
+      points.push_back({r.name, plan->bits_per_weight(), plan->predicted, NAN, NAN, NAN, false, false, ""});
       texts += accuracy::to_text(r) + '\x1e';
     }
   }
