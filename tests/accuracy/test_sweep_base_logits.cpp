@@ -1,11 +1,13 @@
 // llama.cpp's --kl-divergence-base file: the layout written (checked byte by byte against the
 // format's definition), a file made here by hand read back, the round trip, and bad files.
+// llama.cpp's float32 logits files (read_logits_run) against a log-softmax computed here.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "llama_test_util.hpp"
 #include "lowp/accuracy/base_logits.hpp"
@@ -182,6 +184,65 @@ TEST(BaseLogits, WriteRefusesRunsThatDoNotFit) {
   expect_error([&] { write_base_logits(dir + "/b", 16, tokens, nan); }, {"non-finite log-probability"});
   EXPECT_EQ(bytes_of(dir + "/b"), before);
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1);
+  std::filesystem::remove_all(dir);
+}
+
+// A float32 logits file (`lowp search --base-logits`) of 37 tokens in windows of 16 (two full
+// windows and one of 5), scored here in double: the second halves, then every position; a row
+// holding NaN counted in `nonfinite`, not summed; files of the wrong size or missing.
+// Tolerance: the code's log-probabilities are double results (a few ulps on |x| < 40, below
+// 1e-12) rounded to float32 (half an ulp: 2^-24 |x|); its NLL stays double: 1e-12 per row.
+TEST(BaseLogits, FloatLogitsFile) {
+  const LlamaModel m = small_model(6);
+  const std::size_t V = static_cast<std::size_t>(m.config.vocab_size), n = 37, ctx = 16, bad_row = 27;
+  const auto tokens = random_tokens(n, m.config.vocab_size, 11);
+  std::vector<float> logits(n * V);
+  std::mt19937 gen(5);
+  std::normal_distribution<float> dist(0.f, 3.f);
+  for (auto& x : logits) x = dist(gen);
+  logits[bad_row * V + 3] = NAN;  // window 1, t = 11: scored either way
+  const std::string dir = temp_dir("float_logits");
+  const std::string path = dir + "/l.f32";
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(logits.data()),
+                                               static_cast<std::streamsize>(logits.size() * sizeof(float)));
+  for (bool all : {false, true}) {
+    EvalOptions opt;
+    opt.ctx = static_cast<int>(ctx);
+    opt.score_all = all;
+    const EvalRun run = read_logits_run(path, m, tokens, opt);
+    std::vector<std::size_t> rows;
+    for (std::size_t start = 0; start < n; start += ctx) {
+      const std::size_t T = std::min(ctx, n - start);
+      for (std::size_t t = all ? 0 : T / 2; t + 1 < T; ++t) rows.push_back(start + t);
+    }
+    ASSERT_EQ(run.vocab, V);
+    ASSERT_EQ(run.targets.size(), rows.size()) << all;
+    ASSERT_EQ(run.log_probs.size(), rows.size() * V) << all;
+    double nll = 0;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const std::size_t p = rows[r];
+      EXPECT_EQ(run.targets[r], tokens[p + 1]) << p;
+      if (p == bad_row) continue;
+      double mx = -INFINITY, sum = 0;
+      for (std::size_t j = 0; j < V; ++j) mx = std::max(mx, static_cast<double>(logits[p * V + j]));
+      for (std::size_t j = 0; j < V; ++j) sum += std::exp(logits[p * V + j] - mx);
+      const double lse = mx + std::log(sum);
+      for (std::size_t j = 0; j < V; ++j) {
+        const double want = logits[p * V + j] - lse;
+        ASSERT_NEAR(run.log_probs[r * V + j], want, std::ldexp(std::fabs(want), -24) + 1e-12) << p << " " << j;
+      }
+      nll += lse - logits[p * V + static_cast<std::size_t>(tokens[p + 1])];
+    }
+    EXPECT_EQ(run.nonfinite, 1u);
+    EXPECT_NEAR(run.nll_sum, nll, 1e-12 * static_cast<double>(rows.size()));
+  }
+  std::ofstream(dir + "/short", std::ios::binary).write(reinterpret_cast<const char*>(logits.data()),
+                                                        static_cast<std::streamsize>((logits.size() - 1) * sizeof(float)));
+  EvalOptions opt;
+  opt.ctx = static_cast<int>(ctx);
+  expect_error([&] { read_logits_run(dir + "/short", m, tokens, opt); },
+               {dir + "/short", "holds " + std::to_string((n * V - 1) * 4) + " bytes", "are " + std::to_string(n * V * 4)});
+  expect_error([&] { read_logits_run(dir + "/missing", m, tokens, opt); }, {"cannot read " + dir + "/missing"});
   std::filesystem::remove_all(dir);
 }
 

@@ -1,28 +1,21 @@
 // `lowp search`: the mixed-precision search (lowp/accuracy/search.hpp) from per-tensor
 // sensitivities on calibration text, its recipe files, and their check on held-out text.
-#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "cli/command.hpp"
-#include "eval/windows.hpp"
-#include "io/ggml/ggml_types.hpp"
-#include "io/gguf_file.hpp"
+#include "io/gguf_bits.hpp"
+#include "lowp/accuracy/base_logits.hpp"
 #include "lowp/accuracy/metrics.hpp"
 #include "dist/comm.hpp"
 #include "file/atomic_file.hpp"
-#include "file/mapped_file.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/model_sweep.hpp"
 #include "lowp/accuracy/search.hpp"
@@ -45,64 +38,6 @@ struct SearchArgs {
   std::optional<int> ctx;
   int threads = 0;
 };
-
-// Bits per weight of a llama.cpp GGUF over the tensors lowp's search counts (every linear
-// inside the layers and the classifier: output.weight, else the tied token_embd.weight),
-// from each tensor's ggml type: elements / block size x block bytes x 8.
-double gguf_bits_per_weight(const std::string& path, const accuracy::LlamaConfig& c) {
-  const accuracy::detail::MappedFile file(path);
-  const accuracy::detail::GgufFile g(file.bytes(), path);
-  double bits = 0, weights = 0;
-  const auto count = [&](const std::string& name) {
-    const accuracy::detail::GgufTensor* t = g.tensor(name);
-    if (!t) return false;
-    bits += static_cast<double>(t->elements) / static_cast<double>(accuracy::ggml::block_size(t->type)) *
-            static_cast<double>(accuracy::ggml::block_bytes(t->type)) * 8;
-    weights += static_cast<double>(t->elements);
-    return true;
-  };
-  for (int l = 0; l < c.n_layers; ++l)
-    for (std::size_t kind = 0; kind < 7; ++kind)
-      if (!count(accuracy::gguf_linear_name(l, kind)))
-        throw Failure{exit_bad_data, path + " has no tensor " + accuracy::gguf_linear_name(l, kind)};
-  if (!count("output.weight") && !count("token_embd.weight")) throw Failure{exit_bad_data, path + " has no classifier"};
-  return bits / weights;
-}
-
-// llama.cpp's float32 logits (positions x vocab, row t after token t, as `lowp eval
-// --logits-out` writes them) scored on the positions `ref` scored: the same windows of ctx.
-accuracy::EvalRun score_logits(const std::string& path, const std::vector<int>& ids, const accuracy::LlamaModel& model,
-                               const accuracy::EvalOptions& opt) {
-  const auto vocab = static_cast<std::size_t>(model.config.vocab_size);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Failure{exit_usage, "--base-logits: cannot read " + path};
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<float> logits;
-  if (bytes.size() != ids.size() * vocab * sizeof(float))
-    throw Failure{exit_usage, "--base-logits: " + path + " holds " + std::to_string(bytes.size()) + " bytes; float32 logits of the " +
-                                  std::to_string(ids.size()) + " --eval tokens over vocab " + std::to_string(vocab) +
-                                  " are " + std::to_string(ids.size() * vocab * sizeof(float))};
-  logits.resize(ids.size() * vocab);
-  std::memcpy(logits.data(), bytes.data(), bytes.size());
-  const accuracy::detail::Windows win = accuracy::detail::windows_for(model, ids, opt);
-  accuracy::EvalRun run;
-  run.vocab = vocab;
-  for (std::size_t w = 0; w < win.count(); ++w) {
-    const std::size_t start = win.start(w), T = win.length(w);
-    for (std::size_t t = T / 2; t + 1 < T; ++t) {
-      const float* row = logits.data() + (start + t) * vocab;
-      double mx = -INFINITY, sum = 0;
-      for (std::size_t j = 0; j < vocab; ++j) mx = std::max(mx, static_cast<double>(row[j]));
-      for (std::size_t j = 0; j < vocab; ++j) sum += std::exp(static_cast<double>(row[j]) - mx);
-      const double lse = mx + std::log(sum);
-      for (std::size_t j = 0; j < vocab; ++j) run.log_probs.push_back(static_cast<float>(row[j] - lse));
-      const int target = ids[start + t + 1];
-      run.targets.push_back(target);
-      run.nll_sum += lse - row[static_cast<std::size_t>(target)];
-    }
-  }
-  return run;
-}
 
 // --activations: one spec for every linear input inside the layers, or kind=SPEC entries.
 accuracy::Recipe base_recipe(const std::vector<std::string>& activations) {
@@ -256,23 +191,10 @@ int run_search(Io& io, const SearchArgs& a) {
     }
     // The uniform recipes of the menu: each spec on every weight it fits.
     for (std::size_t j = 0; j < a.menu.size(); ++j) {
-      accuracy::SearchPlan plan;
-      plan.predicted = sens.base_cmp.kld_mean;
-      bool all = true;
-      for (const auto& t : tensors) {
-        const auto it = std::find_if(t.options.begin(), t.options.end(), [&](const auto& o) { return o.spec == a.menu[j]; });
-        if (it == t.options.end()) {
-          all = false;
-          break;
-        }
-        plan.choice.push_back(static_cast<std::size_t>(it - t.options.begin()));
-        plan.bits += it->bits;
-        plan.weights += static_cast<std::uint64_t>(t.t.rows) * t.t.cols;
-        plan.predicted += it->kld;
-      }
-      if (!all) continue;
-      const accuracy::Recipe r = accuracy::search_recipe(tensors, plan, base, "uniform " + a.menu[j]);
-      points.push_back({r.name, plan.bits_per_weight(), plan.predicted, NAN, NAN, NAN, false, false, ""});
+      const auto plan = accuracy::uniform_plan(tensors, a.menu[j], sens.base_cmp.kld_mean);
+      if (!plan) continue;
+      const accuracy::Recipe r = accuracy::search_recipe(tensors, *plan, base, "uniform " + a.menu[j]);
+      points.push_back({r.name, plan->bits_per_weight(), plan->predicted, NAN, NAN, NAN, false, false, ""});
       texts += accuracy::to_text(r) + '\x1e';
     }
   }
@@ -297,9 +219,15 @@ int run_search(Io& io, const SearchArgs& a) {
     const std::size_t eq = entry.find('=');
     if (eq == std::string::npos) throw Failure{exit_usage, "--base-logits " + quote_input(entry) + ": expected GGUF=LOGITS"};
     const std::string gguf = entry.substr(0, eq);
-    Point p{std::filesystem::path(gguf).stem().string(), gguf_bits_per_weight(gguf, model.config), NAN, NAN, NAN, NAN,
-            false, true, gguf};
-    const accuracy::Comparison c = accuracy::compare(measured.reference_run, score_logits(entry.substr(eq + 1), held->ids, model, eopt));
+    Point p{std::filesystem::path(gguf).stem().string(), accuracy::detail::gguf_bits_per_weight(gguf, model.config), NAN,
+            NAN, NAN, NAN, false, true, gguf};
+    accuracy::EvalRun run;
+    try {
+      run = accuracy::read_logits_run(entry.substr(eq + 1), model, held->ids, eopt);
+    } catch (const Error& e) {
+      throw Failure{exit_usage, std::string("--base-logits: ") + e.what()};
+    }
+    const accuracy::Comparison c = accuracy::compare(measured.reference_run, run);
     p.measured = c.kld_mean;
     p.measured_se = c.kld_se;
     p.dlnppl = c.ln_ppl_ratio;

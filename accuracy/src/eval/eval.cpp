@@ -41,6 +41,18 @@ double score_row(const float* logits, std::size_t vocab, int target, std::vector
 
 namespace detail {
 
+void score_window(const float* logits, std::span<const int> tokens, std::size_t first, std::size_t vocab, EvalRun& run) {
+  for (std::size_t t = first; t + 1 < tokens.size(); ++t) {
+    const int target = tokens[t + 1];
+    const double nll = score_row(logits + t * vocab, vocab, target, run.log_probs);
+    run.targets.push_back(target);
+    if (std::isnan(nll))
+      ++run.nonfinite;
+    else
+      run.nll_sum += nll;
+  }
+}
+
 std::size_t Windows::scored(std::size_t w, bool score_all) const {
   const std::size_t T = length(w), first = score_all ? 0 : T / 2;
   return T > first + 1 ? T - 1 - first : 0;
@@ -128,15 +140,7 @@ std::vector<TensorError> WindowEvaluator::run(std::size_t w, EvalRun& run, const
   }
   if (opt_.keep_logits)
     run.logits.insert(run.logits.end(), logits_.begin(), logits_.begin() + static_cast<std::ptrdiff_t>(T * vocab));
-  for (std::size_t t = first; t + 1 < T; ++t) {
-    const int target = tokens_[start + t + 1];
-    const double nll = score_row(logits_.data() + t * vocab, vocab, target, run.log_probs);
-    run.targets.push_back(target);
-    if (std::isnan(nll))
-      ++run.nonfinite;
-    else
-      run.nll_sum += nll;
-  }
+  score_window(logits_.data(), tokens_.subspan(start, T), first, vocab, run);
   return log.entries();
 }
 

@@ -21,6 +21,11 @@ struct Windows {
   std::size_t scored(std::size_t w, bool score_all) const;
 };
 
+// Appends a window's scored positions t in [first, T - 1) to `run` (T = tokens.size(); row t
+// of `logits`, `vocab` floats, follows tokens[t]): each row's log-softmax (in double, stored as
+// float) and the NLL of tokens[t + 1]; a row with a non-finite logit counts in run.nonfinite.
+void score_window(const float* logits, std::span<const int> tokens, std::size_t first, std::size_t vocab, EvalRun& run);
+
 // The windows of evaluate(model, tokens, ., opt); throws lowp::Error as evaluate() for bad
 // tokens or options.
 Windows windows_for(const LlamaModel& model, std::span<const int> tokens, const EvalOptions& opt);

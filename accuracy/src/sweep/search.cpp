@@ -131,6 +131,20 @@ SearchPlan solve_search(std::span<const SearchTensor> tensors, double budget, do
   return plan;
 }
 
+std::optional<SearchPlan> uniform_plan(std::span<const SearchTensor> tensors, const std::string& spec, double base_kld) {
+  SearchPlan plan;
+  plan.predicted = base_kld;
+  for (const auto& t : tensors) {
+    const auto it = std::find_if(t.options.begin(), t.options.end(), [&](const auto& o) { return o.spec == spec; });
+    if (it == t.options.end()) return std::nullopt;
+    plan.choice.push_back(static_cast<std::size_t>(it - t.options.begin()));
+    plan.bits += it->bits;
+    plan.weights += static_cast<std::uint64_t>(t.t.rows) * t.t.cols;
+    plan.predicted += it->kld;
+  }
+  return plan;
+}
+
 Recipe search_recipe(std::span<const SearchTensor> tensors, const SearchPlan& plan, const Recipe& base,
                      const std::string& name) {
   Recipe r = base;

@@ -1,7 +1,7 @@
-// The training loop behind `lowp train` (private): a corpus of bytes (or, fine-tuning a
-// checkpoint, of the model's own tokens), last 10% held out,
-// counter-based batch sampling (so a resumed run draws the same batches), the training recipe's
-// linears and optimizer (optim/optimizer.hpp), DIR/log.csv, checkpoints in every format.
+// The training loop behind `lowp train` (private): the training recipe's model and optimizer
+// (optim/optimizer.hpp) stepped over the corpus' batches (train/corpus.hpp), data parallel across
+// ranks (train/data_parallel.hpp), logged (train/train_log.hpp) and checkpointed
+// (train/checkpoint_dir.hpp, train/run_config.hpp) into DIR.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -12,6 +12,7 @@
 
 #include "lowp/accuracy/model.hpp"
 #include "recipe/train_recipe.hpp"
+#include "train/corpus.hpp"
 #include "train/train_model.hpp"
 
 namespace lowp::accuracy::train {
@@ -70,10 +71,6 @@ struct TrainResult {
 // steps and threads. Throws lowp::Error with one line (empty or too short corpus, unknown
 // recipe, non-finite loss: the step and the first non-finite tensor, last checkpoint kept).
 TrainResult run_training(TrainOptions options, bool resume, const std::function<void(const StepInfo&)>& progress);
-
-// The start of each of step `step`'s `batch` training windows: counter-based random offsets in
-// [0, span) (span = training bytes - window) drawn from `seed`, so a seed fixes the batch order.
-std::vector<std::size_t> batch_offsets(std::uint64_t seed, int step, std::size_t batch, std::size_t span);
 
 // The trainable model of recipe `r` holding `start`'s weights: ScalifyLlama for `model = scalify`,
 // else TrainLlama with the recipe's linears and classifier.

@@ -30,4 +30,11 @@ BaseLogits read_base_logits(const std::string& path);
 // renamed. Throws lowp::Error when the run does not match or holds non-finite log-probs.
 void write_base_logits(const std::string& path, int ctx, std::span<const int> tokens, const EvalRun& run);
 
+// A float32 logits file of `tokens` (positions x vocab, little-endian, row t after token t, as
+// llama.cpp's runs and `lowp eval --logits-out` write them) scored as evaluate(model, tokens,
+// ., opt) scores its own forward: the same windows, positions and log-softmax. Throws
+// lowp::Error naming the file when it cannot be read or is not tokens.size() x vocab floats.
+EvalRun read_logits_run(const std::string& path, const LlamaModel& model, std::span<const int> tokens,
+                        const EvalOptions& opt);
+
 }  // namespace lowp::accuracy

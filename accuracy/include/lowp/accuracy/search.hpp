@@ -16,6 +16,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,6 +62,10 @@ inline constexpr std::uint64_t kBudgetToleranceBitsPerTensor = 32;
 // Throws lowp::Error when the budget (with the tolerance above) is below the cheapest choice
 // (each tensor's cheapest option), naming that figure.
 SearchPlan solve_search(std::span<const SearchTensor> tensors, double budget, double base_kld);
+
+// The uniform recipe of a menu spec: `spec` on every tensor, its predicted KLD base_kld plus
+// the tensors' (budget 0); nullopt when the spec is not an option of every tensor.
+std::optional<SearchPlan> uniform_plan(std::span<const SearchTensor> tensors, const std::string& spec, double base_kld);
 
 // `base` plus one `layer.<N>.weights.<kind>` line per chosen tensor (`weights.classifier` for
 // the classifier), named `name`.
