@@ -235,6 +235,16 @@ class Results(unittest.TestCase):
         self.assertIn("- The 4-bit recipe whose whole gradient is closest to fp32's: nvfp4 (rel_mse 1.00e-3).", text)
         self.assertIn('- Noise ratio below √3 (the recipe would stall): nvfp4.', text)
 
+    def test_fuzz_table(self):
+        self.write('bench/results/fz.csv', 'harness,seconds,wall_s,cpu_s,executions,cov,ft,peak_rss_mb,finding\n'
+                   'gguf,30,31,29,45852,3438,6860,491,none\n'
+                   'recipe,30,12,,1234,47,99,400,recipe-crash-abc\n')  # no /usr/bin/time: CPU unknown
+        self.write('bench/results/fz.cmd', 'command: scripts/sanitize-check --fuzz-only --fuzz-seconds 30\n')
+        m = self.m
+        text = m.Table('fuzz', 'fz', m.Csv, rows=m.FUZZ.rows, columns=m.FUZZ.columns).render()
+        self.assertIn('| `gguf` | 31 | 29 | 45,852 | 3,438 | 6,860 | 491 | none |', text)
+        self.assertIn('| `recipe` | 12 | ? | 1,234 | 47 | 99 | 400 | recipe-crash-abc |', text)
+
     def test_record_names_uncommitted_files_whole(self):
         # `git status --porcelain` starts a modified file's line with a space (' M a.txt').
         root = self.tmp.name
