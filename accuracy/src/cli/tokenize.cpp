@@ -4,10 +4,11 @@
 #include <ostream>
 #include <sstream>
 
-#include <cstring>
+#include <cstdint>
 #include <filesystem>
 
 #include "cli/command.hpp"
+#include "io/gguf_file.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/tokenizer.hpp"
 
@@ -31,8 +32,8 @@ accuracy::Tokenizer find_tokenizer(const TokenizeArgs& a) {
   bool gguf = false;
   if (!dir && fs::is_regular_file(path, ec)) {
     std::ifstream f(path, std::ios::binary);
-    char magic[4] = {};
-    gguf = f.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
+    std::uint8_t magic[4] = {};
+    gguf = f.read(reinterpret_cast<char*>(magic), 4) && accuracy::detail::has_gguf_magic(magic);
   }
   const bool model_dir = dir && fs::exists(fs::path(path) / "config.json", ec);
   const bool tokenizer_file = gguf || ext == ".json" || ext == ".model" || (dir && !model_dir);

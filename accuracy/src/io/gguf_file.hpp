@@ -2,6 +2,7 @@
 // and offset checked against the file. Used by the model loader and the SPM tokenizer.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,10 @@ enum GgufValueType : std::uint32_t {
   gguf_u8 = 0, gguf_i8 = 1, gguf_u16 = 2, gguf_i16 = 3, gguf_u32 = 4, gguf_i32 = 5, gguf_f32 = 6,
   gguf_bool = 7, gguf_string = 8, gguf_array = 9, gguf_u64 = 10, gguf_i64 = 11, gguf_f64 = 12,
 };
+
+// Whether a file's bytes start with GGUF's magic: the one test that sends a file to the GGUF
+// model loader or tokenizer reader rather than another format's.
+inline bool has_gguf_magic(Bytes b) { return b.size() >= 4 && std::memcmp(b.data(), "GGUF", 4) == 0; }
 
 // "Q4_K (12)": the ggml name of a tensor type, for messages.
 std::string ggml_type_name(std::uint32_t type);

@@ -1,12 +1,12 @@
 // Picks a loader from what the path is: a directory (safetensors), or a file's first bytes.
 // A file none of the formats recognises is refused before any loader reads it.
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "lowp/accuracy/loaders.hpp"
 #include "file/mapped_file.hpp"
+#include "io/gguf_file.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy {
@@ -80,7 +80,7 @@ LlamaModel load_model(const std::string& path, WeightStorage storage) {
   if (std::filesystem::is_directory(path, ec)) return load_safetensors(path, storage);
   detail::MappedFile f(path);
   const detail::Bytes b = f.bytes();
-  if (b.size() >= 4 && std::memcmp(b.data(), "GGUF", 4) == 0) return load_gguf(path, storage);
+  if (detail::has_gguf_magic(b)) return load_gguf(path, storage);
   // safetensors: a uint64 header length that fits the file, then a JSON object starting with
   // '{'. (Byte 8 alone is also the low byte of a llama2.c header's n_layers.)
   if (b.size() >= 9 && b[8] == '{') {

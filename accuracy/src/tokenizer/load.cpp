@@ -1,7 +1,6 @@
 // Reading tokenizers: llama2.c tokenizer.bin, the GGUF tokenizer.ggml.* vocabulary, and the
 // choice of tokenizer for a model file.
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 
 #include "io/gguf_file.hpp"
@@ -120,7 +119,7 @@ Tokenizer tokenizer_for_model(const std::string& model_path, int vocab_size) {
   if (!fs::is_directory(model_path, ec)) {
     MappedFile f(model_path);
     const Bytes b = f.bytes();
-    if (b.size() >= 4 && std::memcmp(b.data(), "GGUF", 4) == 0) {
+    if (has_gguf_magic(b)) {
       Tokenizer t = load_gguf_tokenizer_bytes(b, model_path);
       if (t.vocab_size() > vocab_size)
         throw Error(model_path + ": the tokenizer has " + std::to_string(t.vocab_size()) + " tokens, the model " +

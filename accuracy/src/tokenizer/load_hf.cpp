@@ -3,11 +3,11 @@
 #include <cctype>
 #include <cstdlib>
 #include <optional>
-#include <cstring>
 #include <filesystem>
 
 #include "io/json.hpp"
 #include "file/mapped_file.hpp"
+#include "io/gguf_file.hpp"
 #include "tokenizer/bpe.hpp"
 
 namespace lowp::accuracy {
@@ -286,8 +286,7 @@ namespace {
 
 bool is_gguf(const std::string& path) {
   MappedFile f(path);
-  const Bytes b = f.bytes();
-  return b.size() >= 4 && std::memcmp(b.data(), "GGUF", 4) == 0;
+  return has_gguf_magic(f.bytes());
 }
 
 }  // namespace

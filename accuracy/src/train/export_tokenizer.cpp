@@ -2,7 +2,6 @@
 #include "train/export_tokenizer.hpp"
 
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 
 #include "file/atomic_file.hpp"
@@ -45,7 +44,7 @@ TokenizerExport tokenizer_export(const std::string& init, const Tokenizer& t, in
   if (!fs::is_directory(init, ec)) {
     detail::MappedFile f(init);  // mapped: a large checkpoint is not read for its metadata
     const detail::Bytes bytes = f.bytes();
-    if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) {
+    if (detail::has_gguf_magic(bytes)) {
       const detail::GgufFile g(bytes, init);
       e.gguf = g.entries("tokenizer.");
       if (bytes_by_size(t, vocab_size)) return e;
