@@ -14,7 +14,7 @@
 #include "cli/command.hpp"
 #include "cli/recipe_option.hpp"
 #include "dist/comm.hpp"
-#include "file/atomic_file.hpp"
+#include "lowp/accuracy/base_logits.hpp"
 #include "lowp/accuracy/eval.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/metrics.hpp"
@@ -36,13 +36,6 @@ std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
-}
-
-// Atomically, like every file lowp writes (file/atomic_file.hpp).
-void write_logits(const std::string& path, const std::vector<float>& logits) {
-  // float32 little-endian: the host order on every platform lowp builds for (x86-64).
-  accuracy::detail::write_file_atomic(
-      path, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(logits.data()), logits.size() * sizeof(float)));
 }
 
 // weights.calibrate needs --calib (or --imatrix), static scales --calib; calibrating on the
@@ -96,7 +89,7 @@ int run_eval(Io& io, const EvalArgs& a) {
     reference = accuracy::evaluate(model, tokens, accuracy::find_recipe("fp32"), ref_opt);
   }
   const accuracy::EvalRun run = accuracy::evaluate(model, tokens, recipe, opt);
-  if (!a.logits_out.empty()) write_logits(a.logits_out, run.logits);
+  if (!a.logits_out.empty()) accuracy::write_logits(a.logits_out, run.logits);
 
   const std::size_t finite = run.scored() - run.nonfinite;
   const double nll = finite ? run.nll_sum / static_cast<double>(finite) : NAN;

@@ -1,8 +1,12 @@
-// A float32 logits file (llama.cpp's run of a token list) as a reference run.
+// A float32 logits file (llama.cpp's run of a token list, `lowp eval --logits-out`): read as a
+// reference run, and written.
+#include <cstdint>
 #include <fstream>
+#include <span>
 #include <vector>
 
 #include "eval/windows.hpp"
+#include "file/atomic_file.hpp"
 #include "lowp/accuracy/base_logits.hpp"
 #include "lowp/numerics/error.hpp"
 
@@ -29,6 +33,12 @@ EvalRun read_logits_run(const std::string& path, const LlamaModel& model, std::s
     detail::score_window(logits.data() + start * vocab, tokens.subspan(start, T), opt.score_all ? 0 : T / 2, vocab, run);
   }
   return run;
+}
+
+void write_logits(const std::string& path, std::span<const float> logits) {
+  // float32 little-endian: the host order on every platform lowp builds for (x86-64).
+  detail::write_file_atomic(path, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(logits.data()),
+                                                                logits.size() * sizeof(float)));
 }
 
 }  // namespace lowp::accuracy

@@ -37,4 +37,7 @@ void write_base_logits(const std::string& path, int ctx, std::span<const int> to
 EvalRun read_logits_run(const std::string& path, const LlamaModel& model, std::span<const int> tokens,
                         const EvalOptions& opt);
 
+// Writes that format (`lowp eval --logits-out`), atomically like every file lowp writes.
+void write_logits(const std::string& path, std::span<const float> logits);
+
 }  // namespace lowp::accuracy
