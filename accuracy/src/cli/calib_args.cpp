@@ -43,7 +43,11 @@ void add_calib_options(CLI::App* app, CalibArgs& a) {
                   "~/.cache/lowp/calib)");
 }
 
-void require_static_calibration(const accuracy::Recipe& r, const accuracy::CalibrationText* text) {
+void require_calibration(const accuracy::Recipe& r, const accuracy::CalibrationText* text) {
+  if (r.calibrate.method != accuracy::CalibMethod::none && !r.is_identity() && !text)
+    throw Failure{exit_usage, "recipe '" + r.name + "' has weights.calibrate = " +
+                                  std::string(accuracy::calib_method_name(r.calibrate.method)) +
+                                  ": give the calibration text with --calib FILE"};
   if (!r.static_scales() || r.is_identity() || (text && !text->tokens.empty())) return;
   const std::string key = r.act_scale.fixed ? "act.scale = " + accuracy::scale_source_text(r.act_scale)
                                             : "attn.scale = " + accuracy::scale_source_text(r.attn_scale);

@@ -96,9 +96,10 @@ void add_calib_options(CLI::App* app, CalibArgs& a);
 // (a corrupt cache file ignored) go to `err`.
 std::shared_ptr<const accuracy::CalibrationText> calibration_text(const CalibArgs& a, const std::string& model_path,
                                                                   int vocab, const std::string& bos, std::ostream& err);
-// A recipe with a static act.scale / attn.scale and no calibration tokens: a usage Failure, one
-// line naming the key and --calib FILE.
-void require_static_calibration(const accuracy::Recipe& r, const accuracy::CalibrationText* text);
+// A recipe with weights.calibrate and no calibration text (--calib or --imatrix), or with a
+// static act.scale / attn.scale and no calibration tokens: a usage Failure, one line naming the
+// key and --calib FILE.
+void require_calibration(const accuracy::Recipe& r, const accuracy::CalibrationText* text);
 // The first run of k = min(64, both sizes) consecutive tokens of `eval` that also occurs in
 // `calib`: {k, its position in eval}; nullopt when the texts share none.
 std::optional<std::pair<std::size_t, std::size_t>> first_overlap(const std::vector<int>& calib,

@@ -42,13 +42,9 @@ std::string fixed(double v, int digits) {
 // evaluation text is allowed here with a warning (`lowp search` refuses it).
 void check_calibration(const accuracy::Recipe& r, const accuracy::EvalOptions& opt, const std::vector<int>& tokens,
                        std::ostream& err) {
-  require_static_calibration(r, opt.calib.get());
+  require_calibration(r, opt.calib.get());
   if (!r.needs_calibration()) return;
   if (r.calibrate.method != accuracy::CalibMethod::none) {
-    if (!opt.calib)
-      throw Failure{exit_usage, "recipe '" + r.name + "' has weights.calibrate = " +
-                                    std::string(accuracy::calib_method_name(r.calibrate.method)) +
-                                    ": give the calibration text with --calib FILE"};
     if (r.quarot || !r.linear.empty())
       throw Failure{exit_usage, "recipe '" + r.name + "': weights.calibrate does not combine with " +
                                     (r.quarot ? std::string("quarot = on") : "linear = " + r.linear) +

@@ -56,9 +56,7 @@ int run_generate(Io& io, const GenerateArgs& a) {
   }();
   // weights.calibrate and static scales: calibrated (or read from the cache) as `lowp eval` does.
   const auto calib = calibration_text(a.calib, path, model.config.vocab_size, "auto", io.err);
-  require_static_calibration(recipe, calib.get());
-  if (recipe.calibrate.method != accuracy::CalibMethod::none && !recipe.is_identity() && !calib)
-    throw Failure{exit_usage, "recipe '" + recipe.name + "' has weights.calibrate: give the calibration text with --calib FILE"};
+  require_calibration(recipe, calib.get());
   std::vector<int> ids = tok.encode(a.prompt, true);
   if (ids.empty()) throw Failure{exit_bad_data, "the tokenizer has no BOS token to start from"};
   const std::size_t seq = static_cast<std::size_t>(model.config.seq_len);

@@ -217,11 +217,7 @@ int run_model(Io& io, const SweepArgs& a) {
   opt.score_all = a.score_all;
   opt.threads = a.threads;
   opt.calib = calibration_text(a.calib, path, model.config.vocab_size, a.bos, io.err);
-  for (const auto& r : recipes) {
-    if (r.calibrate.method != accuracy::CalibMethod::none && !r.is_identity() && !opt.calib)
-      throw Failure{exit_usage, "recipe '" + r.name + "' has weights.calibrate: give the calibration text with --calib FILE"};
-    require_static_calibration(r, opt.calib.get());
-  }
+  for (const auto& r : recipes) require_calibration(r, opt.calib.get());
   if (opt.calib && accuracy::dist::rank() == 0)
     if (const auto o = first_overlap(opt.calib->tokens, tokens))
       io.err << "warning: the calibration text overlaps the evaluation text (" << o->first
