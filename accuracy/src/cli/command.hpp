@@ -22,6 +22,7 @@
 
 #include "lowp/accuracy/calibrate.hpp"
 #include "lowp/accuracy/recipe.hpp"
+#include "cli/version.hpp"
 #include "lowp/formats/format.hpp"
 
 namespace lowp::cli {
@@ -63,8 +64,6 @@ Command add_train_command(CLI::App& parent);
 Command add_probe_command(CLI::App& parent);
 Command add_generate_command(CLI::App& parent);
 
-// `lowp --version`: version, build type, the kernels' instruction set on this CPU (version.cpp).
-std::string version_text();
 
 // --- Helpers shared by the subcommands (text.cpp) ---
 
