@@ -100,9 +100,12 @@ std::shared_ptr<const accuracy::CalibrationText> calibration_text(const CalibArg
 // key and --calib FILE.
 void require_calibration(const accuracy::Recipe& r, const accuracy::CalibrationText* text);
 // The first run of k = min(64, both sizes) consecutive tokens of `eval` that also occurs in
-// `calib`: {k, its position in eval}; nullopt when the texts share none.
-std::optional<std::pair<std::size_t, std::size_t>> first_overlap(const std::vector<int>& calib,
-                                                                 const std::vector<int>& eval);
+// `calib`, as "<k> consecutive tokens in common from evaluation token <i>"; empty when the
+// texts share none.
+std::string first_overlap(const std::vector<int>& calib, const std::vector<int>& eval);
+// eval and sweep: one warning line on `err` when the texts overlap (the KLD is then not measured
+// on held-out text); search refuses such an --eval instead.
+void warn_if_overlap(const std::vector<int>& calib, const std::vector<int>& eval, std::ostream& err);
 
 // --max-memory (max_memory.cpp): the option, and setting the process-wide budget from it
 // (empty: the default); a malformed size is a usage Failure.
