@@ -3,8 +3,8 @@
 // prepare() turns a model and a recipe into the weights the forward pass runs on: QuaRot's
 // rotations folded in, each linear's weight rotated and quantized once, q/k/v and gate/up
 // fused into one GEMM when their inputs are quantized alike. forward_window() then runs a
-// window of tokens through the model as batched prefill and records the error of every
-// quantization point it passes.
+// window of tokens through the model as batched prefill (model/block.hpp's block, layer by
+// layer) and records the error of every quantization point it passes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -134,20 +134,14 @@ hadamard::Rotation apply_quarot(LlamaModel& m, std::uint64_t seed);
 
 inline constexpr float kFa3POffset = 256.0f;  // FlashAttention-3's Max_offset = 8 for FP8 P
 
-// The pieces of the forward pass (model/forward.cpp) that the decode step (model/decoder.cpp)
-// runs too, one token at a time.
-// out = w * x / sqrt(mean(x^2) + eps), row by row; the sum of squares in double.
-void rmsnorm(const float* x, const float* w, float* out, std::size_t rows, std::size_t dim, float eps);
-float silu(float x);
-// Interleaved-pair RoPE (llama2.c / GGUF) on `rows` tokens at positions pos0, pos0 + 1, ...:
-// pair (2i, 2i+1) of each of `heads` heads turns by the position's angle for frequency i.
-void rope(const PreparedModel& pm, float* x, std::size_t rows, std::size_t heads, std::size_t pos0);
-
 // The recipe's quantized linears and quantization points on `rows` tokens, each point's error
 // recorded in `log`.
 class ForwardOps {
  public:
   ForwardOps(const PreparedModel& pm, ErrorLog& log, int threads) : pm_(pm), log_(log), threads_(threads) {}
+  const PreparedModel& model() const { return pm_; }
+  ErrorLog& log() { return log_; }
+  int threads() const { return threads_; }
   // y = x W^T for each linear of the group, outputs side by side (rows x sum n).
   void linear(const LinearGroup& group, const float* in, float* out, int l, std::size_t rows);
   // x <- fake_quant(x), recording the error under `point` (each of `points`).
@@ -158,16 +152,14 @@ class ForwardOps {
   // The float32 reference only (pm.check_finite): lowp::Error naming the first tensor
   // (rows x cols) holding a NaN/Inf.
   void finite(const float* x, std::size_t cols, int l, const std::string& tensor, std::size_t rows) const;
-
- protected:
-  const PreparedModel& pm_;
-  ErrorLog& log_;
-  const int threads_;
   // lowp::Error naming the recipe, the point and its shape when `spec` cannot take rows x cols.
   void check_shape(const quant::QuantSpec& spec, std::size_t rows, std::size_t cols, const std::string& point,
                    int l) const;
 
  private:
+  const PreparedModel& pm_;
+  ErrorLog& log_;
+  const int threads_;
   std::vector<float> xq_, part_, before_;
 };
 
