@@ -1,6 +1,6 @@
 // Causal grouped-query attention, forward and backward (private to lowp_accuracy). One
-// implementation for evaluation and the decode step (model/block.cpp, over a KV cache) and
-// training (train/llama_train.cpp).
+// implementation for the block (model/block.cpp: evaluation and the decode step over a KV cache,
+// training's B sequences keeping P) and training's backward (train/llama_train.cpp).
 //
 // Shapes, for B sequences of T positions each from position 0 (row r = b * T + t):
 //   Q, dQ, out, dout:  [B*T, heads,    head_dim]   (row stride heads * head_dim)

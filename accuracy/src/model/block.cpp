@@ -1,55 +1,14 @@
 #include "model/block.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <string>
+#include <utility>
 
-#include "lowp/quant/quantize.hpp"
+#include "lowp/numerics/error.hpp"
 #include "model/layers.hpp"
 
 namespace lowp::accuracy::detail {
 namespace {
-
-using quant::QuantSpec;
-
-// attention over the cache with layer l's attn.p quantizing each head's P (rows x keys); the heads'
-// errors are logged in head order, one tensor each.
-void attend(ForwardOps& ops, int l, const float* q, std::size_t rows, std::size_t pos0, const KvLayer& cache,
-            float* att) {
-  const PreparedModel& pm = ops.model();
-  const LlamaConfig& c = pm.cfg;
-  const auto heads = static_cast<std::size_t>(c.n_heads);
-  const std::size_t keys = pos0 + rows;
-  const std::optional<QuantSpec>& p_spec = pm.layers[static_cast<std::size_t>(l)].p;
-  AttentionP pq;
-  std::vector<ErrorLog> head_logs;
-  if (p_spec) {
-    ops.check_shape(*p_spec, rows, keys, "p", l);
-    head_logs.resize(heads);
-    pq.fa3 = pm.recipe.p_form == AttnPForm::fa3;  // FlashAttention-3's P: the unnormalized exponentials
-    pq.quantize = [&](std::size_t h, float* p) {
-      const std::vector<float> before(p, p + rows * keys);
-      quant::fake_quant(*p_spec, p, rows, keys);
-      head_logs[h].add(l, "p", before.data(), p, rows * keys);
-    };
-  }
-  const AttentionShape shape{1, rows, heads, static_cast<std::size_t>(c.n_kv_heads),
-                             static_cast<std::size_t>(c.head_dim())};
-  attention_cached(shape, pos0, q, cache, att, ops.threads(), pq);
-  for (const ErrorLog& h : head_logs)
-    for (const TensorError& e : h.entries()) ops.log().add(e);
-}
-
-// [q | k | v] rows -> q (rows x qd), k and v (rows x kvd).
-void split_qkv(const float* qkv, std::size_t rows, std::size_t qd, std::size_t kvd, float* q, float* k, float* v) {
-  const std::size_t w = qd + 2 * kvd;
-  for (std::size_t t = 0; t < rows; ++t) {
-    const float* row = qkv + t * w;
-    std::copy_n(row, qd, q + t * qd);
-    std::copy_n(row + qd, kvd, k + t * kvd);
-    std::copy_n(row + qd + kvd, kvd, v + t * kvd);
-  }
-}
 
 // Rows [pos0, pos0 + rows) of the cache's heads = k, v (rows x kv_heads * hd).
 void write_cache(const KvLayer& cache, const float* k, const float* v, std::size_t rows, std::size_t pos0,
@@ -69,77 +28,69 @@ KvCache::KvCache(std::size_t layers, std::size_t kv_heads, std::size_t head_dim,
 
 KvLayer KvCache::layer(std::size_t l) { return {k_.data() + l * per_layer_, v_.data() + l * per_layer_, capacity_}; }
 
-void embed(ForwardOps& ops, std::span<const int> tokens, float* x) {
-  embedding_forward(x, ops.model().embedding_view, tokens);
-  ops.finite(x, static_cast<std::size_t>(ops.model().cfg.dim), -1, "token_embedding rows", tokens.size());
-}
-
-void block_forward(ForwardOps& ops, int l, float* x, std::size_t rows, std::size_t pos0, const KvLayer& cache,
-                   BlockScratch& s) {
-  const PreparedModel& pm = ops.model();
-  const PreparedLayer& L = pm.layers[static_cast<std::size_t>(l)];
-  const LlamaConfig& c = pm.cfg;
+void block_forward(BlockOps& ops, int l, float* x, const BlockRows& r, BlockActs& a) {
+  const LlamaConfig& c = ops.config();
+  const BlockOps::Weights w = ops.weights(l);
   const auto dim = static_cast<std::size_t>(c.dim), kvd = static_cast<std::size_t>(c.kv_dim()),
              hd = static_cast<std::size_t>(c.head_dim()), qd = static_cast<std::size_t>(c.q_dim()),
              hidden = static_cast<std::size_t>(c.hidden_dim), heads = static_cast<std::size_t>(c.n_heads),
-             kv_heads = static_cast<std::size_t>(c.n_kv_heads), half = hd / 2;
+             kv_heads = static_cast<std::size_t>(c.n_kv_heads), half = hd / 2, rows = r.B * r.T;
+  if (r.cache && (r.B != 1 || r.pos0 + r.T > r.cache->capacity))
+    throw Error("block_forward: " + std::to_string(r.B) + " sequences at positions " + std::to_string(r.pos0) + ".." +
+                std::to_string(r.pos0 + r.T) + " over a cache of " + std::to_string(r.cache->capacity));
   const int threads = ops.threads();
-  for (auto [v, n] : {std::pair{&s.xb, dim}, {&s.qkv, qd + 2 * kvd}, {&s.q, qd}, {&s.k, kvd}, {&s.v, kvd},
-                      {&s.att, qd}, {&s.out, dim}, {&s.gu, 2 * hidden}, {&s.hb, hidden}})
+  for (auto [v, n] : {std::pair{&a.xn1, dim}, {&a.q, qd}, {&a.k, kvd}, {&a.v, kvd}, {&a.att, qd}, {&a.out, dim},
+                      {&a.xn2, dim}, {&a.h, hidden}})
     v->resize(rows * n);
-  float *q = s.q.data(), *k = s.k.data(), *v = s.v.data();
+  float *q = a.q.data(), *k = a.k.data(), *v = a.v.data();
+  const auto bias = [&](float* y, std::span<const float> b) { bias_forward(y, b.data(), rows, b.size()); };
 
   // attention
-  rmsnorm_forward(s.xb.data(), nullptr, x, L.attn_norm.data(), rows, dim, c.norm_eps, threads);
-  ops.finite(s.xb.data(), dim, l, "the attn_norm output", rows);
-  ops.linear(L.qkv, s.xb.data(), s.qkv.data(), l, rows);
-  bias_forward(s.qkv.data(), L.qkv_bias.data(), rows, L.qkv_bias.size());
-  split_qkv(s.qkv.data(), rows, qd, kvd, q, k, v);
-  const float *cos = pm.rope_cos.data() + pos0 * half, *sin = pm.rope_sin.data() + pos0 * half;
-  rope_forward(q, cos, sin, 1, rows, heads, hd);
-  rope_forward(k, cos, sin, 1, rows, kv_heads, hd);
-  const bool rotate = pm.head_rotation.kind != hadamard::RotationKind::none;
-  if (rotate) {  // HadaCore / FA3: Q R (K R)^T = Q K^T
-    pm.head_rotation.apply(q, rows * heads, hd);
-    pm.head_rotation.apply(k, rows * kv_heads, hd);
-    if (pm.recipe.rotate_v) pm.head_rotation.apply(v, rows * kv_heads, hd);
+  if (a.keep) a.x_in.assign(x, x + rows * dim);
+  if (a.keep) a.inv1.resize(rows);
+  rmsnorm_forward(a.xn1.data(), a.keep ? a.inv1.data() : nullptr, x, w.attn_norm, rows, dim, c.norm_eps, threads);
+  ops.finite(a.xn1.data(), dim, l, "the attn_norm output", rows);
+  ops.qkv(l, a.xn1.data(), rows, q, k, v);
+  bias(q, w.bq);
+  bias(k, w.bk);
+  bias(v, w.bv);
+  const float *cos = ops.rope_cos() + r.pos0 * half, *sin = ops.rope_sin() + r.pos0 * half;
+  rope_forward(q, cos, sin, r.B, r.T, heads, hd);
+  rope_forward(k, cos, sin, r.B, r.T, kv_heads, hd);
+  ops.rotate_heads(q, k, v, rows);                    // Q R (K R)^T = Q K^T
+  ops.point(l, BlockPoint::kv_k, k, rows, kvd);  // as written to the KV cache
+  ops.point(l, BlockPoint::kv_v, v, rows, kvd);
+  ops.point(l, BlockPoint::q, q, rows, qd);
+  ops.point(l, BlockPoint::k, k, rows, kvd);
+  ops.point(l, BlockPoint::v, v, rows, kvd);
+  const AttentionShape shape{r.B, r.T, heads, kv_heads, hd};
+  if (r.cache) {
+    write_cache(*r.cache, k, v, rows, r.pos0, kv_heads, hd);
+    attention_cached(shape, r.pos0, q, *r.cache, a.att.data(), threads, ops.p_point(l, rows, r.pos0 + rows));
+    ops.p_done();
+  } else {
+    if (a.keep) a.p.resize(r.B * heads * r.T * r.T);
+    attention_forward(shape, q, k, v, a.att.data(), a.keep ? a.p.data() : nullptr, threads);
   }
-  ops.quantize_point(L.kv, k, rows, kvd, l, "kv.k");  // as written to the KV cache
-  ops.quantize_point(L.kv, v, rows, kvd, l, "kv.v");
-  ops.quantize_point(L.q, q, rows, qd, l, "q");
-  ops.quantize_point(L.k, k, rows, kvd, l, "k");
-  ops.quantize_point(L.v, v, rows, kvd, l, "v");
-  write_cache(cache, k, v, rows, pos0, kv_heads, hd);
-  attend(ops, l, q, rows, pos0, cache, s.att.data());
-  ops.finite(s.att.data(), qd, l, "the attention output (softmax(QK^T) V)", rows);
-  if (rotate && pm.recipe.rotate_v)  // P (V R) R^T = P V
-    pm.head_rotation.apply_inverse(s.att.data(), rows * heads, hd);
-  ops.linear(L.wo, s.att.data(), s.out.data(), l, rows);
-  bias_forward(s.out.data(), L.wo_bias.data(), rows, L.wo_bias.size());
-  residual_forward(x, s.out.data(), rows * dim);
+  ops.finite(a.att.data(), qd, l, "the attention output (softmax(QK^T) V)", rows);
+  ops.unrotate_v(a.att.data(), rows);  // P (V R) R^T = P V
+  ops.wo(l, a.att.data(), rows, a.out.data());
+  bias(a.out.data(), w.bo);
+  residual_forward(x, a.out.data(), rows * dim);
   ops.finite(x, dim, l, "the residual stream after attention", rows);
 
   // feed-forward
-  rmsnorm_forward(s.xb.data(), nullptr, x, L.ffn_norm.data(), rows, dim, c.norm_eps, threads);
-  ops.finite(s.xb.data(), dim, l, "the ffn_norm output", rows);
-  ops.linear(L.gate_up, s.xb.data(), s.gu.data(), l, rows);
-  swiglu_forward(s.hb.data(), s.gu.data(), s.gu.data() + hidden, rows, hidden, 2 * hidden);
-  ops.finite(s.hb.data(), hidden, l, "silu(gate) * up", rows);
-  if (pm.down_rotation.kind != hadamard::RotationKind::none)  // QuaRot's online Hadamard
-    pm.down_rotation.apply(s.hb.data(), rows, hidden);
-  ops.linear(L.down, s.hb.data(), s.out.data(), l, rows);
-  residual_forward(x, s.out.data(), rows * dim);
+  if (a.keep) a.x_mid.assign(x, x + rows * dim);
+  if (a.keep) a.inv2.resize(rows);
+  rmsnorm_forward(a.xn2.data(), a.keep ? a.inv2.data() : nullptr, x, w.ffn_norm, rows, dim, c.norm_eps, threads);
+  ops.finite(a.xn2.data(), dim, l, "the ffn_norm output", rows);
+  const BlockOps::GateUp gu = ops.gate_up(l, a.xn2.data(), rows);
+  swiglu_forward(a.h.data(), gu.g, gu.u, rows, hidden, gu.stride);
+  ops.finite(a.h.data(), hidden, l, "silu(gate) * up", rows);
+  ops.rotate_down(a.h.data(), rows);  // QuaRot's online Hadamard
+  ops.down(l, a.h.data(), rows, a.out.data());
+  residual_forward(x, a.out.data(), rows * dim);
   ops.finite(x, dim, l, "the residual stream after the FFN", rows);
-}
-
-void head_forward(ForwardOps& ops, const float* x, std::size_t rows, std::size_t first, float* logits,
-                  BlockScratch& s) {
-  const PreparedModel& pm = ops.model();
-  const auto dim = static_cast<std::size_t>(pm.cfg.dim), vocab = static_cast<std::size_t>(pm.cfg.vocab_size);
-  s.xb.resize(rows * dim);
-  rmsnorm_forward(s.xb.data(), nullptr, x, pm.final_norm.data(), rows, dim, pm.cfg.norm_eps, ops.threads());
-  ops.finite(s.xb.data(), dim, -1, "the final RMSNorm output", rows);
-  ops.linear(pm.classifier, s.xb.data() + first * dim, logits + first * vocab, -1, rows - first);
 }
 
 }  // namespace lowp::accuracy::detail

@@ -92,8 +92,8 @@ struct Decoder::Impl {
   std::vector<int> tokens;           // the prefix (re-run when not cached)
   std::vector<float> window_logits;  // positions x vocab (re-run)
   detail::KvCache cache;
-  detail::BlockScratch scratch;
-  std::vector<float> x, logits;
+  detail::BlockActs acts;
+  std::vector<float> x, xn, logits;
 
   void check_token(int token) const {
     if (token < 0 || token >= c.vocab_size)
@@ -107,9 +107,11 @@ struct Decoder::Impl {
   // One token through the layers at position pos; the classifier only when `score`.
   void run(int token, bool score) {
     detail::embed(ops, std::span<const int>(&token, 1), x.data());
-    for (std::size_t l = 0; l < pm.layers.size(); ++l)
-      detail::block_forward(ops, static_cast<int>(l), x.data(), 1, pos, cache.layer(l), scratch);
-    if (score) detail::head_forward(ops, x.data(), 1, 0, logits.data(), scratch);
+    for (std::size_t l = 0; l < pm.layers.size(); ++l) {
+      const detail::KvLayer layer = cache.layer(l);
+      detail::block_forward(ops, static_cast<int>(l), x.data(), detail::BlockRows{1, 1, pos, &layer}, acts);
+    }
+    if (score) detail::head_forward(ops, x.data(), 1, 0, logits.data(), xn);
   }
 };
 
@@ -124,7 +126,9 @@ Decoder::Decoder(const LlamaModel& model, const Recipe& recipe, std::size_t posi
                hidden = c.hidden_dim, vocab = c.vocab_size;
   const double weights =
       weight_bytes(c) * ((model.mapped ? 0 : 1) + (recipe.is_identity() ? 0 : 1) + (recipe.quarot ? 1 : 0));
-  check_memory(weights + cache_bytes(c, positions) + 4 * (4 * dim + 2 * qd + 2 * kv + 3 * hidden + P + vocab),
+  // The step's rows (block_forward's tensors and the ops' [q | k | v] and [gate | up]): 5 of dim,
+  // 3 of q_dim, 4 of kv_dim, 3 of hidden, a row of scores, the logits.
+  check_memory(weights + cache_bytes(c, positions) + 4 * (5 * dim + 3 * qd + 4 * kv + 3 * hidden + P + vocab),
                "decode: a KV cache of " + std::to_string(positions) + " positions x " + std::to_string(c.n_layers) +
                    " layers x " + std::to_string(c.n_kv_heads) + " KV heads x head_dim " +
                    std::to_string(c.head_dim()) + " (K and V, float32) and the weights");

@@ -1,11 +1,12 @@
 // The Llama forward pass over a window of T tokens (batched prefill):
 //   x = embedding[tokens]; per layer block_forward (model/block.hpp) over a KV cache of T rows;
 //   logits = classifier(rmsnorm(x))
-// and ForwardOps, the recipe's linears and quantization points that the block calls.
+// and ForwardOps, the recipe's linears and quantization points, as the block calls them.
 #include <algorithm>
 #include <cmath>
 
 #include "model/block.hpp"
+#include "model/layers.hpp"
 #include "model/llama.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/gemm.hpp"
@@ -31,12 +32,13 @@ class Window : ForwardOps {
 
   // Layers [from, n_layers) and the head on x_, the residual stream entering layer `from`.
   void run_from(std::size_t from, float* logits, std::size_t first, const ResidualTap& tap) {
+    const KvLayer cache = cache_.layer(0);
     for (std::size_t l = from; l < model().layers.size(); ++l) {
       if (tap) tap(l, x_.data());
-      block_forward(*this, static_cast<int>(l), x_.data(), T_, 0, cache_.layer(0), s_);
+      block_forward(*this, static_cast<int>(l), x_.data(), BlockRows{1, T_, 0, &cache}, acts_);
     }
     if (tap) tap(model().layers.size(), x_.data());
-    head_forward(*this, x_.data(), T_, first, logits, s_);
+    head_forward(*this, x_.data(), T_, first, logits, acts_.xn1);
   }
 
   void resume(std::span<const float> x) { x_.assign(x.begin(), x.end()); }
@@ -45,10 +47,122 @@ class Window : ForwardOps {
   const std::size_t T_;
   KvCache cache_;
   std::vector<float> x_;
-  BlockScratch s_;
+  BlockActs acts_;
 };
 
 }  // namespace
+
+void embed(ForwardOps& ops, std::span<const int> tokens, float* x) {
+  embedding_forward(x, ops.model().embedding_view, tokens);
+  ops.finite(x, static_cast<std::size_t>(ops.model().cfg.dim), -1, "token_embedding rows", tokens.size());
+}
+
+void head_forward(ForwardOps& ops, const float* x, std::size_t rows, std::size_t first, float* logits,
+                  std::vector<float>& xn) {
+  const PreparedModel& pm = ops.model();
+  const auto dim = static_cast<std::size_t>(pm.cfg.dim), vocab = static_cast<std::size_t>(pm.cfg.vocab_size);
+  xn.resize(rows * dim);
+  rmsnorm_forward(xn.data(), nullptr, x, pm.final_norm.data(), rows, dim, pm.cfg.norm_eps, ops.threads());
+  ops.finite(xn.data(), dim, -1, "the final RMSNorm output", rows);
+  ops.linear(pm.classifier, xn.data() + first * dim, logits + first * vocab, -1, rows - first);
+}
+
+// ---------------------------------------------------------------- the block's ops
+
+BlockOps::Weights ForwardOps::weights(int l) const {
+  const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
+  Weights w{L.attn_norm.data(), L.ffn_norm.data(), {}, {}, {}, L.wo_bias};
+  if (!L.qkv_bias.empty()) {  // [bq | bk | bv], zeros where the model has none
+    const auto qd = static_cast<std::size_t>(pm_.cfg.q_dim()), kvd = static_cast<std::size_t>(pm_.cfg.kv_dim());
+    const std::span<const float> b = L.qkv_bias;
+    w.bq = b.subspan(0, qd);
+    w.bk = b.subspan(qd, kvd);
+    w.bv = b.subspan(qd + kvd, kvd);
+  }
+  return w;
+}
+
+void ForwardOps::qkv(int l, const float* xn, std::size_t rows, float* q, float* k, float* v) {
+  const auto qd = static_cast<std::size_t>(pm_.cfg.q_dim()), kvd = static_cast<std::size_t>(pm_.cfg.kv_dim());
+  const std::size_t w = qd + 2 * kvd;
+  qkv_.resize(rows * w);
+  linear(pm_.layers[static_cast<std::size_t>(l)].qkv, xn, qkv_.data(), l, rows);
+  for (std::size_t t = 0; t < rows; ++t) {
+    const float* row = qkv_.data() + t * w;
+    std::copy_n(row, qd, q + t * qd);
+    std::copy_n(row + qd, kvd, k + t * kvd);
+    std::copy_n(row + qd + kvd, kvd, v + t * kvd);
+  }
+}
+
+void ForwardOps::wo(int l, const float* att, std::size_t rows, float* out) {
+  linear(pm_.layers[static_cast<std::size_t>(l)].wo, att, out, l, rows);
+}
+
+BlockOps::GateUp ForwardOps::gate_up(int l, const float* xn, std::size_t rows) {
+  const auto hidden = static_cast<std::size_t>(pm_.cfg.hidden_dim);
+  gu_.resize(rows * 2 * hidden);
+  linear(pm_.layers[static_cast<std::size_t>(l)].gate_up, xn, gu_.data(), l, rows);
+  return {gu_.data(), gu_.data() + hidden, 2 * hidden};
+}
+
+void ForwardOps::down(int l, const float* h, std::size_t rows, float* out) {
+  linear(pm_.layers[static_cast<std::size_t>(l)].down, h, out, l, rows);
+}
+
+void ForwardOps::rotate_heads(float* q, float* k, float* v, std::size_t rows) {
+  if (pm_.head_rotation.kind == hadamard::RotationKind::none) return;
+  const auto hd = static_cast<std::size_t>(pm_.cfg.head_dim()), kvh = static_cast<std::size_t>(pm_.cfg.n_kv_heads);
+  pm_.head_rotation.apply(q, rows * static_cast<std::size_t>(pm_.cfg.n_heads), hd);
+  pm_.head_rotation.apply(k, rows * kvh, hd);
+  if (pm_.recipe.rotate_v) pm_.head_rotation.apply(v, rows * kvh, hd);
+}
+
+void ForwardOps::unrotate_v(float* att, std::size_t rows) {
+  if (pm_.head_rotation.kind == hadamard::RotationKind::none || !pm_.recipe.rotate_v) return;
+  pm_.head_rotation.apply_inverse(att, rows * static_cast<std::size_t>(pm_.cfg.n_heads),
+                                  static_cast<std::size_t>(pm_.cfg.head_dim()));
+}
+
+void ForwardOps::point(int l, BlockPoint p, float* x, std::size_t rows, std::size_t cols) {
+  const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
+  switch (p) {
+    case BlockPoint::kv_k: return quantize_point(L.kv, x, rows, cols, l, "kv.k");
+    case BlockPoint::kv_v: return quantize_point(L.kv, x, rows, cols, l, "kv.v");
+    case BlockPoint::q: return quantize_point(L.q, x, rows, cols, l, "q");
+    case BlockPoint::k: return quantize_point(L.k, x, rows, cols, l, "k");
+    case BlockPoint::v: return quantize_point(L.v, x, rows, cols, l, "v");
+  }
+}
+
+// Each head's P (rows x keys) through the layer's attn.p, its error in that head's log (the
+// hook runs on worker threads, each on its own head); p_done logs them in head order.
+AttentionP ForwardOps::p_point(int l, std::size_t rows, std::size_t keys) {
+  const std::optional<QuantSpec>& spec = pm_.layers[static_cast<std::size_t>(l)].p;
+  AttentionP pq;
+  head_logs_.clear();
+  if (!spec) return pq;
+  check_shape(*spec, rows, keys, "p", l);
+  head_logs_.resize(static_cast<std::size_t>(pm_.cfg.n_heads));
+  pq.fa3 = pm_.recipe.p_form == AttnPForm::fa3;  // FlashAttention-3's P: the unnormalized exponentials
+  pq.quantize = [this, &spec, l, rows, keys](std::size_t h, float* p) {
+    const std::vector<float> before(p, p + rows * keys);
+    quant::fake_quant(*spec, p, rows, keys);
+    head_logs_[h].add(l, "p", before.data(), p, rows * keys);
+  };
+  return pq;
+}
+
+void ForwardOps::p_done() {
+  for (const ErrorLog& h : head_logs_)
+    for (const TensorError& e : h.entries()) log_.add(e);
+  head_logs_.clear();
+}
+
+void ForwardOps::rotate_down(float* h, std::size_t rows) {
+  if (pm_.down_rotation.kind != hadamard::RotationKind::none)
+    pm_.down_rotation.apply(h, rows, static_cast<std::size_t>(pm_.cfg.hidden_dim));
+}
 
 // y = x W^T for each linear of the group, outputs side by side (rows x sum n).
 void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, int l, std::size_t rows) {

@@ -24,6 +24,7 @@
 #include "lowp/quant/gemm.hpp"
 #include "lowp/quant/linear.hpp"
 #include "lowp/quant/quantize.hpp"
+#include "model/block.hpp"
 #include "model/error_log.hpp"
 
 namespace lowp::accuracy::detail {
@@ -135,13 +136,11 @@ hadamard::Rotation apply_quarot(LlamaModel& m, std::uint64_t seed);
 inline constexpr float kFa3POffset = 256.0f;  // FlashAttention-3's Max_offset = 8 for FP8 P
 
 // The recipe's quantized linears and quantization points on `rows` tokens, each point's error
-// recorded in `log`.
-class ForwardOps {
+// recorded in `log`; as block_forward's BlockOps (model/block.hpp), pm's layers.
+class ForwardOps : public BlockOps {
  public:
   ForwardOps(const PreparedModel& pm, ErrorLog& log, int threads) : pm_(pm), log_(log), threads_(threads) {}
   const PreparedModel& model() const { return pm_; }
-  ErrorLog& log() { return log_; }
-  int threads() const { return threads_; }
   // y = x W^T for each linear of the group, outputs side by side (rows x sum n).
   void linear(const LinearGroup& group, const float* in, float* out, int l, std::size_t rows);
   // x <- fake_quant(x), recording the error under `point` (each of `points`).
@@ -149,19 +148,45 @@ class ForwardOps {
                       int l, const std::string& point);
   void quantize_point(const std::optional<quant::QuantSpec>& spec, float* x, std::size_t rows, std::size_t cols,
                       int l, const std::vector<std::string>& points);
-  // The float32 reference only (pm.check_finite): lowp::Error naming the first tensor
-  // (rows x cols) holding a NaN/Inf.
-  void finite(const float* x, std::size_t cols, int l, const std::string& tensor, std::size_t rows) const;
   // lowp::Error naming the recipe, the point and its shape when `spec` cannot take rows x cols.
   void check_shape(const quant::QuantSpec& spec, std::size_t rows, std::size_t cols, const std::string& point,
                    int l) const;
+
+  // BlockOps: layer l of pm; q, k, v from the [q | k | v] group's output; gate and up side by
+  // side (stride 2 hidden); the points are the layer's kv, q, k, v and p specs.
+  const LlamaConfig& config() const override { return pm_.cfg; }
+  int threads() const override { return threads_; }
+  Weights weights(int l) const override;
+  const float* rope_cos() const override { return pm_.rope_cos.data(); }
+  const float* rope_sin() const override { return pm_.rope_sin.data(); }
+  void qkv(int l, const float* xn, std::size_t rows, float* q, float* k, float* v) override;
+  void wo(int l, const float* att, std::size_t rows, float* out) override;
+  GateUp gate_up(int l, const float* xn, std::size_t rows) override;
+  void down(int l, const float* h, std::size_t rows, float* out) override;
+  void rotate_heads(float* q, float* k, float* v, std::size_t rows) override;
+  void unrotate_v(float* att, std::size_t rows) override;
+  void point(int l, BlockPoint p, float* x, std::size_t rows, std::size_t cols) override;
+  AttentionP p_point(int l, std::size_t rows, std::size_t keys) override;
+  void p_done() override;
+  void rotate_down(float* h, std::size_t rows) override;
+  // The float32 reference only (pm.check_finite): lowp::Error naming the first tensor
+  // (rows x cols) holding a NaN/Inf.
+  void finite(const float* x, std::size_t cols, int l, const std::string& tensor, std::size_t rows) const override;
 
  private:
   const PreparedModel& pm_;
   ErrorLog& log_;
   const int threads_;
-  std::vector<float> xq_, part_, before_;
+  std::vector<float> xq_, part_, before_, qkv_, gu_;
+  std::vector<ErrorLog> head_logs_;  // attn.p's errors, one log per head (its own job's)
 };
+
+// x = the embedding rows of `tokens` (rows x dim).
+void embed(ForwardOps& ops, std::span<const int> tokens, float* x);
+// logits of rows [first, rows) of x (rows x dim, the residual stream after the last layer): the
+// final RMSNorm, then the classifier (rows before `first` are left untouched). xn: scratch.
+void head_forward(ForwardOps& ops, const float* x, std::size_t rows, std::size_t first, float* logits,
+                  std::vector<float>& xn);
 
 // logits (T x vocab) of the window `tokens` (positions 0..T-1), rows >= first_logit only (the
 // classifier is most of a small model's work; unscored rows are left untouched).
