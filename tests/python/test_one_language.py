@@ -1,7 +1,8 @@
 """Python = CLI (issue 28): lowp.eval takes the CLI's model names and bos= and prints the CLI's
 numbers; a recipe file `lowp search` writes converts unchanged in lowp.torch (the keys it does not
 apply named in one stderr line); a token count the backward's blocks do not fill fails in the
-forward with advice a built-in name can follow."""
+forward with advice a built-in name can follow; and a new user's whole path with one recipe file
+(search, eval, train --init, generate on every export, lowp.torch.convert)."""
 import pathlib
 import re
 import subprocess
@@ -87,3 +88,53 @@ def test_blocks_along_the_tokens_fail_in_the_forward_with_advice(tmp_path):
         xi = x.detach().clone().requires_grad_()
         lin(xi).sum().backward()
         assert torch.isfinite(xi.grad).all() and torch.isfinite(lin.weight.grad).all(), name
+
+
+def test_a_new_users_path_with_one_recipe_file(cli, tmp_path, capfd):
+    """Issue 28's path: search writes a recipe file; the same file evaluates, fine-tunes the model
+    (train --init), runs generation on each of the run's exports, and converts a PyTorch model."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    import lowp.torch as lt
+    from torch import nn
+
+    text = HELDOUT.read_text()
+    for name, part in {"calib": text[:300], "eval": text[300:1500], "corpus": text[:20000]}.items():
+        (tmp_path / f"{name}.txt").write_text(part)
+    recipe, out = str(tmp_path / "r.txt"), tmp_path / "out"
+
+    def run(*args):
+        r = subprocess.run([cli, *map(str, args)], capture_output=True, text=True)
+        assert r.returncode == 0, f"lowp {args[0]}: {r.stderr}"
+        return r
+
+    run("search", "--model", "shakespeare", "--text", tmp_path / "calib.txt", "--menu", "int4:row:int,mxfp4:pad",
+        "--budget", "5", "--out", recipe, "--ctx", "64", "--threads", "1")
+    assert "layer.0.weights.wq" in pathlib.Path(recipe).read_text()
+
+    def ppl(model):
+        out_text = run("eval", "--model", model, "--text", tmp_path / "eval.txt", "--recipe", recipe, "--ctx", "64",
+                       "--threads", "1").stdout
+        return re.search(r"^PPL +(\S+)", out_text, re.M).group(1)
+
+    base_ppl = ppl("shakespeare")
+    run("train", "--init", ROOT / "accuracy" / "models" / "shakespeare" / "model.bin", "--corpus",
+        tmp_path / "corpus.txt", "--steps", "2", "--batch", "1", "--ctx", "32", "--eval-every", "2", "--threads", "1",
+        "--recipe", recipe, "--out", out)
+    # Each export (llama2.c with tokenizer, GGUF, the HF folder) is the same fine-tuned model: the
+    # same perplexity under the file's recipe, and the same greedy continuation of a prompt.
+    exports = [out / "model.bin", out / "model.gguf", out]
+    ppls = {str(m): ppl(m) for m in exports}
+    assert len(set(ppls.values())) == 1, ppls
+    assert ppls[str(out)] != base_ppl  # the two steps changed the weights
+    texts = {str(m): run("generate", "--model", m, "--recipe", recipe, "--prompt", "ROMEO:", "--max-tokens", "12",
+                         "--threads", "1").stdout for m in exports}
+    assert len(set(texts.values())) == 1, texts
+    assert texts[str(out)].startswith("ROMEO:") and len(texts[str(out)]) > len("ROMEO:")
+    # lowp.torch takes the same file; the keys it does not apply are named in one line.
+    capfd.readouterr()
+    net = lt.convert(nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 8)), recipe)
+    assert lt.converted(net) == ["0", "2"]
+    assert capfd.readouterr().err.count("\n") == 1
+    x = torch.randn(16, 64, requires_grad=True)
+    net(x).sum().backward()
+    assert torch.isfinite(x.grad).all()
