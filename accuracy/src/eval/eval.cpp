@@ -83,7 +83,8 @@ double evaluation_bytes(const LlamaModel& model, const Recipe& recipe, std::size
   const double w = weight_bytes(c), T = static_cast<double>(ctx), v = c.vocab_size;
   const double dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
   double need = w * ((model.mapped ? 0 : 1) + (recipe.is_identity() ? 0 : 1) + (recipe.quarot ? 1 : 0));
-  need += 4 * T * (8 * dim + 4 * kv + 4 * hidden + 2 * T + v + static_cast<double>(c.head_dim()));
+  // (The block's K and V rows beside the window's cache, and its second norm's rows: dim + 2 kv.)
+  need += 4 * T * (9 * dim + 6 * kv + 4 * hidden + 2 * T + v + static_cast<double>(c.head_dim()));
   need += 4 * static_cast<double>(n) * v * (opt.keep_logits ? 2 : 1);
   return need;
 }
