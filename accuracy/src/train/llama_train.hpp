@@ -98,6 +98,10 @@ class TrainLlama : public TrainModel {
     // Saved by the forward for the backward.
     std::vector<float> x_in, inv1, xn1, q, k, v, p, att, x_mid, inv2, xn2, g, u, h;
   };
+  // A layer's tensors (grad: their gradients) by row of the tensor table; for a const Layer,
+  // read-only values.
+  template <class L>
+  static auto tensors(L& layer, bool grad);
   detail::AttentionShape attention_shape() const;
 
   LlamaConfig c_;
