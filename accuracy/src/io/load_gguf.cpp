@@ -1,7 +1,8 @@
-// GGUF v3 (and v2, the same layout) checkpoints of the llama and qwen2 architectures; every
-// tensor type io/ggml decodes is widened to float32. llama.cpp's converter permutes a llama's
-// HF q/k rows to the interleaved RoPE order lowp uses; qwen2 keeps HF's rotate-half order
-// (llama.cpp runs it with NEOX RoPE), so its q/k rows and biases are permuted here.
+// GGUF v3 (and v2, the same layout) checkpoints of the llama, qwen2 and qwen3 architectures;
+// every tensor type io/ggml decodes is widened to float32. llama.cpp's converter permutes a
+// llama's HF q/k rows to the interleaved RoPE order lowp uses; qwen2 and qwen3 keep HF's
+// rotate-half order (llama.cpp runs them with NEOX RoPE), so their q/k rows, biases and QK-norm
+// gains are permuted here.
 #include <cmath>
 #include <memory>
 
@@ -60,8 +61,8 @@ LlamaModel load(std::span<const std::uint8_t> bytes, const std::string& name, st
   const GgufFile g(bytes, name);
   const auto arch = g.get_string("general.architecture");
   if (!arch) g.fail("metadata 'general.architecture' is missing");
-  if (*arch != "llama" && *arch != "qwen2")
-    g.fail("architecture " + show_string(*arch) + " is not supported (llama, qwen2)");
+  if (*arch != "llama" && *arch != "qwen2" && *arch != "qwen3")
+    g.fail("architecture " + show_string(*arch) + " is not supported (llama, qwen2, qwen3)");
   const std::string a = *arch + ".";
   auto req_int = [&](const std::string& key) {
     const auto v = g.get_int(a + key);
@@ -117,7 +118,7 @@ LlamaModel load(std::span<const std::uint8_t> bytes, const std::string& name, st
     validate(c, name, !file);
   }
 
-  const bool neox = *arch == "qwen2";
+  const bool neox = *arch == "qwen2" || *arch == "qwen3";
   const int hd = c.head_dim();
   // Mapped: the 2-D views point into the file and, for qwen2, at the q/k row orders kept beside it.
   std::shared_ptr<GgufMapping> mapping;
@@ -130,6 +131,9 @@ LlamaModel load(std::span<const std::uint8_t> bytes, const std::string& name, st
     const std::string n = gguf_name(t, l);
     if (t.optional && !g.tensor(n)) return;  // absent: no bias, a tied classifier
     const std::vector<std::uint64_t> shape = gguf_shape(c, t);
+    if (const GgufTensor* x = g.tensor(n); t.rope == RopeRows::one_head && x && x->elements != shape[0])
+      g.fail("tensor '" + n + "' has " + std::to_string(x->elements) + " elements, not head_dim " +
+             std::to_string(shape[0]) + ": lowp supports QK-norm per head (Qwen3), not over the whole projection (OLMo 2)");
     Weight& w = tensor_of(m, t, l);
     const int heads = neox ? rope_heads(c, t) : 0;  // rotate-half rows to interleaved pairs (qwen2 only)
     if (mapping && t.cols != Extent::one) {

@@ -205,8 +205,8 @@ LlamaModel build(const TensorMap& ts, std::string_view config_json, const std::s
   std::string type = "llama";
   if (const Json* mt = cfg.get("model_type")) {
     type = mt->kind == Json::Kind::string ? mt->str : "(not a string)";
-    if (type != "llama" && type != "mistral" && type != "qwen2")
-      throw Error(config_name + ": model_type " + show_string(type) + " is not supported (llama, mistral, qwen2)");
+    if (type != "llama" && type != "mistral" && type != "qwen2" && type != "qwen3")
+      throw Error(config_name + ": model_type " + show_string(type) + " is not supported (llama, mistral, qwen2, qwen3)");
   }
   auto flag = [&](const char* key) {
     const Json* v = present(cfg, key);
@@ -261,6 +261,14 @@ LlamaModel build(const TensorMap& ts, std::string_view config_json, const std::s
       if (!ts.count(n) && !tied)
         throw Error(name + ": tensor '" + n + "' is missing (config.json says tie_word_embeddings is false)");
       return ts.count(n) > 0;
+    }
+    if (t.rope == RopeRows::one_head) {  // QK-norm: Qwen3's, one gain per element of a head
+      const auto it = ts.find(n);
+      if (type == "qwen3" && it != ts.end() && it->second.shape != hf_shape(c, t))
+        throw Error(it->second.file + ": tensor '" + n + "' has " + std::to_string(it->second.elements) +
+                    " elements, not head_dim " + std::to_string(hd) +
+                    ": lowp supports QK-norm per head (Qwen3), not over the whole projection (OLMo 2)");
+      return type == "qwen3";
     }
     return t.layer_member == &LayerWeights::bo ? o_bias : qkv_bias;
   };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <vector>
 
@@ -113,28 +114,32 @@ void save_gguf(const LlamaModel& m, const std::string& path, const std::vector<G
     b.put<std::uint64_t>(s.size());
     b.bytes(s);
   };
+  // llama.cpp has QK-norm in its qwen3 architecture, which runs NEOX (rotate-half) RoPE: its q/k
+  // rows and QK-norm gains are written in that order (as llama.cpp's converter leaves HF's).
+  const bool qwen3 = !m.layers.empty() && m.layers[0].q_norm.present();
+  const std::string arch = qwen3 ? "qwen3" : "llama";
   GgufMetaWriter kv;
-  kv.str("general.architecture", "llama");
+  kv.str("general.architecture", arch);
   kv.str("general.name", "lowp");
   kv.u32("general.alignment", 32);
-  const std::pair<const char*, int> ints[] = {{"llama.context_length", c.seq_len},
-                                               {"llama.embedding_length", c.dim},
-                                               {"llama.block_count", c.n_layers},
-                                               {"llama.feed_forward_length", c.hidden_dim},
-                                               {"llama.rope.dimension_count", c.head_dim()},
-                                               {"llama.attention.head_count", c.n_heads},
-                                               {"llama.attention.head_count_kv", c.n_kv_heads},
-                                               {"llama.vocab_size", c.vocab_size}};
+  const std::pair<std::string, int> ints[] = {{arch + ".context_length", c.seq_len},
+                                               {arch + ".embedding_length", c.dim},
+                                               {arch + ".block_count", c.n_layers},
+                                               {arch + ".feed_forward_length", c.hidden_dim},
+                                               {arch + ".rope.dimension_count", c.head_dim()},
+                                               {arch + ".attention.head_count", c.n_heads},
+                                               {arch + ".attention.head_count_kv", c.n_kv_heads},
+                                               {arch + ".vocab_size", c.vocab_size}};
   for (const auto& [k, v] : ints) kv.u32(k, static_cast<std::uint32_t>(v));
   if (c.head_size != 0) {  // head_dim other than dim / n_heads
-    kv.u32("llama.attention.key_length", static_cast<std::uint32_t>(c.head_size));
-    kv.u32("llama.attention.value_length", static_cast<std::uint32_t>(c.head_size));
+    kv.u32(arch + ".attention.key_length", static_cast<std::uint32_t>(c.head_size));
+    kv.u32(arch + ".attention.value_length", static_cast<std::uint32_t>(c.head_size));
   }
-  kv.f32("llama.attention.layer_norm_rms_epsilon", c.norm_eps);
-  kv.f32("llama.rope.freq_base", c.rope_theta);
+  kv.f32(arch + ".attention.layer_norm_rms_epsilon", c.norm_eps);
+  kv.f32(arch + ".rope.freq_base", c.rope_theta);
   if (c.rope_freq_scale != 1.0f) {  // the loader reads back 1 / factor
-    kv.str("llama.rope.scaling.type", "linear");
-    kv.f32("llama.rope.scaling.factor", static_cast<float>(1.0 / static_cast<double>(c.rope_freq_scale)));
+    kv.str(arch + ".rope.scaling.type", "linear");
+    kv.f32(arch + ".rope.scaling.factor", static_cast<float>(1.0 / static_cast<double>(c.rope_freq_scale)));
   }
   kv.u32("general.file_type", 0);  // all F32
   for (const GgufKv& e : tokenizer) {
@@ -147,12 +152,16 @@ void save_gguf(const LlamaModel& m, const std::string& path, const std::vector<G
     const std::vector<float>* data;
     std::vector<std::uint64_t> ne;
   };
-  // The table's tensors in file order, lowp's (interleaved) q/k row order as the llama
-  // architecture's loader reads it; rope_freqs after the embedding.
+  // The table's tensors in file order, q/k rows in lowp's (interleaved) order for the llama
+  // architecture, rotate-half (copies in `permuted`) for qwen3; rope_freqs after the embedding.
   std::vector<T> ts;
+  std::deque<std::vector<float>> permuted;
+  const int hd = c.head_dim();
   for_each_tensor(m.layers.size(), [&](const TensorSpec& t, std::size_t l) {
     const Weight& w = tensor_of(m, t, l);
-    if (!w.empty()) ts.push_back({gguf_name(t, l), &w, gguf_shape(c, t)});
+    const int heads = qwen3 ? rope_heads(c, t) : 0;
+    if (heads && !w.empty()) permuted.push_back(permute_hf(w, heads, hd, static_cast<int>(extent(c, t.cols))));
+    if (!w.empty()) ts.push_back({gguf_name(t, l), heads ? &permuted.back() : &w, gguf_shape(c, t)});
     if (t.model_member == &LlamaModel::token_embedding && !c.rope_freq_factors.empty())
       ts.push_back({"rope_freqs.weight", &c.rope_freq_factors, {static_cast<std::uint64_t>(c.rope_freq_factors.size())}});
   });
@@ -195,7 +204,8 @@ void save_safetensors(const LlamaModel& m, const std::string& path) {
   if (mixed || (o && !qkv)) throw Error(path + ": these attention biases fit neither Llama's attention_bias nor Qwen2's");
   if (!c.rope_freq_factors.empty())
     throw Error(path + ": config.json cannot hold RoPE frequency factors (Llama 3 scaling's parameters are not kept)");
-  const bool qwen2 = qkv && !o;
+  const bool qwen2 = qkv && !o, qwen3 = !m.layers.empty() && m.layers[0].q_norm.present();
+  if (qwen2 && qwen3) throw Error(path + ": QK-norm with Qwen2's q/k/v biases fits no transformers architecture");
   struct T {
     std::string name;
     std::vector<float> data;
@@ -217,8 +227,9 @@ void save_safetensors(const LlamaModel& m, const std::string& path) {
   const std::vector<std::uint8_t> file = safetensors_file(st, {{"format", "pt"}});
 
   const std::string tied = m.tied() ? "true" : "false";
-  std::string cfg = qwen2 ? "{\n  \"architectures\": [\"Qwen2ForCausalLM\"],\n  \"model_type\": \"qwen2\",\n"
-                          : "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n";
+  const std::string type = qwen2 ? "qwen2" : qwen3 ? "qwen3" : "llama";
+  const std::string arch = qwen2 ? "Qwen2ForCausalLM" : qwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM";
+  std::string cfg = "{\n  \"architectures\": [\"" + arch + "\"],\n  \"model_type\": \"" + type + "\",\n";
   cfg += "  \"hidden_size\": " + std::to_string(c.dim) + ",\n";
   cfg += "  \"intermediate_size\": " + std::to_string(c.hidden_dim) + ",\n";
   cfg += "  \"num_hidden_layers\": " + std::to_string(c.n_layers) + ",\n";

@@ -146,6 +146,7 @@ struct Decoder::Impl {
     ops.linear(L.qkv, xb.data(), qkv.data(), li, 1);
     for (std::size_t i = 0; i < L.qkv_bias.size(); ++i) qkv[i] += L.qkv_bias[i];
     float *q = qkv.data(), *k = q + qd, *v = k + kv;
+    detail::qk_norm(pm, L, q, k, 1, 1);
     detail::rope(pm, q, 1, heads, pos);
     detail::rope(pm, k, 1, kv_heads, pos);
     const bool rotate = pm.head_rotation.kind != hadamard::RotationKind::none;

@@ -26,6 +26,15 @@ void rmsnorm(const float* x, const float* w, float* out, std::size_t rows, std::
   rmsnorm_forward(out, nullptr, x, w, rows, dim, eps, 1);
 }
 
+void qk_norm(const PreparedModel& pm, const PreparedLayer& L, float* q, float* k, std::size_t rows, int threads) {
+  if (L.q_norm.empty()) return;
+  const auto hd = static_cast<std::size_t>(pm.cfg.head_dim());
+  rmsnorm_forward(q, nullptr, q, L.q_norm.data(), rows * static_cast<std::size_t>(pm.cfg.n_heads), hd,
+                  pm.cfg.norm_eps, threads);
+  rmsnorm_forward(k, nullptr, k, L.k_norm.data(), rows * static_cast<std::size_t>(pm.cfg.n_kv_heads), hd,
+                  pm.cfg.norm_eps, threads);
+}
+
 void rope(const PreparedModel& pm, float* x, std::size_t rows, std::size_t heads, std::size_t pos0) {
   const std::size_t hd = static_cast<std::size_t>(pm.cfg.head_dim()), half = hd / 2;
   rope_forward(x, pm.rope_cos.data() + pos0 * half, pm.rope_sin.data() + pos0 * half, 1, rows, heads, hd);
@@ -76,6 +85,7 @@ class Window : ForwardOps {
     linear(L.qkv, xb_.data(), qkv_.data(), l);
     bias_forward(qkv_.data(), L.qkv_bias.data(), T_, L.qkv_bias.size());
     split_qkv();
+    qk_norm(pm_, L, q_.data(), k_.data(), T_, threads_);
     rope_forward(q_.data(), pm_.rope_cos.data(), pm_.rope_sin.data(), 1, T_, static_cast<std::size_t>(c_.n_heads), hd_);
     rope_forward(k_.data(), pm_.rope_cos.data(), pm_.rope_sin.data(), 1, T_, static_cast<std::size_t>(c_.n_kv_heads), hd_);
     const bool rotate = pm_.head_rotation.kind != hadamard::RotationKind::none;

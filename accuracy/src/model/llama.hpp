@@ -48,6 +48,7 @@ struct PreparedLayer {
   std::vector<float> attn_norm, ffn_norm;
   LinearGroup qkv, wo, gate_up, down;
   std::vector<float> qkv_bias, wo_bias;  // [bq | bk | bv] and bo, empty when the model has none
+  std::vector<float> q_norm, k_norm;     // QK-norm gains over a head (head_dim), empty when the model has none
   // The layer's attention and KV-cache specs (the recipe's, its layer.<N>.* lines applied;
   // kv.group = head and pad folded in).
   std::optional<quant::QuantSpec> q, k, p, v, kv;
@@ -139,6 +140,9 @@ inline constexpr float kFa3POffset = 256.0f;  // FlashAttention-3's Max_offset =
 // out = w * x / sqrt(mean(x^2) + eps), row by row; the sum of squares in double.
 void rmsnorm(const float* x, const float* w, float* out, std::size_t rows, std::size_t dim, float eps);
 float silu(float x);
+// QK-norm (Qwen3), when the layer has it: each head of q (rows x n_heads) and of k (rows x
+// n_kv_heads) RMSNorm-ed over head_dim with L's gains, in place. After the biases, before RoPE.
+void qk_norm(const PreparedModel& pm, const PreparedLayer& L, float* q, float* k, std::size_t rows, int threads);
 // Interleaved-pair RoPE (llama2.c / GGUF) on `rows` tokens at positions pos0, pos0 + 1, ...:
 // pair (2i, 2i+1) of each of `heads` heads turns by the position's angle for frequency i.
 void rope(const PreparedModel& pm, float* x, std::size_t rows, std::size_t heads, std::size_t pos0);

@@ -89,6 +89,15 @@ void validate(const LlamaModel& m) {
                 std::to_string(c.n_layers));
 
   detail::for_each_tensor(m.layers.size(), [&](const detail::TensorSpec& t, std::size_t l) { check_tensor(m, t, l); });
+  // The forward pass applies QK-norm to a layer's q and k together, in every layer or none.
+  for (std::size_t l = 0; l < m.layers.size(); ++l) {
+    const LayerWeights& L = m.layers[l];
+    if (L.q_norm.present() != m.layers[0].q_norm.present() || L.k_norm.present() != L.q_norm.present())
+      throw Error(file + ": QK-norm (q_norm and k_norm) must be in every layer or in none; layer " + std::to_string(l) +
+                  " has " + (L.q_norm.present() ? "q_norm" : "no q_norm") + " and " +
+                  (L.k_norm.present() ? "k_norm" : "no k_norm") + ", layer 0 " +
+                  (m.layers[0].q_norm.present() ? "q_norm" : "no q_norm"));
+  }
 }
 
 void widen_mapped(LlamaModel& m) {

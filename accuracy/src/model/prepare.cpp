@@ -278,6 +278,8 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
         std::copy_n(calibrated->bv.at(li).begin(), kv, P.qkv_bias.begin() + static_cast<std::ptrdiff_t>(qd + kv));
     }
     P.wo_bias = L.bo;
+    P.q_norm = L.q_norm;
+    P.k_norm = L.k_norm;
     P.gate_up = prep.group(gate_up, dim, li);
     P.down = prep.group(down, hidden, li);
     pm.layers.push_back(std::move(P));

@@ -20,7 +20,7 @@ namespace lowp::accuracy::detail {
 enum class Extent { one, dim, hidden, q_dim, kv_dim, head_dim, vocab };
 std::size_t extent(const LlamaConfig& c, Extent e);
 
-// The rows of q/k tensors are in RoPE's pair order. Hugging Face (and GGUF's NEOX-RoPE
+// The rows of q/k tensors (and the QK-norm gains over a head) are in RoPE's pair order. Hugging Face (and GGUF's NEOX-RoPE
 // architectures) store each head rotate-half; the loaders turn them to lowp's interleaved pairs
 // (`heads` heads of head_dim rows).
 enum class RopeRows { none, q_heads, kv_heads, one_head };
@@ -30,6 +30,8 @@ enum class Feed {
   tokens,      // the embedding: token ids
   residual,    // the RMSNorms before attention, the FFN and the classifier: the residual stream
   attn_in,     // q/k/v and their biases: attn_norm's output
+  q_out,       // QK-norm of q: each head of the q projection's output (bias added)
+  k_out,       // QK-norm of k: each head of the k projection's output (bias added)
   o_in,        // o_proj: the attention output
   ffn_in,      // gate/up: ffn_norm's output
   down_in,     // down: silu(gate) * up
@@ -78,6 +80,13 @@ inline constexpr TensorSpec kTensorRows[] = {
      RopeRows::none, std::nullopt, Feed::attn_in, &LayerWeights::bv, nullptr},
     {"attention output bias", "bo", "bo", "attn_output.bias", "self_attn.o_proj.bias", nullptr, Extent::dim,
      Extent::one, true, "attention biases", RopeRows::none, std::nullopt, Feed::o_in, &LayerWeights::bo, nullptr},
+    // Qwen3's per-head form (OLMo 2 normalizes the whole q_dim-wide projection instead: not supported).
+    {"QK-norm gain over each query head", "q_norm", "q_norm", "attn_q_norm.weight", "self_attn.q_norm.weight", nullptr,
+     Extent::head_dim, Extent::one, true, "QK-norm", RopeRows::one_head, std::nullopt, Feed::q_out,
+     &LayerWeights::q_norm, nullptr},
+    {"QK-norm gain over each key head", "k_norm", "k_norm", "attn_k_norm.weight", "self_attn.k_norm.weight", nullptr,
+     Extent::head_dim, Extent::one, true, "QK-norm", RopeRows::one_head, std::nullopt, Feed::k_out,
+     &LayerWeights::k_norm, nullptr},
     {"RMSNorm gain before the FFN", "ffn_norm", "ffn_norm", "ffn_norm.weight", "post_attention_layernorm.weight",
      "rms_ffn_weight", Extent::dim, Extent::one, true, nullptr, RopeRows::none, std::nullopt, Feed::residual,
      &LayerWeights::ffn_norm, nullptr},

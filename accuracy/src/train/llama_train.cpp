@@ -93,6 +93,8 @@ auto TrainLlama::tensors(L& layer, [[maybe_unused]] bool grad) {
       t[layer_row(&LayerWeights::attn_norm)] = &layer.d_attn_norm;
       t[layer_row(&LayerWeights::ffn_norm)] = &layer.d_ffn_norm;
       for (int i = 0; i < 4; ++i) t[layer_row(bias[i])] = &layer.dbias[i];
+      t[layer_row(&LayerWeights::q_norm)] = &layer.dqn;
+      t[layer_row(&LayerWeights::k_norm)] = &layer.dkn;
       return t;
     }
   }
@@ -101,6 +103,8 @@ auto TrainLlama::tensors(L& layer, [[maybe_unused]] bool grad) {
   t[layer_row(&LayerWeights::attn_norm)] = &layer.attn_norm;
   t[layer_row(&LayerWeights::ffn_norm)] = &layer.ffn_norm;
   for (int i = 0; i < 4; ++i) t[layer_row(bias[i])] = &layer.bias[i];
+  t[layer_row(&LayerWeights::q_norm)] = &layer.qn;
+  t[layer_row(&LayerWeights::k_norm)] = &layer.kn;
   return t;
 }
 
@@ -149,6 +153,8 @@ void TrainLlama::zero_grad() {
     L.d_ffn_norm.assign(dim_, 0.0f);
     for (auto& q : L.lin) std::fill(q.weight_grad().begin(), q.weight_grad().end(), 0.0f);
     for (int i = 0; i < 4; ++i) L.dbias[i].assign(L.bias[i].size(), 0.0f);
+    L.dqn.assign(L.qn.size(), 0.0f);
+    L.dkn.assign(L.kn.size(), 0.0f);
   }
   d_final_norm_.assign(dim_, 0.0f);
   d_classifier_.assign(classifier_.size(), 0.0f);
@@ -296,6 +302,14 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
     bias_forward(L.q.data(), L.bias[0].data(), R, L.bias[0].size());
     bias_forward(L.k.data(), L.bias[1].data(), R, L.bias[1].size());
     bias_forward(L.v.data(), L.bias[2].data(), R, L.bias[2].size());
+    if (!L.qn.empty()) {  // QK-norm: each head of q and k, before RoPE
+      L.q_pre = L.q;
+      L.k_pre = L.k;
+      L.invq.resize(R * heads);
+      L.invk.resize(R * kvh);
+      rmsnorm_forward(L.q.data(), L.invq.data(), L.q_pre.data(), L.qn.data(), R * heads, hd_, c_.norm_eps, threads);
+      rmsnorm_forward(L.k.data(), L.invk.data(), L.k_pre.data(), L.kn.data(), R * kvh, hd_, c_.norm_eps, threads);
+    }
     rope_forward(L.q.data(), cos, sin, B, T, heads, hd_);
     rope_forward(L.k.data(), cos, sin, B, T, kvh, hd_);
     L.att.resize(R * qd_);
@@ -389,6 +403,16 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
                        dk.data(), dv.data(), threads);
     rope_backward(dq.data(), cos, sin, B_, T_, heads, hd_);
     rope_backward(dk.data(), cos, sin, B_, T_, kvh, hd_);
+    if (!L.qn.empty()) {  // QK-norm: back through each head's RMSNorm to the projections' outputs
+      dqk_.assign(R * qd_, 0.0f);
+      rmsnorm_backward(dqk_.data(), L.dqn.data(), dq.data(), L.q_pre.data(), L.qn.data(), L.invq.data(), R * heads, hd_,
+                       threads);
+      dq.swap(dqk_);
+      dqk_.assign(R * kv_, 0.0f);
+      rmsnorm_backward(dqk_.data(), L.dkn.data(), dk.data(), L.k_pre.data(), L.kn.data(), L.invk.data(), R * kvh, hd_,
+                       threads);
+      dk.swap(dqk_);
+    }
     bias_backward(L.dbias[0].data(), dq.data(), R, L.dbias[0].size());
     bias_backward(L.dbias[1].data(), dk.data(), R, L.dbias[1].size());
     bias_backward(L.dbias[2].data(), dv.data(), R, L.dbias[2].size());

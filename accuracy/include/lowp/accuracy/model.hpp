@@ -60,6 +60,9 @@ struct LayerWeights {
   Weight wv;         // kv_dim x dim
   Weight wo;         // dim x q_dim
   Weight bq, bk, bv, bo;  // attention biases (Qwen2, attention_bias); empty when absent
+  // QK-norm (Qwen3): RMSNorm gains over each head of q and of k (head_dim each), applied after
+  // the projections (and biases) and before RoPE; empty when absent.
+  Weight q_norm, k_norm;
   Weight ffn_norm;   // dim
   Weight w_gate;     // hidden x dim  (llama2.c w1)
   Weight w_down;     // dim x hidden  (llama2.c w2)
