@@ -7,6 +7,8 @@
 // 1 and 2 threads, with llama.cpp-style base logits, and split across ranks as under mpirun.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -90,25 +92,38 @@ struct Case {
   }
 };
 
-TEST(SensitivityPrefix, EqualsWholeRunsBitForBit) {
+// One test per base recipe (fp32, a KV and weight-format base, QuaRot), each at 1 and 2 threads:
+// 2 and 3 ranks of the prefix-reusing job and the API's run equal the whole runs.
+class SensitivityPrefixBase : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SensitivityPrefixBase, EqualsWholeRunsBitForBit) {
   Case c;
-  const Recipe kv_w = parse_recipe("name = kv-w\nkv = int8\nweights.wq = e4m3\nlayer.1.act.gate = int8\n");
-  const Recipe quarot = find_recipe("quarot-w4a4kv4");
-  for (const Recipe* base : {static_cast<const Recipe*>(nullptr), &kv_w, &quarot})
-    for (const int threads : {1, 2}) {
-      c.opt.threads = threads;
-      const std::string what = (base ? base->name : "fp32") + ", " + std::to_string(threads) + " threads";
-      const Sensitivity whole = c.run(base, false, 1);
-      ASSERT_EQ(whole.rows.size(), (3u * 19 + 2) * 2);
-      std::size_t failed = 0;
-      for (const auto& r : whole.rows) failed += !r.error.empty();
-      EXPECT_GT(failed, 0u) << what;  // the failing rows are compared too
-      EXPECT_LT(failed, whole.rows.size() / 2) << what;
-      for (const int ranks : {2, 3})
-        expect_same(whole, c.run(base, true, ranks), what + ", " + std::to_string(ranks) + " ranks");
-      expect_same(whole, run_sensitivity(c.model, c.tokens, c.specs, c.opt, {}, nullptr, base), what + ", API");
-    }
+  const std::string name = GetParam();
+  std::optional<Recipe> base;
+  if (name == "kv-w") base = parse_recipe("name = kv-w\nkv = int8\nweights.wq = e4m3\nlayer.1.act.gate = int8\n");
+  if (name == "quarot-w4a4kv4") base = find_recipe(name);
+  for (const int threads : {1, 2}) {
+    c.opt.threads = threads;
+    const std::string what = name + ", " + std::to_string(threads) + " threads";
+    const Recipe* b = base ? &*base : nullptr;
+    const Sensitivity whole = c.run(b, false, 1);
+    ASSERT_EQ(whole.rows.size(), (3u * 19 + 2) * 2);
+    std::size_t failed = 0;
+    for (const auto& r : whole.rows) failed += !r.error.empty();
+    EXPECT_GT(failed, 0u) << what;  // the failing rows are compared too
+    EXPECT_LT(failed, whole.rows.size() / 2) << what;
+    for (const int ranks : {2, 3})
+      expect_same(whole, c.run(b, true, ranks), what + ", " + std::to_string(ranks) + " ranks");
+    expect_same(whole, run_sensitivity(c.model, c.tokens, c.specs, c.opt, {}, nullptr, b), what + ", API");
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(SensitivityPrefix, SensitivityPrefixBase, ::testing::Values("fp32", "kv-w", "quarot-w4a4kv4"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
 
 TEST(SensitivityPrefix, BaseLogitsAndScoreAll) {
   Case c;

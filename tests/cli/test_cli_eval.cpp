@@ -220,6 +220,29 @@ TEST(CliGenerateShared, StaticScalesFromCalibText) {
   std::filesystem::remove_all(dir);
 }
 
+// Calibration text that overlaps the evaluation text: eval and sweep warn in one line, the same
+// words in both, and evaluate.
+TEST(CliEvalShared, CalibrationOverlapWarnsInEvalAndSweep) {
+  const std::string model = shared + "/models/tinyllamas/stories260K.bin";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " is absent";
+  const std::string dir = lowp::test::temp_dir("cli_overlap");
+  lowp::test::write_text(dir + "/r.txt", "name = s\nlinear = fp8-tensorwise\nact.scale = static\n");
+  lowp::test::write_text(dir + "/t.txt", "Once upon a time, there was a little dog named Max. Max liked to run and play.");
+  for (const char* cmd : {"eval", "sweep"}) {
+    const Result r = lowp_run({cmd, "--model", model, "--text", dir + "/t.txt", "--ctx", "16",
+                               cmd == std::string("eval") ? "--recipe" : "--recipes", dir + "/r.txt", "--calib",
+                               dir + "/t.txt", "--calib-cache", dir + "/cache"});
+    EXPECT_EQ(r.code, 0) << cmd << ": " << r.err;
+    const std::size_t at = r.err.find("warning: the calibration text overlaps the evaluation text (");
+    ASSERT_NE(at, std::string::npos) << cmd << ": " << r.err;
+    const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+    EXPECT_NE(line.find(" consecutive tokens in common from evaluation token 0): the KLD is not measured on held-out text"),
+              std::string::npos)
+        << cmd << ": " << line;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliEvalShared, Stories260K) {
   if (!std::filesystem::exists(shared + "/models/stories260K.bin"))
     GTEST_SKIP() << "../shared/models/stories260K.bin is absent";

@@ -192,6 +192,47 @@ TEST(Attention, ExpNonpositiveWithinTwoUlps) {
   EXPECT_EQ(exp_nonpositive(0.0f), 1.0f);
 }
 
+// Queries from position pos0 over a KV cache (attention_cached: a decode step, pos0 = T - 1, and a
+// window's later rows): rows pos0.. of the causal attention, within the double reference's bounds
+// and bitwise the rows the whole window gives them (attention.hpp's claim), without and with the
+// attn.p hook (identity here), at 1 and 2 threads. The cache's rows past the window hold NaN: they
+// must not be read.
+TEST(Attention, CachedQueriesFromAPositionAreTheWindowsRows) {
+  const Data d({1, 75, 4, 2, 32}, 31);
+  const Reference ref = reference(d);
+  const std::size_t T = 75, hd = 32, kvh = 2, qd = 4 * hd, kvd = kvh * hd, cap = 80;
+  std::vector<float> kc(kvh * cap * hd, NAN), vc(kc.size(), NAN);
+  for (std::size_t g = 0; g < kvh; ++g)
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t e = 0; e < hd; ++e) {
+        kc[(g * cap + t) * hd + e] = d.k[t * kvd + g * hd + e];
+        vc[(g * cap + t) * hd + e] = d.v[t * kvd + g * hd + e];
+      }
+  AttentionP identity;
+  identity.quantize = [](std::size_t, float*) {};
+  std::vector<float> window(T * qd), window_hook(T * qd);
+  attention_forward(d.s, d.q.data(), d.k.data(), d.v.data(), window.data(), nullptr, 1);
+  attention_forward(d.s, d.q.data(), d.k.data(), d.v.data(), window_hook.data(), nullptr, 1, identity);
+  for (std::size_t pos0 : {0, 1, 47, 48, 74})
+    for (int threads : {1, 2}) {
+      const std::size_t rows = T - pos0, at = pos0 * qd;
+      const AttentionShape s{1, rows, 4, kvh, hd};
+      std::vector<float> out(rows * qd), out_hook(rows * qd);
+      attention_cached(s, pos0, d.q.data() + at, KvLayer{kc.data(), vc.data(), cap}, out.data(), threads);
+      attention_cached(s, pos0, d.q.data() + at, KvLayer{kc.data(), vc.data(), cap}, out_hook.data(), threads, identity);
+      const std::vector<double> want(ref.out.begin() + static_cast<std::ptrdiff_t>(at), ref.out.end()),
+          tol(ref.tol_out.begin() + static_cast<std::ptrdiff_t>(at), ref.tol_out.end());
+      expect_within(out, want, tol, "out");
+      EXPECT_TRUE(std::equal(out.begin(), out.end(), window.begin() + static_cast<std::ptrdiff_t>(at))) << pos0;
+      EXPECT_TRUE(std::equal(out_hook.begin(), out_hook.end(), window_hook.begin() + static_cast<std::ptrdiff_t>(at)))
+          << pos0;
+    }
+  test::expect_error([&] {
+    std::vector<float> out(qd);
+    attention_cached({1, 1, 4, kvh, hd}, cap, d.q.data(), KvLayer{kc.data(), vc.data(), cap}, out.data(), 1);
+  }, {"over a cache of 80"});
+}
+
 // Evaluation's hook sees each head's whole P; P is not kept then.
 TEST(Attention, HookSeesTheWholePAndPIsNotKept) {
   const Data d({1, 40, 2, 1, 16}, 5);

@@ -75,18 +75,25 @@ std::shared_ptr<const accuracy::CalibrationText> calibration_text(const CalibArg
   return t;
 }
 
-std::optional<std::pair<std::size_t, std::size_t>> first_overlap(const std::vector<int>& calib,
-                                                                 const std::vector<int>& eval) {
+std::string first_overlap(const std::vector<int>& calib, const std::vector<int>& eval) {
   const std::size_t k = std::min<std::size_t>({64, calib.size(), eval.size()});
-  if (k == 0) return std::nullopt;
+  if (k == 0) return {};
   const auto key = [&](const std::vector<int>& v, std::size_t i) {
     return std::string(reinterpret_cast<const char*>(v.data() + i), k * sizeof(int));
   };
   std::unordered_set<std::string> seen;
   for (std::size_t i = 0; i + k <= calib.size(); ++i) seen.insert(key(calib, i));
   for (std::size_t i = 0; i + k <= eval.size(); ++i)
-    if (seen.count(key(eval, i))) return std::pair{k, i};
-  return std::nullopt;
+    if (seen.count(key(eval, i)))
+      return std::to_string(k) + " consecutive tokens in common from evaluation token " + std::to_string(i);
+  return {};
+}
+
+void warn_if_overlap(const std::vector<int>& calib, const std::vector<int>& eval, std::ostream& err) {
+  const std::string o = first_overlap(calib, eval);
+  if (!o.empty())
+    err << "warning: the calibration text overlaps the evaluation text (" << o
+        << "): the KLD is not measured on held-out text\n";
 }
 
 }  // namespace lowp::cli

@@ -22,6 +22,7 @@
 
 #include "lowp/accuracy/calibrate.hpp"
 #include "lowp/accuracy/recipe.hpp"
+#include "cli/version.hpp"
 #include "lowp/formats/format.hpp"
 
 namespace lowp::cli {
@@ -63,8 +64,6 @@ Command add_train_command(CLI::App& parent);
 Command add_probe_command(CLI::App& parent);
 Command add_generate_command(CLI::App& parent);
 
-// `lowp --version`: version, build type, the kernels' instruction set on this CPU (version.cpp).
-std::string version_text();
 
 // --- Helpers shared by the subcommands (text.cpp) ---
 
@@ -101,9 +100,12 @@ std::shared_ptr<const accuracy::CalibrationText> calibration_text(const CalibArg
 // key and --calib FILE.
 void require_calibration(const accuracy::Recipe& r, const accuracy::CalibrationText* text);
 // The first run of k = min(64, both sizes) consecutive tokens of `eval` that also occurs in
-// `calib`: {k, its position in eval}; nullopt when the texts share none.
-std::optional<std::pair<std::size_t, std::size_t>> first_overlap(const std::vector<int>& calib,
-                                                                 const std::vector<int>& eval);
+// `calib`, as "<k> consecutive tokens in common from evaluation token <i>"; empty when the
+// texts share none.
+std::string first_overlap(const std::vector<int>& calib, const std::vector<int>& eval);
+// eval and sweep: one warning line on `err` when the texts overlap (the KLD is then not measured
+// on held-out text); search refuses such an --eval instead.
+void warn_if_overlap(const std::vector<int>& calib, const std::vector<int>& eval, std::ostream& err);
 
 // --max-memory (max_memory.cpp): the option, and setting the process-wide budget from it
 // (empty: the default); a malformed size is a usage Failure.

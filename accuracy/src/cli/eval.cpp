@@ -52,10 +52,7 @@ void check_calibration(const accuracy::Recipe& r, const accuracy::EvalOptions& o
     if (opt.calib->tokens.empty() && r.calibrate.method != accuracy::CalibMethod::imatrix)
       throw Failure{exit_usage, "--imatrix is for weights.calibrate = imatrix; give --calib FILE"};
   }
-  if (const auto o = first_overlap(opt.calib->tokens, tokens))
-    err << "warning: the calibration text overlaps the evaluation text (" << o->first
-        << " consecutive tokens in common from evaluation token " << o->second
-        << "): the KLD is not measured on held-out text\n";
+  warn_if_overlap(opt.calib->tokens, tokens, err);
 }
 
 int run_eval(Io& io, const EvalArgs& a) {

@@ -55,11 +55,10 @@ accuracy::Recipe base_recipe(const std::vector<std::string>& activations) {
 
 // Held-out means disjoint: no run of k consecutive tokens (64, or the shorter text's length)
 // of the evaluation text occurs in the calibration text.
-void check_disjoint(const std::vector<int>& calib, const std::vector<int>& eval) {
-  if (const auto o = first_overlap(calib, eval))
-    throw Failure{exit_usage, "--eval overlaps the calibration text (" + std::to_string(o->first) +
-                                  " consecutive tokens in common from evaluation token " + std::to_string(o->second) +
-                                  "): evaluate on held-out text"};
+// `what` names the calibration text in the message.
+void check_disjoint(const std::vector<int>& calib, const std::vector<int>& eval, const std::string& what) {
+  const std::string o = first_overlap(calib, eval);
+  if (!o.empty()) throw Failure{exit_usage, "--eval overlaps " + what + " (" + o + "): evaluate on held-out text"};
 }
 
 // recipe.txt for one budget; recipe-<budget>.txt for each of several.
@@ -150,18 +149,14 @@ int run_search(Io& io, const SearchArgs& a) {
       throw Failure{exit_usage, "--eval is the calibration file: evaluate on held-out text"};
     held = read_eval_tokens(a.text.empty() ? a.eval : "", a.text.empty() ? "" : a.eval, path, model.config.vocab_size,
                             a.bos);
-    check_disjoint(calib.ids, held->ids);
+    check_disjoint(calib.ids, held->ids, "the calibration text");
   }
   accuracy::EvalOptions opt;
   opt.ctx = a.ctx.value_or(0);
   opt.threads = a.threads;
   opt.bos = calib.window_bos;
   opt.calib = calibration_text(a.calib, path, model.config.vocab_size, a.bos, io.err);
-  if (opt.calib && held)
-    if (const auto o = first_overlap(opt.calib->tokens, held->ids))
-      throw Failure{exit_usage, "--eval overlaps the --calib text (" + std::to_string(o->first) +
-                                    " consecutive tokens in common from evaluation token " + std::to_string(o->second) +
-                                    "): evaluate on held-out text"};
+  if (opt.calib && held) check_disjoint(opt.calib->tokens, held->ids, "the --calib text");
   std::ostream null_stream(nullptr);
   check_ctx_option(a.ctx, model.config.seq_len, accuracy::dist::rank() == 0 ? io.err : null_stream);
   const bool root = accuracy::dist::rank() == 0;

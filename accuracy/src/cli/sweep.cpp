@@ -219,9 +219,7 @@ int run_model(Io& io, const SweepArgs& a) {
   opt.calib = calibration_text(a.calib, path, model.config.vocab_size, a.bos, io.err);
   for (const auto& r : recipes) require_calibration(r, opt.calib.get());
   if (opt.calib && accuracy::dist::rank() == 0)
-    if (const auto o = first_overlap(opt.calib->tokens, tokens))
-      io.err << "warning: the calibration text overlaps the evaluation text (" << o->first
-             << " consecutive tokens in common from evaluation token " << o->second << ")\n";
+    warn_if_overlap(opt.calib->tokens, tokens, io.err);
   ProgressBar bar(io);
   if (sens) {
     if (!a.save_base_logits.empty()) throw Failure{exit_usage, "--save-base-logits belongs to a recipe sweep"};

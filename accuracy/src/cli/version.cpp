@@ -2,7 +2,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "cli/command.hpp"
+#include "cli/version.hpp"
 #include "lowp/numerics/cpu.hpp"
 
 #ifndef LOWP_VERSION

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "lowp/numerics/error.hpp"
@@ -135,50 +136,74 @@ void fa3_finalize(float* o, std::size_t rows, std::size_t hd, const float* divis
   }
 }
 
-void attention_forward(const AttentionShape& s, const float* q, const float* k, const float* v, float* out, float* p,
-                       int threads, const AttentionP& pq) {
-  const std::size_t T = s.T, hd = s.head_dim, heads = s.heads, kvh = s.kv_heads, group = s.heads / s.kv_heads;
-  const std::size_t qd = heads * hd, kvd = kvh * hd;
+namespace {
+
+// Where attend() reads K (or V): row t of KV head g of sequence b at
+// base + b * seq_stride + g * head_stride + t * row_stride.
+struct KvView {
+  const float* base;
+  std::size_t row_stride, head_stride, seq_stride;
+};
+
+// KV head g of sequence b, rows [0, n), as a dense n x hd block: in place when its rows are
+// dense already (a KV cache), else gathered into `scratch`.
+const float* kv_head(const KvView& x, std::size_t b, std::size_t g, std::size_t n, std::size_t hd,
+                     std::vector<float>& scratch) {
+  const float* h = x.base + b * x.seq_stride + g * x.head_stride;
+  if (x.row_stride == hd) return h;
+  for (std::size_t t = 0; t < n; ++t) std::copy_n(h + t * x.row_stride, hd, scratch.data() + t * hd);
+  return scratch.data();
+}
+
+// attention_forward and attention_cached: s.T query rows per sequence at positions pos0.., keys
+// [0, pos0 + s.T) (P kept only from pos0 = 0).
+void attend(const AttentionShape& s, std::size_t pos0, const float* q, const KvView& k, const KvView& v, float* out,
+            float* p, int threads, const AttentionP& pq) {
+  const std::size_t T = s.T, Tk = pos0 + T, hd = s.head_dim, heads = s.heads, kvh = s.kv_heads,
+                    group = s.heads / s.kv_heads;
+  const std::size_t qd = heads * hd, gather = k.row_stride == hd ? 0 : Tk * hd;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   if (!pq.quantize) {
     // Job: one (sequence, KV head) with its group of heads. Query block [i0, i1) of all of them
-    // (G = group * (i1 - i0) stacked rows) sees keys [0, i1):
-    //   S_b = Q_b K^T (G x i1), P_b = causal softmax per row, O_b = P_b V;
+    // (G = group * (i1 - i0) stacked rows) sees keys [0, pos0 + i1):
+    //   S_b = Q_b K^T (G x (pos0 + i1)), P_b = causal softmax per row, O_b = P_b V;
     // P_b is computed where it is kept (or in a scratch).
     struct Scratch {
       std::vector<float> qg, kh, vh, og, s;
     };
     struct Job {
-      std::size_t T, hd, heads, kvh, group, qd, kvd;
+      std::size_t T, pos0, Tk, hd, kvh, group, qd, gather;
       float scale;
-      const float *q, *k, *v;
+      const float* q;
+      KvView k, v;
       float *out, *p;
       Scratch make_state() const {
-        return Scratch{std::vector<float>(group * T * hd), std::vector<float>(T * hd), std::vector<float>(T * hd),
-                       std::vector<float>(group * T * hd), std::vector<float>(p ? 0 : group * kBlock * T)};
+        return Scratch{std::vector<float>(group * T * hd), std::vector<float>(gather), std::vector<float>(gather),
+                       std::vector<float>(group * T * hd),
+                       std::vector<float>(p ? 0 : group * std::min(kBlock, T) * Tk)};
       }
       void operator()(Scratch& w, std::size_t job) const {
         const std::size_t b = job / kvh, g = job % kvh;
         gather_group(q, qd, b * T, T, g * group, group, hd, w.qg.data());
-        gather_head(k, kvd, b * T, T, g, hd, w.kh.data());
-        gather_head(v, kvd, b * T, T, g, hd, w.vh.data());
+        const float* kh = kv_head(k, b, g, Tk, hd, w.kh);
+        const float* vh = kv_head(v, b, g, Tk, hd, w.vh);
         for (std::size_t i0 = 0; i0 < T; i0 += kBlock) {
-          const std::size_t i1 = std::min(T, i0 + kBlock), m = i1 - i0, G = group * m;
+          const std::size_t i1 = std::min(T, i0 + kBlock), m = i1 - i0, G = group * m, n1 = pos0 + i1;
           float* S = p ? p + job * group * T * T + group * block_offset(i0) : w.s.data();
-          quant::gemm_f32(w.qg.data() + group * i0 * hd, w.kh.data(), S, G, i1, hd, false, 1);
+          quant::gemm_f32(w.qg.data() + group * i0 * hd, kh, S, G, n1, hd, false, 1);
           for (std::size_t r = 0; r < G; ++r) {
-            float* row = S + r * i1;
-            const std::size_t n = i0 + r % m + 1;
+            float* row = S + r * n1;
+            const std::size_t n = pos0 + i0 + r % m + 1;
             softmax_row(row, n, scale, true);
-            std::fill(row + n, row + i1, 0.0f);
+            std::fill(row + n, row + n1, 0.0f);
           }
-          quant::gemm_f32(S, quant::Layout::as_is, w.vh.data(), quant::Layout::transposed,
-                          w.og.data() + group * i0 * hd, G, hd, i1, false, 1);
+          quant::gemm_f32(S, quant::Layout::as_is, vh, quant::Layout::transposed, w.og.data() + group * i0 * hd, G, hd,
+                          n1, false, 1);
         }
         scatter_group(w.og.data(), qd, b * T, T, g * group, group, hd, out);
       }
     };
-    parallel_jobs(s.B * kvh, threads, Job{T, hd, heads, kvh, group, qd, kvd, scale, q, k, v, out, p});
+    parallel_jobs(s.B * kvh, threads, Job{T, pos0, Tk, hd, kvh, group, qd, gather, scale, q, k, v, out, p});
     return;
   }
   // With evaluation's hook: per (sequence, head) all of P (the hook sees it whole), then O = P V.
@@ -188,38 +213,57 @@ void attention_forward(const AttentionShape& s, const float* q, const float* k, 
     std::vector<float> qh, kh, vh, oh, s, row_sum;
   };
   struct Job {
-    std::size_t T, hd, heads, group, qd, kvd;
+    std::size_t T, pos0, Tk, hd, heads, group, qd, gather;
     float scale;
     bool fa3;
-    const float *q, *k, *v;
+    const float* q;
+    KvView k, v;
     float* out;
     const AttentionP& pq;
     Scratch make_state() const {
       const std::size_t n = T * hd;
-      return Scratch{std::vector<float>(n), std::vector<float>(n),     std::vector<float>(n),
-                     std::vector<float>(n), std::vector<float>(T * T), std::vector<float>(fa3 ? T : 0)};
+      return Scratch{std::vector<float>(n), std::vector<float>(gather), std::vector<float>(gather),
+                     std::vector<float>(n), std::vector<float>(T * Tk), std::vector<float>(fa3 ? T : 0)};
     }
     void operator()(Scratch& w, std::size_t job) const {
       const std::size_t b = job / heads, h = job % heads, g = h / group;
       gather_head(q, qd, b * T, T, h, hd, w.qh.data());
-      gather_head(k, kvd, b * T, T, g, hd, w.kh.data());
-      gather_head(v, kvd, b * T, T, g, hd, w.vh.data());
+      const float* kh = kv_head(k, b, g, Tk, hd, w.kh);
+      const float* vh = kv_head(v, b, g, Tk, hd, w.vh);
       float* P = w.s.data();
-      quant::gemm_f32(w.qh.data(), w.kh.data(), P, T, T, hd, false, 1);  // S = Q K^T
+      quant::gemm_f32(w.qh.data(), kh, P, T, Tk, hd, false, 1);  // S = Q K^T
       for (std::size_t i = 0; i < T; ++i) {
-        float* row = P + i * T;
-        const float divisor = p_row(row, i + 1, scale, fa3);
+        float* row = P + i * Tk;
+        const std::size_t n = pos0 + i + 1;
+        const float divisor = p_row(row, n, scale, fa3);
         if (fa3) w.row_sum[i] = divisor;
-        std::fill(row + i + 1, row + T, 0.0f);
+        std::fill(row + n, row + Tk, 0.0f);
       }
       pq.quantize(job, P);
-      quant::gemm_f32(P, quant::Layout::as_is, w.vh.data(), quant::Layout::transposed, w.oh.data(), T, hd, T, false,
+      quant::gemm_f32(P, quant::Layout::as_is, vh, quant::Layout::transposed, w.oh.data(), T, hd, Tk, false,
                       1);  // O = P V
       if (fa3) fa3_finalize(w.oh.data(), T, hd, w.row_sum.data());
       scatter_head(w.oh.data(), qd, b * T, T, h, hd, out);
     }
   };
-  parallel_jobs(s.B * heads, threads, Job{T, hd, heads, group, qd, kvd, scale, fa3, q, k, v, out, pq});
+  parallel_jobs(s.B * heads, threads, Job{T, pos0, Tk, hd, heads, group, qd, gather, scale, fa3, q, k, v, out, pq});
+}
+
+}  // namespace
+
+void attention_forward(const AttentionShape& s, const float* q, const float* k, const float* v, float* out, float* p,
+                       int threads, const AttentionP& pq) {
+  const std::size_t kvd = s.kv_heads * s.head_dim;
+  attend(s, 0, q, KvView{k, kvd, s.head_dim, s.T * kvd}, KvView{v, kvd, s.head_dim, s.T * kvd}, out, p, threads, pq);
+}
+
+void attention_cached(const AttentionShape& s, std::size_t pos0, const float* q, const KvLayer& cache, float* out,
+                      int threads, const AttentionP& pq) {
+  const std::size_t hd = s.head_dim, head = cache.capacity * hd;
+  if (s.B != 1 || pos0 + s.T > cache.capacity)
+    throw Error("attention_cached: " + std::to_string(s.B) + " sequences of positions " + std::to_string(pos0) + ".." +
+                std::to_string(pos0 + s.T) + " over a cache of " + std::to_string(cache.capacity));
+  attend(s, pos0, q, KvView{cache.k, hd, head, 0}, KvView{cache.v, hd, head, 0}, out, nullptr, threads, pq);
 }
 
 void attention_backward(const AttentionShape& s, const float* q, const float* k, const float* v, const float* p,

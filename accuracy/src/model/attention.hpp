@@ -1,5 +1,6 @@
 // Causal grouped-query attention, forward and backward (private to lowp_accuracy). One
-// implementation for evaluation (model/forward.cpp) and training (train/llama_train.cpp).
+// implementation for the block (model/block.cpp: evaluation and the decode step over a KV cache,
+// training's B sequences keeping P) and training's backward (train/llama_train.cpp).
 //
 // Shapes, for B sequences of T positions each from position 0 (row r = b * T + t):
 //   Q, dQ, out, dout:  [B*T, heads,    head_dim]   (row stride heads * head_dim)
@@ -18,6 +19,13 @@ namespace lowp::accuracy::detail {
 
 struct AttentionShape {
   std::size_t B = 1, T = 0, heads = 0, kv_heads = 0, head_dim = 0;
+};
+
+// A KV cache's layer (model/block.hpp fills it): per KV head, `capacity` rows of head_dim K
+// values, the same for V (head g's rows at k + g * capacity * head_dim).
+struct KvLayer {
+  float *k = nullptr, *v = nullptr;
+  std::size_t capacity = 0;
 };
 
 // What evaluation does to P before P V (training leaves it empty).
@@ -52,6 +60,15 @@ void fa3_finalize(float* o, std::size_t rows, std::size_t hd, const float* divis
 // on `threads`.
 void attention_forward(const AttentionShape& s, const float* q, const float* k, const float* v, float* out, float* p,
                        int threads, const AttentionP& pq = {});
+
+// The queries of one sequence at positions pos0 .. pos0 + s.T - 1 (q: s.T rows, s.B = 1) over the
+// keys and values at positions 0 .. pos0 + s.T - 1 of `cache`: row i sees keys [0, pos0 + i]. With
+// pos0 = 0 and the rows attention_forward reads, the same bits as attention_forward (without P
+// kept); a single query row (a decode step) gets the bits of its row in the window, since
+// gemm_f32 sums every output element alike whatever M and N, and P V's zeros beyond the causal
+// limit add exact zeros. The hook sees each head's P as s.T x (pos0 + s.T).
+void attention_cached(const AttentionShape& s, std::size_t pos0, const float* q, const KvLayer& cache, float* out,
+                      int threads, const AttentionP& pq = {});
 
 // From the forward's P (without `AttentionP`) and dout: dQ, dK, dV (overwritten).
 //   dP = dO V^T; dV += P^T dO; dS = P (dP - rowsum(dP P)) / sqrt(hd); dQ = dS K; dK += dS^T Q.

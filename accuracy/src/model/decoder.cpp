@@ -1,6 +1,6 @@
 // The decode step (lowp/accuracy/decoder.hpp): one token through the Llama, its K and V
-// appended to a cache that the attention reads. The pieces are forward_window's
-// (model/forward.cpp) on one row, so each gives the bits it gives that row in a window:
+// appended to a cache that the attention reads. Each layer is forward_window's block
+// (model/block.hpp) on one row at its position, so it gives the bits that row has in a window:
 // gemm_f32 sums every output element the same way whatever M and N (and P V's extra zero
 // terms in a longer window add exact zeros).
 //
@@ -19,15 +19,13 @@
 #include "lowp/accuracy/decoder.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "lowp/accuracy/memory.hpp"
 #include "lowp/numerics/error.hpp"
-#include "lowp/quant/gemm.hpp"
-#include "model/attention.hpp"
+#include "model/block.hpp"
 #include "model/calibration_cache.hpp"
 #include "model/llama.hpp"
 
@@ -71,25 +69,14 @@ bool cacheable(const PreparedModel& pm) {
 struct Decoder::Impl {
   Impl(PreparedModel prepared, std::size_t positions, int threads)
       : pm(std::move(prepared)), ops(pm, log, threads), threads(threads), c(pm.cfg), positions(positions),
-        cached(cacheable(pm)), dim(static_cast<std::size_t>(c.dim)), kv(static_cast<std::size_t>(c.kv_dim())),
-        hd(static_cast<std::size_t>(c.head_dim())), qd(static_cast<std::size_t>(c.q_dim())),
-        hidden(static_cast<std::size_t>(c.hidden_dim)), vocab(static_cast<std::size_t>(c.vocab_size)),
-        kv_heads(static_cast<std::size_t>(c.n_kv_heads)), heads(static_cast<std::size_t>(c.n_heads)) {
+        cached(cacheable(pm)), vocab(static_cast<std::size_t>(c.vocab_size)) {
     if (!cached) {
       window_logits.resize(positions * vocab);
       return;
     }
-    k_cache.resize(pm.layers.size() * kv_heads * positions * hd);
-    v_cache.resize(k_cache.size());
-    x.resize(dim);
-    xb.resize(dim);
-    qkv.resize(qd + 2 * kv);
-    att.resize(qd);
-    out.resize(dim);
-    gu.resize(2 * hidden);
-    hb.resize(hidden);
-    s_rows.resize(heads / kv_heads * positions);
-    row_sums.resize(heads / kv_heads);
+    cache = detail::KvCache(pm.layers.size(), static_cast<std::size_t>(c.n_kv_heads),
+                            static_cast<std::size_t>(c.head_dim()), positions);
+    x.resize(static_cast<std::size_t>(c.dim));
     logits.resize(vocab);
   }
 
@@ -100,17 +87,13 @@ struct Decoder::Impl {
   const LlamaConfig& c;
   const std::size_t positions;
   const bool cached;
-  const std::size_t dim, kv, hd, qd, hidden, vocab, kv_heads, heads;
+  const std::size_t vocab;
   std::size_t pos = 0;
   std::vector<int> tokens;           // the prefix (re-run when not cached)
   std::vector<float> window_logits;  // positions x vocab (re-run)
-  // The cache, per layer and KV head: positions x head_dim rows of K and of V, quantized as
-  // the attention reads them.
-  std::vector<float> k_cache, v_cache;
-  std::vector<float> x, xb, qkv, att, out, gu, hb, s_rows, row_sums, logits;
-
-  float* k_head(std::size_t l, std::size_t g) { return k_cache.data() + ((l * kv_heads + g) * positions) * hd; }
-  float* v_head(std::size_t l, std::size_t g) { return v_cache.data() + ((l * kv_heads + g) * positions) * hd; }
+  detail::KvCache cache;
+  detail::BlockActs acts;
+  std::vector<float> x, xn, logits;
 
   void check_token(int token) const {
     if (token < 0 || token >= c.vocab_size)
@@ -121,94 +104,14 @@ struct Decoder::Impl {
                   " the decoder was made for");
   }
 
-  void point(const std::optional<QuantSpec>& spec, float* p, std::size_t rows, std::size_t cols, int l,
-             const char* name) {
-    if (spec) ops.quantize_point(spec, p, rows, cols, l, name);
-  }
-
   // One token through the layers at position pos; the classifier only when `score`.
   void run(int token, bool score) {
-    quant::widen_rows(pm.embedding_view, static_cast<std::size_t>(token), 1, x.data());
+    detail::embed(ops, std::span<const int>(&token, 1), x.data());
     for (std::size_t l = 0; l < pm.layers.size(); ++l) {
-      attention_block(l);
-      ffn_block(l);
+      const detail::KvLayer layer = cache.layer(l);
+      detail::block_forward(ops, static_cast<int>(l), x.data(), detail::BlockRows{1, 1, pos, &layer}, acts);
     }
-    if (!score) return;
-    detail::rmsnorm(x.data(), pm.final_norm.data(), xb.data(), 1, dim, c.norm_eps);
-    ops.linear(pm.classifier, xb.data(), logits.data(), -1, 1);
-  }
-
-  void attention_block(std::size_t l) {
-    const PreparedLayer& L = pm.layers[l];
-    const int li = static_cast<int>(l);
-    const Recipe& r = pm.recipe;
-    detail::rmsnorm(x.data(), L.attn_norm.data(), xb.data(), 1, dim, c.norm_eps);
-    ops.linear(L.qkv, xb.data(), qkv.data(), li, 1);
-    for (std::size_t i = 0; i < L.qkv_bias.size(); ++i) qkv[i] += L.qkv_bias[i];
-    float *q = qkv.data(), *k = q + qd, *v = k + kv;
-    detail::qk_norm(pm, L, q, k, 1, 1);
-    detail::rope(pm, q, 1, heads, pos);
-    detail::rope(pm, k, 1, kv_heads, pos);
-    const bool rotate = pm.head_rotation.kind != hadamard::RotationKind::none;
-    if (rotate) {  // HadaCore / FA3: Q R (K R)^T = Q K^T
-      pm.head_rotation.apply(q, heads, hd);
-      pm.head_rotation.apply(k, kv_heads, hd);
-      if (r.rotate_v) pm.head_rotation.apply(v, kv_heads, hd);
-    }
-    // The quantization points in forward_window's order: the cache's, then the attention's.
-    point(L.kv, k, 1, kv, li, "kv.k");
-    point(L.kv, v, 1, kv, li, "kv.v");
-    point(L.q, q, 1, qd, li, "q");
-    point(L.k, k, 1, kv, li, "k");
-    point(L.v, v, 1, kv, li, "v");
-    for (std::size_t g = 0; g < kv_heads; ++g) {
-      std::copy_n(k + g * hd, hd, k_head(l, g) + pos * hd);
-      std::copy_n(v + g * hd, hd, v_head(l, g) + pos * hd);
-    }
-    const std::size_t T = pos + 1;
-    attend(L, li, q, T);
-    if (rotate && r.rotate_v)  // P (V R) R^T = P V
-      pm.head_rotation.apply_inverse(att.data(), heads, hd);
-    ops.linear(L.wo, att.data(), out.data(), li, 1);
-    for (std::size_t i = 0; i < L.wo_bias.size(); ++i) out[i] += L.wo_bias[i];
-    for (std::size_t i = 0; i < dim; ++i) x[i] += out[i];
-  }
-
-  // Row `pos` of causal GQA attention over the cache with forward_window's arithmetic for
-  // that row (attention_forward in model/attention.cpp): S = q_h K_g^T, the scaled softmax over positions
-  // 0..pos, P quantized (attn.p), att_h = P V_g. The `group` heads sharing KV head g are the
-  // rows of one GEMM each way (the bits of a row do not depend on the others; P's spec acts per
-  // row here, so quantizing the group's rows together changes nothing).
-  void attend(const PreparedLayer& L, int li, const float* q, std::size_t T) {
-    const std::size_t group = heads / kv_heads, l = static_cast<std::size_t>(li);
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    const bool fa3 = L.p && pm.recipe.p_form == AttnPForm::fa3;
-    float* S = s_rows.data();
-    for (std::size_t g = 0; g < kv_heads; ++g) {
-      const std::size_t h0 = g * group;  // heads h0 .. h0 + group - 1, contiguous in q and att
-      quant::gemm_f32(q + h0 * hd, k_head(l, g), S, group, T, hd, false, threads);
-      for (std::size_t r = 0; r < group; ++r) {
-        float* row = S + r * T;
-        row_sums[r] = detail::p_row(row, T, scale, fa3);  // attention_forward's row of P
-      }
-      point(L.p, S, group, T, li, "p");
-      float* o = att.data() + h0 * hd;
-      quant::gemm_f32(S, quant::Layout::as_is, v_head(l, g), quant::Layout::transposed, o, group, hd, T, false,
-                      threads);
-      if (fa3) detail::fa3_finalize(o, group, hd, row_sums.data());
-    }
-  }
-
-  void ffn_block(std::size_t l) {
-    const PreparedLayer& L = pm.layers[l];
-    const int li = static_cast<int>(l);
-    detail::rmsnorm(x.data(), L.ffn_norm.data(), xb.data(), 1, dim, c.norm_eps);
-    ops.linear(L.gate_up, xb.data(), gu.data(), li, 1);
-    for (std::size_t i = 0; i < hidden; ++i) hb[i] = detail::silu(gu[i]) * gu[hidden + i];
-    if (pm.down_rotation.kind != hadamard::RotationKind::none)  // QuaRot's online Hadamard
-      pm.down_rotation.apply(hb.data(), 1, hidden);
-    ops.linear(L.down, hb.data(), out.data(), li, 1);
-    for (std::size_t i = 0; i < dim; ++i) x[i] += out[i];
+    if (score) detail::head_forward(ops, x.data(), 1, 0, logits.data(), xn);
   }
 };
 
@@ -223,7 +126,9 @@ Decoder::Decoder(const LlamaModel& model, const Recipe& recipe, std::size_t posi
                hidden = c.hidden_dim, vocab = c.vocab_size;
   const double weights =
       weight_bytes(c) * ((model.mapped ? 0 : 1) + (recipe.is_identity() ? 0 : 1) + (recipe.quarot ? 1 : 0));
-  check_memory(weights + cache_bytes(c, positions) + 4 * (4 * dim + 2 * qd + 2 * kv + 3 * hidden + P + vocab),
+  // The step's rows (block_forward's tensors and the ops' [q | k | v] and [gate | up]): 5 of dim,
+  // 3 of q_dim, 4 of kv_dim, 3 of hidden, a row of scores, the logits.
+  check_memory(weights + cache_bytes(c, positions) + 4 * (5 * dim + 3 * qd + 4 * kv + 3 * hidden + P + vocab),
                "decode: a KV cache of " + std::to_string(positions) + " positions x " + std::to_string(c.n_layers) +
                    " layers x " + std::to_string(c.n_kv_heads) + " KV heads x head_dim " +
                    std::to_string(c.head_dim()) + " (K and V, float32) and the weights");

@@ -1,14 +1,11 @@
-// The Llama forward pass over a window of T tokens (batched prefill), one function per block:
-//   x = embedding[tokens]
-//   per layer:  x += attention(rmsnorm(x))      q,k,v = linears; RoPE; causal GQA softmax(QK^T/sqrt(hd)) V; o-proj
-//               x += ffn(rmsnorm(x))            down(silu(gate(x)) * up(x))
+// The Llama forward pass over a window of T tokens (batched prefill):
+//   x = embedding[tokens]; per layer block_forward (model/block.hpp) over a KV cache of T rows;
 //   logits = classifier(rmsnorm(x))
-// Every quantization point is a quantize_point(...) call at the place it acts; the layers are
-// model/layers.hpp's and model/attention.hpp's, shared with training.
+// and ForwardOps, the recipe's linears and quantization points, as the block calls them.
 #include <algorithm>
 #include <cmath>
 
-#include "model/attention.hpp"
+#include "model/block.hpp"
 #include "model/layers.hpp"
 #include "model/llama.hpp"
 #include "lowp/numerics/error.hpp"
@@ -19,167 +16,154 @@ namespace {
 
 using quant::QuantSpec;
 
-}  // namespace
-
-// The decode step's pieces (model/llama.hpp), on model/layers.hpp's layers.
-void rmsnorm(const float* x, const float* w, float* out, std::size_t rows, std::size_t dim, float eps) {
-  rmsnorm_forward(out, nullptr, x, w, rows, dim, eps, 1);
-}
-
-void qk_norm(const PreparedModel& pm, const PreparedLayer& L, float* q, float* k, std::size_t rows, int threads) {
-  if (L.q_norm.empty()) return;
-  const auto hd = static_cast<std::size_t>(pm.cfg.head_dim());
-  rmsnorm_forward(q, nullptr, q, L.q_norm.data(), rows * static_cast<std::size_t>(pm.cfg.n_heads), hd,
-                  pm.cfg.norm_eps, threads);
-  rmsnorm_forward(k, nullptr, k, L.k_norm.data(), rows * static_cast<std::size_t>(pm.cfg.n_kv_heads), hd,
-                  pm.cfg.norm_eps, threads);
-}
-
-void rope(const PreparedModel& pm, float* x, std::size_t rows, std::size_t heads, std::size_t pos0) {
-  const std::size_t hd = static_cast<std::size_t>(pm.cfg.head_dim()), half = hd / 2;
-  rope_forward(x, pm.rope_cos.data() + pos0 * half, pm.rope_sin.data() + pos0 * half, 1, rows, heads, hd);
-}
-
-namespace {
-
 class Window : ForwardOps {
  public:
+  // The window's cache is one layer's: each layer writes its K/V rows [0, T) and attends over them.
   Window(const PreparedModel& pm, std::size_t T, ErrorLog& log, int threads)
-      : ForwardOps(pm, log, threads), r_(pm.recipe), c_(pm.cfg), T_(T),
-        dim_(static_cast<std::size_t>(c_.dim)), kv_(static_cast<std::size_t>(c_.kv_dim())),
-        hd_(static_cast<std::size_t>(c_.head_dim())), qd_(static_cast<std::size_t>(c_.q_dim())),
-        hidden_(static_cast<std::size_t>(c_.hidden_dim)) {}
+      : ForwardOps(pm, log, threads), T_(T),
+        cache_(1, static_cast<std::size_t>(pm.cfg.n_kv_heads), static_cast<std::size_t>(pm.cfg.head_dim()), T) {}
 
   // Logits of rows [first, T) only: rows before `first` are not scored.
   void run(std::span<const int> tokens, float* logits, std::size_t first, const ResidualTap& tap) {
-    x_.resize(T_ * dim_);
-    embedding_forward(x_.data(), pm_.embedding_view, tokens);
-    finite(x_.data(), dim_, -1, "token_embedding rows");
+    x_.resize(T_ * static_cast<std::size_t>(model().cfg.dim));
+    embed(*this, tokens, x_.data());
     run_from(0, logits, first, tap);
   }
 
   // Layers [from, n_layers) and the head on x_, the residual stream entering layer `from`.
   void run_from(std::size_t from, float* logits, std::size_t first, const ResidualTap& tap) {
-    for (std::size_t l = from; l < pm_.layers.size(); ++l) {
+    const KvLayer cache = cache_.layer(0);
+    for (std::size_t l = from; l < model().layers.size(); ++l) {
       if (tap) tap(l, x_.data());
-      attention_block(static_cast<int>(l));
-      ffn_block(static_cast<int>(l));
+      block_forward(*this, static_cast<int>(l), x_.data(), BlockRows{1, T_, 0, &cache}, acts_);
     }
-    if (tap) tap(pm_.layers.size(), x_.data());
-    xb_.resize(T_ * dim_);
-    rmsnorm_forward(xb_.data(), nullptr, x_.data(), pm_.final_norm.data(), T_, dim_, c_.norm_eps, threads_);
-    finite(xb_.data(), dim_, -1, "the final RMSNorm output");
-    const std::size_t vocab = static_cast<std::size_t>(c_.vocab_size);
-    linear(pm_.classifier, xb_.data() + first * dim_, logits + first * vocab, -1, T_ - first);
+    if (tap) tap(model().layers.size(), x_.data());
+    head_forward(*this, x_.data(), T_, first, logits, acts_.xn1);
   }
 
   void resume(std::span<const float> x) { x_.assign(x.begin(), x.end()); }
 
  private:
-  void attention_block(int l) {
-    const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
-    xb_.resize(T_ * dim_);
-    rmsnorm_forward(xb_.data(), nullptr, x_.data(), L.attn_norm.data(), T_, dim_, c_.norm_eps, threads_);
-    finite(xb_.data(), dim_, l, "the attn_norm output");
-    qkv_.resize(T_ * (qd_ + 2 * kv_));
-    linear(L.qkv, xb_.data(), qkv_.data(), l);
-    bias_forward(qkv_.data(), L.qkv_bias.data(), T_, L.qkv_bias.size());
-    split_qkv();
-    qk_norm(pm_, L, q_.data(), k_.data(), T_, threads_);
-    rope_forward(q_.data(), pm_.rope_cos.data(), pm_.rope_sin.data(), 1, T_, static_cast<std::size_t>(c_.n_heads), hd_);
-    rope_forward(k_.data(), pm_.rope_cos.data(), pm_.rope_sin.data(), 1, T_, static_cast<std::size_t>(c_.n_kv_heads), hd_);
-    const bool rotate = pm_.head_rotation.kind != hadamard::RotationKind::none;
-    if (rotate) {  // HadaCore / FA3: Q R (K R)^T = Q K^T
-      pm_.head_rotation.apply(q_.data(), T_ * static_cast<std::size_t>(c_.n_heads), hd_);
-      pm_.head_rotation.apply(k_.data(), T_ * static_cast<std::size_t>(c_.n_kv_heads), hd_);
-      if (r_.rotate_v) pm_.head_rotation.apply(v_.data(), T_ * static_cast<std::size_t>(c_.n_kv_heads), hd_);
-    }
-    quantize_point(L.kv, k_.data(), T_, kv_, l, "kv.k");  // as written to the KV cache
-    quantize_point(L.kv, v_.data(), T_, kv_, l, "kv.v");
-    quantize_point(L.q, q_.data(), T_, qd_, l, "q");
-    quantize_point(L.k, k_.data(), T_, kv_, l, "k");
-    quantize_point(L.v, v_.data(), T_, kv_, l, "v");
-    attend(l);
-    finite(att_.data(), qd_, l, "the attention output (softmax(QK^T) V)");
-    if (rotate && r_.rotate_v)  // P (V R) R^T = P V
-      pm_.head_rotation.apply_inverse(att_.data(), T_ * static_cast<std::size_t>(c_.n_heads), hd_);
-    out_.resize(T_ * dim_);
-    linear(L.wo, att_.data(), out_.data(), l);
-    bias_forward(out_.data(), L.wo_bias.data(), T_, L.wo_bias.size());
-    residual_forward(x_.data(), out_.data(), T_ * dim_);
-    finite(x_.data(), dim_, l, "the residual stream after attention");
-  }
-
-  void ffn_block(int l) {
-    const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
-    rmsnorm_forward(xb_.data(), nullptr, x_.data(), L.ffn_norm.data(), T_, dim_, c_.norm_eps, threads_);
-    finite(xb_.data(), dim_, l, "the ffn_norm output");
-    gu_.resize(T_ * 2 * hidden_);
-    linear(L.gate_up, xb_.data(), gu_.data(), l);
-    hb_.resize(T_ * hidden_);
-    swiglu_forward(hb_.data(), gu_.data(), gu_.data() + hidden_, T_, hidden_, 2 * hidden_);
-    finite(hb_.data(), hidden_, l, "silu(gate) * up");
-    if (pm_.down_rotation.kind != hadamard::RotationKind::none)  // QuaRot's online Hadamard
-      pm_.down_rotation.apply(hb_.data(), T_, hidden_);
-    out_.resize(T_ * dim_);
-    linear(L.down, hb_.data(), out_.data(), l);
-    residual_forward(x_.data(), out_.data(), T_ * dim_);
-    finite(x_.data(), dim_, l, "the residual stream after the FFN");
-  }
-
-  // Causal grouped-query attention (model/attention.cpp) with this layer's attn.p quantizing each
-  // head's P; the heads' errors are logged in head order, as one T x T tensor each.
-  void attend(int l) {
-    const auto heads = static_cast<std::size_t>(c_.n_heads);
-    att_.resize(T_ * qd_);
-    const std::optional<QuantSpec>& p_spec = pm_.layers[static_cast<std::size_t>(l)].p;  // this layer's attn.p
-    AttentionP pq;
-    std::vector<ErrorLog> head_logs;
-    if (p_spec) {
-      check_shape(*p_spec, T_, T_, "p", l);
-      head_logs.resize(heads);
-      pq.fa3 = r_.p_form == AttnPForm::fa3;  // FlashAttention-3's P: the unnormalized exponentials
-      pq.quantize = [&](std::size_t h, float* p) {
-        const std::vector<float> before(p, p + T_ * T_);
-        quant::fake_quant(*p_spec, p, T_, T_);
-        head_logs[h].add(l, "p", before.data(), p, T_ * T_);
-      };
-    }
-    const AttentionShape shape{1, T_, heads, static_cast<std::size_t>(c_.n_kv_heads), hd_};
-    attention_forward(shape, q_.data(), k_.data(), v_.data(), att_.data(), nullptr, threads_, pq);
-    for (const ErrorLog& h : head_logs)
-      for (const TensorError& e : h.entries()) log_.add(e);
-  }
-
-  void split_qkv() {
-    const std::size_t w = qd_ + 2 * kv_;
-    q_.resize(T_ * qd_);
-    k_.resize(T_ * kv_);
-    v_.resize(T_ * kv_);
-    for (std::size_t t = 0; t < T_; ++t) {
-      const float* row = qkv_.data() + t * w;
-      std::copy_n(row, qd_, q_.data() + t * qd_);
-      std::copy_n(row + qd_, kv_, k_.data() + t * kv_);
-      std::copy_n(row + qd_ + kv_, kv_, v_.data() + t * kv_);
-    }
-  }
-
-  using ForwardOps::finite;
-  using ForwardOps::linear;
-  void linear(const LinearGroup& group, const float* in, float* out, int l) { linear(group, in, out, l, T_); }
-
-  void finite(const float* x, std::size_t cols, int l, const std::string& tensor) const {
-    ForwardOps::finite(x, cols, l, tensor, T_);
-  }
-
-  const Recipe& r_;
-  const LlamaConfig& c_;
   const std::size_t T_;
-  const std::size_t dim_, kv_, hd_, qd_, hidden_;
-  std::vector<float> x_, xb_, qkv_, q_, k_, v_, att_, out_, gu_, hb_;
+  KvCache cache_;
+  std::vector<float> x_;
+  BlockActs acts_;
 };
 
 }  // namespace
+
+void embed(ForwardOps& ops, std::span<const int> tokens, float* x) {
+  embedding_forward(x, ops.model().embedding_view, tokens);
+  ops.finite(x, static_cast<std::size_t>(ops.model().cfg.dim), -1, "token_embedding rows", tokens.size());
+}
+
+void head_forward(ForwardOps& ops, const float* x, std::size_t rows, std::size_t first, float* logits,
+                  std::vector<float>& xn) {
+  const PreparedModel& pm = ops.model();
+  const auto dim = static_cast<std::size_t>(pm.cfg.dim), vocab = static_cast<std::size_t>(pm.cfg.vocab_size);
+  xn.resize(rows * dim);
+  rmsnorm_forward(xn.data(), nullptr, x, pm.final_norm.data(), rows, dim, pm.cfg.norm_eps, ops.threads());
+  ops.finite(xn.data(), dim, -1, "the final RMSNorm output", rows);
+  ops.linear(pm.classifier, xn.data() + first * dim, logits + first * vocab, -1, rows - first);
+}
+
+// ---------------------------------------------------------------- the block's ops
+
+BlockOps::Weights ForwardOps::weights(int l) const {
+  const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
+  Weights w{L.attn_norm.data(), L.ffn_norm.data(), {}, {}, {}, L.wo_bias,
+            L.q_norm.empty() ? nullptr : L.q_norm.data(), L.k_norm.empty() ? nullptr : L.k_norm.data()};
+  if (!L.qkv_bias.empty()) {  // [bq | bk | bv], zeros where the model has none
+    const auto qd = static_cast<std::size_t>(pm_.cfg.q_dim()), kvd = static_cast<std::size_t>(pm_.cfg.kv_dim());
+    const std::span<const float> b = L.qkv_bias;
+    w.bq = b.subspan(0, qd);
+    w.bk = b.subspan(qd, kvd);
+    w.bv = b.subspan(qd + kvd, kvd);
+  }
+  return w;
+}
+
+void ForwardOps::qkv(int l, const float* xn, std::size_t rows, float* q, float* k, float* v) {
+  const auto qd = static_cast<std::size_t>(pm_.cfg.q_dim()), kvd = static_cast<std::size_t>(pm_.cfg.kv_dim());
+  const std::size_t w = qd + 2 * kvd;
+  qkv_.resize(rows * w);
+  linear(pm_.layers[static_cast<std::size_t>(l)].qkv, xn, qkv_.data(), l, rows);
+  for (std::size_t t = 0; t < rows; ++t) {
+    const float* row = qkv_.data() + t * w;
+    std::copy_n(row, qd, q + t * qd);
+    std::copy_n(row + qd, kvd, k + t * kvd);
+    std::copy_n(row + qd + kvd, kvd, v + t * kvd);
+  }
+}
+
+void ForwardOps::wo(int l, const float* att, std::size_t rows, float* out) {
+  linear(pm_.layers[static_cast<std::size_t>(l)].wo, att, out, l, rows);
+}
+
+BlockOps::GateUp ForwardOps::gate_up(int l, const float* xn, std::size_t rows) {
+  const auto hidden = static_cast<std::size_t>(pm_.cfg.hidden_dim);
+  gu_.resize(rows * 2 * hidden);
+  linear(pm_.layers[static_cast<std::size_t>(l)].gate_up, xn, gu_.data(), l, rows);
+  return {gu_.data(), gu_.data() + hidden, 2 * hidden};
+}
+
+void ForwardOps::down(int l, const float* h, std::size_t rows, float* out) {
+  linear(pm_.layers[static_cast<std::size_t>(l)].down, h, out, l, rows);
+}
+
+void ForwardOps::rotate_heads(float* q, float* k, float* v, std::size_t rows) {
+  if (pm_.head_rotation.kind == hadamard::RotationKind::none) return;
+  const auto hd = static_cast<std::size_t>(pm_.cfg.head_dim()), kvh = static_cast<std::size_t>(pm_.cfg.n_kv_heads);
+  pm_.head_rotation.apply(q, rows * static_cast<std::size_t>(pm_.cfg.n_heads), hd);
+  pm_.head_rotation.apply(k, rows * kvh, hd);
+  if (pm_.recipe.rotate_v) pm_.head_rotation.apply(v, rows * kvh, hd);
+}
+
+void ForwardOps::unrotate_v(float* att, std::size_t rows) {
+  if (pm_.head_rotation.kind == hadamard::RotationKind::none || !pm_.recipe.rotate_v) return;
+  pm_.head_rotation.apply_inverse(att, rows * static_cast<std::size_t>(pm_.cfg.n_heads),
+                                  static_cast<std::size_t>(pm_.cfg.head_dim()));
+}
+
+void ForwardOps::point(int l, BlockPoint p, float* x, std::size_t rows, std::size_t cols) {
+  const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
+  switch (p) {
+    case BlockPoint::kv_k: return quantize_point(L.kv, x, rows, cols, l, "kv.k");
+    case BlockPoint::kv_v: return quantize_point(L.kv, x, rows, cols, l, "kv.v");
+    case BlockPoint::q: return quantize_point(L.q, x, rows, cols, l, "q");
+    case BlockPoint::k: return quantize_point(L.k, x, rows, cols, l, "k");
+    case BlockPoint::v: return quantize_point(L.v, x, rows, cols, l, "v");
+  }
+}
+
+// Each head's P (rows x keys) through the layer's attn.p, its error in that head's log (the
+// hook runs on worker threads, each on its own head); p_done logs them in head order.
+AttentionP ForwardOps::p_point(int l, std::size_t rows, std::size_t keys) {
+  const std::optional<QuantSpec>& spec = pm_.layers[static_cast<std::size_t>(l)].p;
+  AttentionP pq;
+  head_logs_.clear();
+  if (!spec) return pq;
+  check_shape(*spec, rows, keys, "p", l);
+  head_logs_.resize(static_cast<std::size_t>(pm_.cfg.n_heads));
+  pq.fa3 = pm_.recipe.p_form == AttnPForm::fa3;  // FlashAttention-3's P: the unnormalized exponentials
+  pq.quantize = [this, &spec, l, rows, keys](std::size_t h, float* p) {
+    const std::vector<float> before(p, p + rows * keys);
+    quant::fake_quant(*spec, p, rows, keys);
+    head_logs_[h].add(l, "p", before.data(), p, rows * keys);
+  };
+  return pq;
+}
+
+void ForwardOps::p_done() {
+  for (const ErrorLog& h : head_logs_)
+    for (const TensorError& e : h.entries()) log_.add(e);
+  head_logs_.clear();
+}
+
+void ForwardOps::rotate_down(float* h, std::size_t rows) {
+  if (pm_.down_rotation.kind != hadamard::RotationKind::none)
+    pm_.down_rotation.apply(h, rows, static_cast<std::size_t>(pm_.cfg.hidden_dim));
+}
 
 // y = x W^T for each linear of the group, outputs side by side (rows x sum n).
 void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, int l, std::size_t rows) {

@@ -1,7 +1,7 @@
 // The Llama's layers besides attention (model/attention.hpp), each *_forward beside its
-// *_backward as llm.c pairs them (private to lowp_accuracy). One implementation for evaluation
-// (model/forward.cpp: forwards only, the recipe's quantization points at its call sites),
-// training (train/llama_train.cpp) and, where its ScaledTensor rules do not differ, Scalify.
+// *_backward as llm.c pairs them (private to lowp_accuracy). One implementation for the block
+// (model/block.cpp: the forwards, for evaluation, the decode step and training), training's
+// backward (train/llama_train.cpp) and, where its ScaledTensor rules do not differ, Scalify.
 //
 // Shapes are explicit: `rows` = B*T positions (row r = b * T + t), row-major; a backward
 // *adds* into weight gradients and writes (or adds, where it says so) input gradients.

@@ -3,8 +3,8 @@
 // prepare() turns a model and a recipe into the weights the forward pass runs on: QuaRot's
 // rotations folded in, each linear's weight rotated and quantized once, q/k/v and gate/up
 // fused into one GEMM when their inputs are quantized alike. forward_window() then runs a
-// window of tokens through the model as batched prefill and records the error of every
-// quantization point it passes.
+// window of tokens through the model as batched prefill (model/block.hpp's block, layer by
+// layer) and records the error of every quantization point it passes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +24,7 @@
 #include "lowp/quant/gemm.hpp"
 #include "lowp/quant/linear.hpp"
 #include "lowp/quant/quantize.hpp"
+#include "model/block.hpp"
 #include "model/error_log.hpp"
 
 namespace lowp::accuracy::detail {
@@ -135,23 +136,12 @@ hadamard::Rotation apply_quarot(LlamaModel& m, std::uint64_t seed);
 
 inline constexpr float kFa3POffset = 256.0f;  // FlashAttention-3's Max_offset = 8 for FP8 P
 
-// The pieces of the forward pass (model/forward.cpp) that the decode step (model/decoder.cpp)
-// runs too, one token at a time.
-// out = w * x / sqrt(mean(x^2) + eps), row by row; the sum of squares in double.
-void rmsnorm(const float* x, const float* w, float* out, std::size_t rows, std::size_t dim, float eps);
-float silu(float x);
-// QK-norm (Qwen3), when the layer has it: each head of q (rows x n_heads) and of k (rows x
-// n_kv_heads) RMSNorm-ed over head_dim with L's gains, in place. After the biases, before RoPE.
-void qk_norm(const PreparedModel& pm, const PreparedLayer& L, float* q, float* k, std::size_t rows, int threads);
-// Interleaved-pair RoPE (llama2.c / GGUF) on `rows` tokens at positions pos0, pos0 + 1, ...:
-// pair (2i, 2i+1) of each of `heads` heads turns by the position's angle for frequency i.
-void rope(const PreparedModel& pm, float* x, std::size_t rows, std::size_t heads, std::size_t pos0);
-
 // The recipe's quantized linears and quantization points on `rows` tokens, each point's error
-// recorded in `log`.
-class ForwardOps {
+// recorded in `log`; as block_forward's BlockOps (model/block.hpp), pm's layers.
+class ForwardOps : public BlockOps {
  public:
   ForwardOps(const PreparedModel& pm, ErrorLog& log, int threads) : pm_(pm), log_(log), threads_(threads) {}
+  const PreparedModel& model() const { return pm_; }
   // y = x W^T for each linear of the group, outputs side by side (rows x sum n).
   void linear(const LinearGroup& group, const float* in, float* out, int l, std::size_t rows);
   // x <- fake_quant(x), recording the error under `point` (each of `points`).
@@ -159,21 +149,45 @@ class ForwardOps {
                       int l, const std::string& point);
   void quantize_point(const std::optional<quant::QuantSpec>& spec, float* x, std::size_t rows, std::size_t cols,
                       int l, const std::vector<std::string>& points);
-  // The float32 reference only (pm.check_finite): lowp::Error naming the first tensor
-  // (rows x cols) holding a NaN/Inf.
-  void finite(const float* x, std::size_t cols, int l, const std::string& tensor, std::size_t rows) const;
-
- protected:
-  const PreparedModel& pm_;
-  ErrorLog& log_;
-  const int threads_;
   // lowp::Error naming the recipe, the point and its shape when `spec` cannot take rows x cols.
   void check_shape(const quant::QuantSpec& spec, std::size_t rows, std::size_t cols, const std::string& point,
                    int l) const;
 
+  // BlockOps: layer l of pm; q, k, v from the [q | k | v] group's output; gate and up side by
+  // side (stride 2 hidden); the points are the layer's kv, q, k, v and p specs.
+  const LlamaConfig& config() const override { return pm_.cfg; }
+  int threads() const override { return threads_; }
+  Weights weights(int l) const override;
+  const float* rope_cos() const override { return pm_.rope_cos.data(); }
+  const float* rope_sin() const override { return pm_.rope_sin.data(); }
+  void qkv(int l, const float* xn, std::size_t rows, float* q, float* k, float* v) override;
+  void wo(int l, const float* att, std::size_t rows, float* out) override;
+  GateUp gate_up(int l, const float* xn, std::size_t rows) override;
+  void down(int l, const float* h, std::size_t rows, float* out) override;
+  void rotate_heads(float* q, float* k, float* v, std::size_t rows) override;
+  void unrotate_v(float* att, std::size_t rows) override;
+  void point(int l, BlockPoint p, float* x, std::size_t rows, std::size_t cols) override;
+  AttentionP p_point(int l, std::size_t rows, std::size_t keys) override;
+  void p_done() override;
+  void rotate_down(float* h, std::size_t rows) override;
+  // The float32 reference only (pm.check_finite): lowp::Error naming the first tensor
+  // (rows x cols) holding a NaN/Inf.
+  void finite(const float* x, std::size_t cols, int l, const std::string& tensor, std::size_t rows) const override;
+
  private:
-  std::vector<float> xq_, part_, before_;
+  const PreparedModel& pm_;
+  ErrorLog& log_;
+  const int threads_;
+  std::vector<float> xq_, part_, before_, qkv_, gu_;
+  std::vector<ErrorLog> head_logs_;  // attn.p's errors, one log per head (its own job's)
 };
+
+// x = the embedding rows of `tokens` (rows x dim).
+void embed(ForwardOps& ops, std::span<const int> tokens, float* x);
+// logits of rows [first, rows) of x (rows x dim, the residual stream after the last layer): the
+// final RMSNorm, then the classifier (rows before `first` are left untouched). xn: scratch.
+void head_forward(ForwardOps& ops, const float* x, std::size_t rows, std::size_t first, float* logits,
+                  std::vector<float>& xn);
 
 // logits (T x vocab) of the window `tokens` (positions 0..T-1), rows >= first_logit only (the
 // classifier is most of a small model's work; unscored rows are left untouched).

@@ -1,6 +1,8 @@
 // The Llama's training forward and backward passes, block by block, in the order the forward
-// runs them; the layers (each *_forward beside its *_backward, llm.c style) are the evaluator's,
-// model/layers.hpp and model/attention.hpp. Names as in the papers:
+// runs them. Each layer's forward is the evaluator's block (model/block.hpp) with this file's
+// StepOps (the QuantLinears), keeping what the backward reads; the backward is written here from
+// the layers' *_backward (model/layers.hpp and model/attention.hpp, llm.c style). Names as in the
+// papers:
 //   x = E[tokens]
 //   per layer:  xn1 = rmsnorm(x) ; q,k,v = xn1 Wq^T + bq, Wk^T + bk, Wv^T + bv ; RoPE(q, k)
 //               S = q k^T / sqrt(hd) (causal) ; P = softmax(S) ; att = P v ; x += att Wo^T + bo
@@ -130,6 +132,7 @@ TrainLlama::TrainLlama(const LlamaModel& m, const LinearFor& linear_for, const q
     const auto dst = tensors(L, false);
     for (std::size_t i = 0; i < dst.size(); ++i)
       if (dst[i]) *dst[i] = m.layers[l].*detail::kLayerTensors[i].layer_member;
+    L.acts.keep = true;
     layers_.push_back(std::move(L));
   }
   final_norm_ = m.final_norm;
@@ -266,6 +269,48 @@ LlamaModel TrainLlama::to_model() const {
   return trained_model(c_, embedding_, layers, final_norm_, classifier_);
 }
 
+// ---------------------------------------------------------------- the block's ops
+
+// Layer l's QuantLinears (each seeded from the step's seed, observed), its gains and biases. No
+// quantization points, rotations or checks: the linears quantize their own operands.
+class TrainLlama::StepOps : public detail::BlockOps {
+ public:
+  StepOps(TrainLlama& m, int threads, std::uint64_t seed) : m_(m), threads_(threads), seed_(seed) {}
+  const LlamaConfig& config() const override { return m_.c_; }
+  int threads() const override { return threads_; }
+  Weights weights(int l) const override {
+    const Layer& L = m_.layers_[static_cast<std::size_t>(l)];
+    return {L.attn_norm.data(), L.ffn_norm.data(), L.bias[0], L.bias[1], L.bias[2], L.bias[3],
+            L.qn.empty() ? nullptr : L.qn.data(), L.kn.empty() ? nullptr : L.kn.data()};
+  }
+  const float* rope_cos() const override { return m_.rope_cos_.data(); }
+  const float* rope_sin() const override { return m_.rope_sin_.data(); }
+  void qkv(int l, const float* xn, std::size_t, float* q, float* k, float* v) override {
+    lin(l, kQ, xn, q);
+    lin(l, kK, xn, k);
+    lin(l, kV, xn, v);
+  }
+  void wo(int l, const float* att, std::size_t, float* out) override { lin(l, kO, att, out); }
+  GateUp gate_up(int l, const float* xn, std::size_t rows) override {
+    Layer& L = m_.layers_[static_cast<std::size_t>(l)];
+    L.g.resize(rows * m_.hidden_);
+    L.u.resize(rows * m_.hidden_);
+    lin(l, kGate, xn, L.g.data());
+    lin(l, kUp, xn, L.u.data());
+    return {L.g.data(), L.u.data(), m_.hidden_};
+  }
+  void down(int l, const float* h, std::size_t, float* out) override { lin(l, kDown, h, out); }
+
+ private:
+  TrainLlama& m_;
+  const int threads_;
+  const std::uint64_t seed_;
+  void lin(int l, int k, const float* x, float* y) {
+    const auto li = static_cast<std::size_t>(l);
+    m_.lin_forward(li, k, x, y, mix(mix(seed_, li + 1), static_cast<std::uint64_t>(k)));
+  }
+};
+
 // ---------------------------------------------------------------- whole model
 
 double TrainLlama::forward(std::span<const int> tokens, std::span<const int> targets, std::size_t B, std::size_t T,
@@ -277,61 +322,13 @@ double TrainLlama::forward(std::span<const int> tokens, std::span<const int> tar
   T_ = T;
   tokens_.assign(tokens.begin(), tokens.end());
   targets_.assign(targets.begin(), targets.end());
-  const std::size_t R = B * T, heads = static_cast<std::size_t>(c_.n_heads), kvh = static_cast<std::size_t>(c_.n_kv_heads);
-  const float *cos = rope_cos_.data(), *sin = rope_sin_.data();
+  const std::size_t R = B * T;
   std::vector<float>& x = x_final_;  // the residual stream, left as the final one
-  std::vector<float>& tmp = tmp_;
   x.resize(R * dim_);
-  tmp.resize(R * dim_);
   embedding_forward(x.data(), quant::StoredMatrix{quant::StoredType::f32, embedding_.data(), vocab_, dim_}, tokens);
-
-  for (std::size_t l = 0; l < layers_.size(); ++l) {
-    Layer& L = layers_[l];
-    const std::uint64_t ls = mix(seed, l + 1);
-    // attention block
-    L.x_in = x;
-    L.inv1.resize(R);
-    L.xn1.resize(R * dim_);
-    rmsnorm_forward(L.xn1.data(), L.inv1.data(), x.data(), L.attn_norm.data(), R, dim_, c_.norm_eps, threads);
-    L.q.resize(R * qd_);
-    L.k.resize(R * kv_);
-    L.v.resize(R * kv_);
-    lin_forward(l, kQ, L.xn1.data(), L.q.data(), mix(ls, kQ));
-    lin_forward(l, kK, L.xn1.data(), L.k.data(), mix(ls, kK));
-    lin_forward(l, kV, L.xn1.data(), L.v.data(), mix(ls, kV));
-    bias_forward(L.q.data(), L.bias[0].data(), R, L.bias[0].size());
-    bias_forward(L.k.data(), L.bias[1].data(), R, L.bias[1].size());
-    bias_forward(L.v.data(), L.bias[2].data(), R, L.bias[2].size());
-    if (!L.qn.empty()) {  // QK-norm: each head of q and k, before RoPE
-      L.q_pre = L.q;
-      L.k_pre = L.k;
-      L.invq.resize(R * heads);
-      L.invk.resize(R * kvh);
-      rmsnorm_forward(L.q.data(), L.invq.data(), L.q_pre.data(), L.qn.data(), R * heads, hd_, c_.norm_eps, threads);
-      rmsnorm_forward(L.k.data(), L.invk.data(), L.k_pre.data(), L.kn.data(), R * kvh, hd_, c_.norm_eps, threads);
-    }
-    rope_forward(L.q.data(), cos, sin, B, T, heads, hd_);
-    rope_forward(L.k.data(), cos, sin, B, T, kvh, hd_);
-    L.att.resize(R * qd_);
-    L.p.resize(B * heads * T * T);
-    attention_forward(attention_shape(), L.q.data(), L.k.data(), L.v.data(), L.att.data(), L.p.data(), threads);
-    lin_forward(l, kO, L.att.data(), tmp.data(), mix(ls, kO));
-    bias_forward(tmp.data(), L.bias[3].data(), R, L.bias[3].size());
-    residual_forward(x.data(), tmp.data(), R * dim_);
-    // feed-forward block
-    L.x_mid = x;
-    L.inv2.resize(R);
-    L.xn2.resize(R * dim_);
-    rmsnorm_forward(L.xn2.data(), L.inv2.data(), x.data(), L.ffn_norm.data(), R, dim_, c_.norm_eps, threads);
-    L.g.resize(R * hidden_);
-    L.u.resize(R * hidden_);
-    L.h.resize(R * hidden_);
-    lin_forward(l, kGate, L.xn2.data(), L.g.data(), mix(ls, kGate));
-    lin_forward(l, kUp, L.xn2.data(), L.u.data(), mix(ls, kUp));
-    swiglu_forward(L.h.data(), L.g.data(), L.u.data(), R, hidden_, hidden_);
-    lin_forward(l, kDown, L.h.data(), tmp.data(), mix(ls, kDown));
-    residual_forward(x.data(), tmp.data(), R * dim_);
-  }
+  StepOps ops(*this, threads, seed);
+  for (std::size_t l = 0; l < layers_.size(); ++l)
+    block_forward(ops, static_cast<int>(l), x.data(), BlockRows{B, T, 0, nullptr}, layers_[l].acts);
   inv_final_.resize(R);
   xn_final_.resize(R * dim_);
   rmsnorm_forward(xn_final_.data(), inv_final_.data(), x_final_.data(), final_norm_.data(), R, dim_, c_.norm_eps,
@@ -387,41 +384,42 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
     v->resize(R * n);  // every one written before it is read
   for (std::size_t li = layers_.size(); li-- > 0;) {
     Layer& L = layers_[li];
+    const BlockActs& A = L.acts;  // what its forward kept
     const std::uint64_t ls = mix(mix(seed, li + 1), 0xbac);
     // feed-forward block: dx flows through the residual unchanged and into the branch.
-    lin_backward(li, kDown, L.h.data(), dx.data(), dh.data(), mix(ls, kDown));
+    lin_backward(li, kDown, A.h.data(), dx.data(), dh.data(), mix(ls, kDown));
     swiglu_backward(dg.data(), du.data(), dh.data(), L.g.data(), L.u.data(), R * hidden_);
-    lin_backward(li, kGate, L.xn2.data(), dg.data(), dxn.data(), mix(ls, kGate));
-    lin_backward(li, kUp, L.xn2.data(), du.data(), dtmp.data(), mix(ls, kUp));
+    lin_backward(li, kGate, A.xn2.data(), dg.data(), dxn.data(), mix(ls, kGate));
+    lin_backward(li, kUp, A.xn2.data(), du.data(), dtmp.data(), mix(ls, kUp));
     residual_forward(dxn.data(), dtmp.data(), R * dim_);
-    rmsnorm_backward(dx.data(), L.d_ffn_norm.data(), dxn.data(), L.x_mid.data(), L.ffn_norm.data(), L.inv2.data(), R,
+    rmsnorm_backward(dx.data(), L.d_ffn_norm.data(), dxn.data(), A.x_mid.data(), L.ffn_norm.data(), A.inv2.data(), R,
                      dim_, threads);
     // attention block
     bias_backward(L.dbias[3].data(), dx.data(), R, L.dbias[3].size());
-    lin_backward(li, kO, L.att.data(), dx.data(), datt.data(), mix(ls, kO));
-    attention_backward(attention_shape(), L.q.data(), L.k.data(), L.v.data(), L.p.data(), datt.data(), dq.data(),
+    lin_backward(li, kO, A.att.data(), dx.data(), datt.data(), mix(ls, kO));
+    attention_backward(attention_shape(), A.q.data(), A.k.data(), A.v.data(), A.p.data(), datt.data(), dq.data(),
                        dk.data(), dv.data(), threads);
     rope_backward(dq.data(), cos, sin, B_, T_, heads, hd_);
     rope_backward(dk.data(), cos, sin, B_, T_, kvh, hd_);
     if (!L.qn.empty()) {  // QK-norm: back through each head's RMSNorm to the projections' outputs
       dqk_.assign(R * qd_, 0.0f);
-      rmsnorm_backward(dqk_.data(), L.dqn.data(), dq.data(), L.q_pre.data(), L.qn.data(), L.invq.data(), R * heads, hd_,
+      rmsnorm_backward(dqk_.data(), L.dqn.data(), dq.data(), A.q_pre.data(), L.qn.data(), A.invq.data(), R * heads, hd_,
                        threads);
       dq.swap(dqk_);
       dqk_.assign(R * kv_, 0.0f);
-      rmsnorm_backward(dqk_.data(), L.dkn.data(), dk.data(), L.k_pre.data(), L.kn.data(), L.invk.data(), R * kvh, hd_,
+      rmsnorm_backward(dqk_.data(), L.dkn.data(), dk.data(), A.k_pre.data(), L.kn.data(), A.invk.data(), R * kvh, hd_,
                        threads);
       dk.swap(dqk_);
     }
     bias_backward(L.dbias[0].data(), dq.data(), R, L.dbias[0].size());
     bias_backward(L.dbias[1].data(), dk.data(), R, L.dbias[1].size());
     bias_backward(L.dbias[2].data(), dv.data(), R, L.dbias[2].size());
-    lin_backward(li, kQ, L.xn1.data(), dq.data(), dxn.data(), mix(ls, kQ));
-    lin_backward(li, kK, L.xn1.data(), dk.data(), dtmp.data(), mix(ls, kK));
+    lin_backward(li, kQ, A.xn1.data(), dq.data(), dxn.data(), mix(ls, kQ));
+    lin_backward(li, kK, A.xn1.data(), dk.data(), dtmp.data(), mix(ls, kK));
     residual_forward(dxn.data(), dtmp.data(), R * dim_);
-    lin_backward(li, kV, L.xn1.data(), dv.data(), dtmp.data(), mix(ls, kV));
+    lin_backward(li, kV, A.xn1.data(), dv.data(), dtmp.data(), mix(ls, kV));
     residual_forward(dxn.data(), dtmp.data(), R * dim_);
-    rmsnorm_backward(dx.data(), L.d_attn_norm.data(), dxn.data(), L.x_in.data(), L.attn_norm.data(), L.inv1.data(), R,
+    rmsnorm_backward(dx.data(), L.d_attn_norm.data(), dxn.data(), A.x_in.data(), L.attn_norm.data(), A.inv1.data(), R,
                      dim_, threads);
   }
   embedding_backward(d_embedding_.data(), dx.data(), tokens_, dim_);
@@ -450,8 +448,9 @@ std::string TrainLlama::first_nonfinite_activation() const {
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     const Layer& L = layers_[l];
     const std::pair<const char*, const std::vector<float>*> acts[] = {
-        {"x", &L.x_in},   {"xn1", &L.xn1}, {"q", &L.q},     {"k", &L.k}, {"v", &L.v},   {"p", &L.p},
-        {"att", &L.att}, {"x_mid", &L.x_mid}, {"xn2", &L.xn2}, {"g", &L.g}, {"u", &L.u}, {"h", &L.h}};
+        {"x", &L.acts.x_in},     {"xn1", &L.acts.xn1}, {"q", &L.acts.q}, {"k", &L.acts.k}, {"v", &L.acts.v},
+        {"p", &L.acts.p},        {"att", &L.acts.att}, {"x_mid", &L.acts.x_mid}, {"xn2", &L.acts.xn2},
+        {"g", &L.g},             {"u", &L.u},          {"h", &L.acts.h}};
     for (const auto& [name, v] : acts)
       if (!all_finite(*v)) return "layers." + std::to_string(l) + "." + name;
   }

@@ -19,6 +19,7 @@
 #include "lowp/accuracy/model.hpp"
 #include "lowp/quant/linear.hpp"
 #include "model/attention.hpp"
+#include "model/block.hpp"
 #include "train/train_model.hpp"
 
 namespace lowp::accuracy::train {
@@ -96,10 +97,11 @@ class TrainLlama : public TrainModel {
     std::vector<quant::QuantLinear> lin;  // wq wk wv wo gate up down
     std::vector<float> bias[4], dbias[4];  // bq bk bv bo: empty when the model has none
     std::vector<float> qn, kn, dqn, dkn;   // QK-norm gains over a head: empty when the model has none
-    std::vector<float> q_pre, k_pre, invq, invk;  // QK-norm's inputs and 1/rms per head, for the backward
-    // Saved by the forward for the backward.
-    std::vector<float> x_in, inv1, xn1, q, k, v, p, att, x_mid, inv2, xn2, g, u, h;
+    // Saved by the forward for the backward: the block's tensors (acts.keep), gate and up.
+    detail::BlockActs acts;
+    std::vector<float> g, u;
   };
+  class StepOps;  // the block's ops in training (llama_train.cpp)
   // A layer's tensors (grad: their gradients) by row of the tensor table; for a const Layer,
   // read-only values.
   template <class L>
@@ -121,7 +123,7 @@ class TrainLlama : public TrainModel {
   std::vector<double> ce_sum_;  // per row of the last forward with targets: sum of exp(logit - max)
   // The passes' scratch, kept between steps: fresh multi-megabyte vectors every step were page
   // faults every step.
-  std::vector<float> dqk_, tmp_, dx_, dxn_, dtmp_, dh_, dg_, du_, datt_, dq_, dk_, dv_;
+  std::vector<float> dqk_, dx_, dxn_, dtmp_, dh_, dg_, du_, datt_, dq_, dk_, dv_;
   std::function<void(const GemmView&)> observer_;
   // Linear k of layer l (or the classifier): its forward / backward, then the observer.
   void lin_forward(std::size_t l, int k, const float* x, float* y, std::uint64_t seed);

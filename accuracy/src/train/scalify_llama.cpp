@@ -60,7 +60,9 @@ ScaledTensor gather_rows(const ScaledTensor& table, std::span<const int> idx) {
 }
 
 // Softmax of each row over columns 0..i (row i of a causal T x T score matrix), zeros after:
-// the softmax rule (unit scale, values computed from scale * data in double).
+// the softmax rule (unit scale, values computed from scale * data in double). Not attention.hpp's
+// softmax_row: that one works on float32 scores with model/exp.hpp's float exp, not on a scaled
+// tensor's values in double, so Scalify's P would change.
 ScaledTensor causal_softmax(const ScaledTensor& s, const Format& f) {
   const std::size_t T = s.rows;
   std::vector<float> p(T * T, 0.0f);
@@ -218,7 +220,10 @@ ScaledTensor ScalifyLlama::rope(const ScaledTensor& x, std::size_t heads, bool i
 // ---------------------------------------------------------------- attention
 
 // Per sequence and head: S = Q_h K_g^T (matmul rule) * 1/sqrt(hd) (mul_scalar rule),
-// P = causal softmax(S) (unit scale), att_h = P V_g (matmul rule).
+// P = causal softmax(S) (unit scale), att_h = P V_g (matmul rule). Not attention.hpp's
+// attention_forward (nor the block's attention): each of those three steps is a ScaledTensor op
+// that casts its result to the forward format under its scale rule, which float32 GEMMs with a
+// fused softmax do not.
 ScaledTensor ScalifyLlama::attention_forward(Layer& L, int threads) const {
   const auto heads = static_cast<std::size_t>(c_.n_heads);
   const std::size_t group = heads / static_cast<std::size_t>(c_.n_kv_heads), T = T_;
@@ -301,6 +306,8 @@ double ScalifyLlama::forward(std::span<const int> tokens, std::span<const int> t
 
   x0_ = gather_rows(emb_, tokens);
   ScaledTensor x = to(x0_, fs);
+  // Not model/block.hpp's block_forward: its tensors are float32, and here every tensor is a
+  // ScaledTensor whose scale each op derives by its rule; only RoPE (on the data) is shared.
   for (Layer& L : layers_) {
     // attention block
     L.x_in = x;
@@ -324,7 +331,9 @@ double ScalifyLlama::forward(std::span<const int> tokens, std::span<const int> t
   logits_ = linear(xn_final_, classifier_.empty() ? emb_ : cls_);
   if (targets.empty()) return std::numeric_limits<double>::quiet_NaN();
 
-  // Cross-entropy from the logits' values (scale * data), in double, rows summed in order.
+  // Cross-entropy from the logits' values (scale * data), in double, rows summed in order. Not
+  // layers.hpp's crossentropy_forward/_backward: they take float32 logits and model/exp.hpp's float
+  // exp, where the softmax rule computes in double from the values; sharing would change the bits.
   const std::size_t R = B * T;
   double total = 0;
   for (std::size_t r = 0; r < R; ++r) {

@@ -343,12 +343,16 @@ CastReport run(QuantizedTensor& q, const Target& t, const float* fixed_multiplie
   } else if (spec.rule == ScaleRule::mse) {
     mse_scales(q, g, t.x);
   } else if (nvfp4_rule(spec.rule)) {
-    // The largest group amax (SIMD: the group amaxes are finite and non-negative).
-    std::uint32_t bits = 0;
-    if (!st.amax.empty()) detail::quant_kernels().group_max(st.amax.data(), st.amax.size(), st.amax.size(), &bits);
+    // The tensor amax: static scaling's, or the largest group amax (SIMD: the group amaxes are
+    // finite and non-negative).
     float tensor_amax;
-    std::memcpy(&tensor_amax, &bits, 4);
-    if (fixed_amax) tensor_amax = *fixed_amax;
+    if (fixed_amax) {
+      tensor_amax = *fixed_amax;
+    } else {
+      std::uint32_t bits = 0;
+      if (!st.amax.empty()) detail::quant_kernels().group_max(st.amax.data(), st.amax.size(), st.amax.size(), &bits);
+      std::memcpy(&tensor_amax, &bits, 4);
+    }
     if (spec.rule == ScaleRule::nvfp4_4over6)
       four_over_six_scales(q, g, t.x, tensor_amax);
     else
