@@ -85,28 +85,23 @@ LlamaModel init_model(const LlamaConfig& c, std::uint64_t seed, bool tied) {
 template <class L>
 auto TrainLlama::tensors(L& layer, [[maybe_unused]] bool grad) {
   constexpr bool ro = std::is_const_v<L>;
-  LayerTensors<std::conditional_t<ro, const std::vector<float>, std::vector<float>>> t{};
-  using detail::layer_row;
-  Weight LayerWeights::*const bias[4] = {&LayerWeights::bq, &LayerWeights::bk, &LayerWeights::bv, &LayerWeights::bo};
-  if constexpr (!ro) {
-    if (grad) {
-      for (std::size_t i = 0; i < t.size(); ++i)
-        if (const auto kind = detail::kLayerTensors[i].linear) t[i] = &layer.lin[static_cast<std::size_t>(*kind)].weight_grad();
-      t[layer_row(&LayerWeights::attn_norm)] = &layer.d_attn_norm;
-      t[layer_row(&LayerWeights::ffn_norm)] = &layer.d_ffn_norm;
-      for (int i = 0; i < 4; ++i) t[layer_row(bias[i])] = &layer.dbias[i];
-      t[layer_row(&LayerWeights::q_norm)] = &layer.dqn;
-      t[layer_row(&LayerWeights::k_norm)] = &layer.dkn;
-      return t;
-    }
-  }
+  using V = std::conditional_t<ro, const std::vector<float>, std::vector<float>>;
+  LayerTensors<V> t{};
   for (std::size_t i = 0; i < t.size(); ++i)
-    if (const auto kind = detail::kLayerTensors[i].linear) t[i] = &layer.lin[static_cast<std::size_t>(*kind)].weight();
-  t[layer_row(&LayerWeights::attn_norm)] = &layer.attn_norm;
-  t[layer_row(&LayerWeights::ffn_norm)] = &layer.ffn_norm;
-  for (int i = 0; i < 4; ++i) t[layer_row(bias[i])] = &layer.bias[i];
-  t[layer_row(&LayerWeights::q_norm)] = &layer.qn;
-  t[layer_row(&LayerWeights::k_norm)] = &layer.kn;
+    if (const auto kind = detail::kLayerTensors[i].linear) {
+      auto& q = layer.lin[static_cast<std::size_t>(*kind)];
+      if constexpr (ro) t[i] = &q.weight();
+      else t[i] = grad ? &q.weight_grad() : &q.weight();  // the non-const weight() drops the cached copy
+    }
+  const auto set = [&](Weight LayerWeights::*member, V& value, V& gradient) {
+    t[detail::layer_row(member)] = !ro && grad ? &gradient : &value;
+  };
+  set(&LayerWeights::attn_norm, layer.attn_norm, layer.d_attn_norm);
+  set(&LayerWeights::ffn_norm, layer.ffn_norm, layer.d_ffn_norm);
+  Weight LayerWeights::*const bias[4] = {&LayerWeights::bq, &LayerWeights::bk, &LayerWeights::bv, &LayerWeights::bo};
+  for (int i = 0; i < 4; ++i) set(bias[i], layer.bias[i], layer.dbias[i]);
+  set(&LayerWeights::q_norm, layer.qn, layer.dqn);
+  set(&LayerWeights::k_norm, layer.kn, layer.dkn);
   return t;
 }
 
