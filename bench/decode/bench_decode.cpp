@@ -92,28 +92,24 @@ StoredModel make_model(std::uint32_t type) {
   };
   out.model.config = f.config;
   out.model.final_norm = f.final_norm;
-  auto mw = std::make_shared<MappedWeights>();
-  mw->token_embedding = {StoredType::f32, f.token_embedding.data(), 32000, 768};
+  out.model.token_embedding.stored = {StoredType::f32, f.token_embedding.data(), 32000, 768};
   for (const auto& L : f.layers) {
     LayerWeights lw;
     lw.attn_norm = L.attn_norm;
     lw.ffn_norm = L.ffn_norm;
-    MappedLayer ml;
-    ml.wq = convert(L.wq, 768, 768);
-    ml.wk = convert(L.wk, 768, 768);
-    ml.wv = convert(L.wv, 768, 768);
-    ml.wo = convert(L.wo, 768, 768);
-    ml.w_gate = convert(L.w_gate, 2048, 768);
-    ml.w_up = convert(L.w_up, 2048, 768);
-    ml.w_down = convert(L.w_down, 768, 2048);
-    for (const auto* w : {&ml.wq, &ml.wk, &ml.wv, &ml.wo, &ml.w_gate, &ml.w_up, &ml.w_down}) out.weights.push_back(*w);
+    lw.wq.stored = convert(L.wq, 768, 768);
+    lw.wk.stored = convert(L.wk, 768, 768);
+    lw.wv.stored = convert(L.wv, 768, 768);
+    lw.wo.stored = convert(L.wo, 768, 768);
+    lw.w_gate.stored = convert(L.w_gate, 2048, 768);
+    lw.w_up.stored = convert(L.w_up, 2048, 768);
+    lw.w_down.stored = convert(L.w_down, 768, 2048);
+    for (const auto* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down}) out.weights.push_back(w->stored);
     out.model.layers.push_back(std::move(lw));
-    mw->layers.push_back(ml);
   }
-  mw->classifier = convert(f.token_embedding, 32000, 768);
-  out.weights.push_back(mw->classifier);
-  mw->owner = store;
-  out.model.mapped = mw;
+  out.model.classifier.stored = convert(f.token_embedding, 32000, 768);
+  out.weights.push_back(out.model.classifier.stored);
+  out.model.mapped = store;
   return out;
 }
 

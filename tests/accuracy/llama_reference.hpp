@@ -151,7 +151,7 @@ class ReferenceLlama {
 // MistralForCausalLM / Qwen2ForCausalLM compute it, over the HF tensors themselves: rotate-half
 // RoPE on the HF row order (no interleaving), inverse frequencies with rope_scaling applied the
 // way transformers does (linear: divided by the factor; llama3: _compute_llama3_parameters),
-// optional q/k/v/o biases, head_dim independent of hidden_size. The test writes the files
+// optional q/k/v/o biases, head_dim independent of hidden_size, Qwen3's QK-norm. The test writes the files
 // from the same tensors, so any layout or scaling slip in the loader shows in the logits.
 struct HfSpec {
   int dim = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
@@ -159,6 +159,7 @@ struct HfSpec {
   std::string scaling = "none";  // "none", "linear", "llama3"
   double factor = 1, low_freq_factor = 1, high_freq_factor = 4, original_max = 8192;
   bool tied = false, qkv_bias = false, o_bias = false;
+  bool qk_norm = false;  // Qwen3: self_attn.q_norm / k_norm over each head, after the projections, before RoPE
 };
 
 class ReferenceHf {
@@ -204,6 +205,10 @@ class ReferenceHf {
         q[t] = mv(get_(p + "self_attn.q_proj.weight"), h, qd, s_.qkv_bias ? &get_(p + "self_attn.q_proj.bias") : nullptr);
         k[t] = mv(get_(p + "self_attn.k_proj.weight"), h, kvd, s_.qkv_bias ? &get_(p + "self_attn.k_proj.bias") : nullptr);
         v[t] = mv(get_(p + "self_attn.v_proj.weight"), h, kvd, s_.qkv_bias ? &get_(p + "self_attn.v_proj.bias") : nullptr);
+        if (s_.qk_norm) {  // Qwen3RMSNorm over each head's head_dim, in the HF row order
+          head_norm(q[t], H, get_(p + "self_attn.q_norm.weight"));
+          head_norm(k[t], KV, get_(p + "self_attn.k_norm.weight"));
+        }
         rotate_half(q[t], H, freq, static_cast<double>(t));
         rotate_half(k[t], KV, freq, static_cast<double>(t));
       }
@@ -260,6 +265,15 @@ class ReferenceHf {
       y[r] = a;
     }
     return y;
+  }
+  void head_norm(std::vector<double>& x, std::size_t heads, const std::vector<float>& w) const {
+    const std::size_t hd = s_.head_dim;
+    for (std::size_t h = 0; h < heads; ++h) {
+      double ss = 0;
+      for (std::size_t i = 0; i < hd; ++i) ss += x[h * hd + i] * x[h * hd + i];
+      const double r = 1 / std::sqrt(ss / static_cast<double>(hd) + s_.eps);
+      for (std::size_t i = 0; i < hd; ++i) x[h * hd + i] = w[i] * (x[h * hd + i] * r);
+    }
   }
   // transformers' apply_rotary_pos_emb: x * cos + rotate_half(x) * sin, halves of each head.
   void rotate_half(std::vector<double>& x, std::size_t heads, const std::vector<double>& freq, double pos) const {

@@ -38,7 +38,7 @@ const std::vector<float>& by_name(const LlamaModel& m, const std::string& name) 
   const int l = std::stoi(name.substr(4, dot - 4));
   const std::string t = name.substr(dot + 1);
   const LayerWeights& w = m.layers.at(l);
-  static const std::map<std::string, std::vector<float> LayerWeights::*> fields = {
+  static const std::map<std::string, Weight LayerWeights::*> fields = {
       {"attn_norm.weight", &LayerWeights::attn_norm}, {"attn_q.weight", &LayerWeights::wq},
       {"attn_k.weight", &LayerWeights::wk},           {"attn_v.weight", &LayerWeights::wv},
       {"attn_output.weight", &LayerWeights::wo},      {"ffn_norm.weight", &LayerWeights::ffn_norm},

@@ -7,16 +7,22 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <span>
 #include <filesystem>
 #include <map>
 #include <random>
 
 #include "llama_reference.hpp"
 #include "llama_test_util.hpp"
+#include "lowp/accuracy/decoder.hpp"
 #include "lowp/accuracy/eval.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/numerics/half.hpp"
+#include "lowp/quant/linear.hpp"
 #include "model_files.hpp"
+#include "io/save_model.hpp"
+#include "train/llama_train.hpp"
 #include "support/test_support.hpp"
 
 namespace {
@@ -64,6 +70,10 @@ HfTensors random_tensors(const HfSpec& s, StDtype dt, std::uint32_t seed) {
       add(p + "self_attn.v_proj.bias", {kvd}, 0, 0.5f);
     }
     if (s.o_bias) add(p + "self_attn.o_proj.bias", {D}, 0, 0.5f);
+    if (s.qk_norm) {  // gains far from 1 and from each other: a permuted or skipped gain shows
+      add(p + "self_attn.q_norm.weight", {static_cast<std::uint64_t>(s.head_dim)}, 1, 0.4f);
+      add(p + "self_attn.k_norm.weight", {static_cast<std::uint64_t>(s.head_dim)}, 1, 0.4f);
+    }
     add(p + "post_attention_layernorm.weight", {D}, 1, 0.1f);
     add(p + "mlp.gate_proj.weight", {F, D}, 0, sd);
     add(p + "mlp.up_proj.weight", {F, D}, 0, sd);
@@ -138,7 +148,7 @@ struct Case {
 std::vector<Case> cases() {
   std::vector<Case> cs;
   {  // meta-llama/Llama-3.2-1B: hidden 2048, 32 heads / 8 KV, head_dim 64, 16 layers, vocab 128256
-    HfSpec s{256, 512, 2, 4, 1, 64, 160, 1e-5, 500000.0, "llama3", 32.0, 1.0, 4.0, 8192, true, false, false};
+    HfSpec s{256, 512, 2, 4, 1, 64, 160, 1e-5, 500000.0, "llama3", 32.0, 1.0, 4.0, 8192, true, false, false, false};
     cs.push_back({"Llama-3.2-1B", s,
                   R"({"architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
   "bos_token_id": 128000, "eos_token_id": 128001, "head_dim": 64, "hidden_act": "silu", "hidden_size": 256,
@@ -153,7 +163,7 @@ std::vector<Case> cases() {
   {  // meta-llama/Llama-3.1-8B: hidden 4096, 32 heads / 8 KV, 32 layers, 14336, vocab 128256, original
      // context 8192. Here original_max_position_embeddings is 64 so that all three frequency bands
      // (kept, interpolated, divided by the factor) turn within the test's 32 positions.
-    HfSpec s{64, 160, 2, 4, 1, 16, 96, 1e-5, 500000.0, "llama3", 8.0, 1.0, 4.0, 64, false, false, false};
+    HfSpec s{64, 160, 2, 4, 1, 16, 96, 1e-5, 500000.0, "llama3", 8.0, 1.0, 4.0, 64, false, false, false, false};
     cs.push_back({"Llama-3.1-8B", s,
                   R"({"architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
   "bos_token_id": 128000, "eos_token_id": 128001, "hidden_act": "silu", "hidden_size": 64, "initializer_range": 0.02,
@@ -165,7 +175,7 @@ std::vector<Case> cases() {
                   StDtype::bf16, 3});
   }
   {  // mistralai/Mistral-7B-v0.1: hidden 4096, 32 heads / 8 KV, 32 layers, 14336, vocab 32000
-    HfSpec s{64, 160, 2, 4, 1, 16, 96, 1e-5, 10000.0, "none", 1, 1, 4, 0, false, false, false};
+    HfSpec s{64, 160, 2, 4, 1, 16, 96, 1e-5, 10000.0, "none", 1, 1, 4, 0, false, false, false, false};
     cs.push_back({"Mistral-7B", s,
                   R"({"architectures": ["MistralForCausalLM"], "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu",
   "hidden_size": 64, "initializer_range": 0.02, "intermediate_size": 160, "max_position_embeddings": 32768,
@@ -175,7 +185,7 @@ std::vector<Case> cases() {
                   StDtype::f16, 1});
   }
   {  // mistralai/Mistral-Nemo-Base-2407: hidden 5120, 32 heads of head_dim 128 (4096 != 5120), 8 KV
-    HfSpec s{80, 160, 2, 4, 2, 32, 96, 1e-5, 1000000.0, "linear", 4.0, 1, 4, 0, false, false, false};
+    HfSpec s{80, 160, 2, 4, 2, 32, 96, 1e-5, 1000000.0, "linear", 4.0, 1, 4, 0, false, false, false, false};
     cs.push_back({"Mistral-Nemo (head_dim 32 != 80 / 4, linear RoPE scaling)", s,
                   R"({"architectures": ["MistralForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 2,
   "head_dim": 32, "hidden_act": "silu", "hidden_size": 80, "initializer_range": 0.02, "intermediate_size": 160,
@@ -186,7 +196,7 @@ std::vector<Case> cases() {
                   StDtype::f32, 2});
   }
   {  // Qwen/Qwen2-0.5B: hidden 896, 14 heads / 2 KV (head_dim 64), 24 layers, 4864, vocab 151936, q/k/v biases
-    HfSpec s{112, 192, 2, 7, 1, 16, 128, 1e-6, 1000000.0, "none", 1, 1, 4, 0, true, true, false};
+    HfSpec s{112, 192, 2, 7, 1, 16, 128, 1e-6, 1000000.0, "none", 1, 1, 4, 0, true, true, false, false};
     cs.push_back({"Qwen2-0.5B", s,
                   R"({"architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643,
   "eos_token_id": 151643, "hidden_act": "silu", "hidden_size": 112, "initializer_range": 0.02, "intermediate_size": 192,
@@ -194,6 +204,19 @@ std::vector<Case> cases() {
   "num_hidden_layers": 2, "num_key_value_heads": 1, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
   "sliding_window": 131072, "tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.40.1",
   "use_cache": true, "use_sliding_window": false, "vocab_size": 128})",
+                  StDtype::bf16, 1});
+  }
+  {  // Qwen/Qwen3-0.6B: hidden 1024, 16 heads / 8 KV of head_dim 128 (2048 != 1024), 28 layers, 3072,
+     // vocab 151936, QK-norm (q_norm, k_norm over each head), no biases
+    HfSpec s{64, 96, 2, 4, 2, 32, 128, 1e-6, 1000000.0, "none", 1, 1, 4, 0, true, false, false, true};
+    cs.push_back({"Qwen3-0.6B (QK-norm)", s,
+                  R"({"architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 32, "hidden_act": "silu", "hidden_size": 64,
+  "initializer_range": 0.02, "intermediate_size": 96, "max_position_embeddings": 40960, "max_window_layers": 28,
+  "model_type": "qwen3", "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+  "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000, "sliding_window": null,
+  "tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.51.0", "use_cache": true,
+  "use_sliding_window": false, "vocab_size": 128})",
                   StDtype::bf16, 1});
   }
   return cs;
@@ -324,6 +347,10 @@ std::vector<std::uint8_t> gguf_from_hf(const HfSpec& sp, const HfTensors& ts, co
     add(g + "attn_k.weight", h + "self_attn.k_proj.weight", sp.kv_heads);
     add(g + "attn_v.weight", h + "self_attn.v_proj.weight");
     add(g + "attn_output.weight", h + "self_attn.o_proj.weight");
+    if (sp.qk_norm) {  // one head of gains, permuted like a head's rows for a llama
+      add(g + "attn_q_norm.weight", h + "self_attn.q_norm.weight", 1);
+      add(g + "attn_k_norm.weight", h + "self_attn.k_norm.weight", 1);
+    }
     if (sp.qkv_bias) {
       add(g + "attn_q.bias", h + "self_attn.q_proj.bias", sp.heads);
       add(g + "attn_k.bias", h + "self_attn.k_proj.bias", sp.kv_heads);
@@ -408,7 +435,7 @@ TEST(LoadHf, SameModelsFromGguf) {
   const std::string dir = temp_dir("hf_gguf");
   const auto cs = cases();
   std::uint32_t seed = 300;
-  for (const auto& [index, arch] : std::vector<std::pair<int, std::string>>{{1, "llama"}, {3, "llama"}, {4, "qwen2"}}) {
+  for (const auto& [index, arch] : std::vector<std::pair<int, std::string>>{{1, "llama"}, {3, "llama"}, {4, "qwen2"}, {5, "qwen3"}}) {
     const Case& c = cs[static_cast<std::size_t>(index)];
     SCOPED_TRACE(c.name);
     // F16 GGUFs of F16-exact tensors (bf16 values with a wide exponent are not) keep them exactly.
@@ -435,6 +462,126 @@ TEST(LoadHf, SameModelsFromGguf) {
     ASSERT_TRUE(mapped.mapped);
     EXPECT_TRUE(evaluate(mapped, tokens, find_recipe("fp32"), opt).logits == run.logits);
   }
+  std::filesystem::remove_all(dir);
+}
+
+// QK-norm (Qwen3) in the decode step: every position's logits bitwise those of evaluate() over
+// the prefix, with the plain float32 recipe and with a KV-cache-quantizing one (the cache holds
+// the normed, rotated K).
+TEST(LoadHf, QkNormDecodeIsEvaluate) {
+  const Case c = cases()[5];
+  ASSERT_TRUE(c.spec.qk_norm);
+  const std::string dir = temp_dir("hf_qk_decode");
+  write_hf(dir, c.config, random_tensors(c.spec, c.dtype, 77), c.dtype);
+  const LlamaModel m = load_model(dir);
+  ASSERT_FALSE(m.layers[0].q_norm.empty());
+  const auto tokens = random_tokens(12, c.spec.vocab, 78);
+  const std::size_t V = static_cast<std::size_t>(c.spec.vocab);
+  for (const char* name : {"fp32", "kv4"}) {
+    SCOPED_TRACE(name);
+    const Recipe r = find_recipe(name);
+    Decoder d(m, r, tokens.size(), 1);
+    EvalOptions opt;
+    opt.keep_logits = true;
+    opt.score_all = true;
+    for (std::size_t t = 0; t < tokens.size(); ++t) {
+      const std::span<const float> got = d.step(tokens[t]);
+      const auto prefix = evaluate(m, std::span(tokens).first(t + 1), r, opt).logits;
+      ASSERT_EQ(std::memcmp(got.data(), prefix.data() + t * V, V * sizeof(float)), 0) << "position " << t;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A QK-norm model written by lowp's savers (GGUF as llama.cpp's qwen3, rotate-half rows; HF as
+// Qwen3ForCausalLM) reads back the same weights, bit for bit; llama2.c's format refuses it.
+TEST(LoadHf, QkNormSavedAndReloaded) {
+  const Case c = cases()[5];
+  const std::string dir = temp_dir("hf_qk_save");
+  write_hf(dir + "/in", c.config, random_tensors(c.spec, c.dtype, 82), c.dtype);
+  const LlamaModel m = load_model(dir + "/in");
+  lowp::accuracy::detail::save_gguf(m, dir + "/m.gguf");
+  std::filesystem::create_directories(dir + "/out");
+  lowp::accuracy::detail::save_safetensors(m, dir + "/out/model.safetensors");
+  for (const std::string& path : {dir + "/m.gguf", dir + "/out"}) {
+    SCOPED_TRACE(path);
+    const LlamaModel back = load_model(path);
+    ASSERT_EQ(back.layers.size(), m.layers.size());
+    for (std::size_t l = 0; l < m.layers.size(); ++l) {
+      EXPECT_TRUE(back.layers[l].q_norm == m.layers[l].q_norm) << "layer " << l;
+      EXPECT_TRUE(back.layers[l].k_norm == m.layers[l].k_norm) << "layer " << l;
+      EXPECT_TRUE(back.layers[l].wq == m.layers[l].wq) << "layer " << l;
+      EXPECT_TRUE(back.layers[l].wk == m.layers[l].wk) << "layer " << l;
+    }
+  }
+  LlamaModel plain = make_model(small_config(), 83);  // all llama2.c holds, QK-norm added
+  for (auto& L : plain.layers) L.q_norm = L.k_norm = std::vector<float>(8, 1.5f);
+  EXPECT_EQ(lowp::accuracy::detail::llama2c_cannot_hold(plain), "QK-norm");
+  std::filesystem::remove_all(dir);
+}
+
+// The training model's QK-norm gain gradients against central differences of the float64 HF
+// forward's mean cross-entropy (ReferenceHf over the HF tensors, rotate-half order: gain j of
+// the HF tensor is lowp's interleaved 2j for j < head_dim/2, else 2(j - head_dim/2) + 1).
+// Tolerance: the float32 forward and backward each round ~10 dependent sums of at most 96 terms
+// (gamma_96 ~ 6e-6 relative each), so the gradient is good to ~1e-4 of the tensor's largest
+// element; the double central difference (step 1e-4) is good to ~1e-8.
+TEST(LoadHf, QkNormGradientMatchesFloat64) {
+  const Case c = cases()[5];
+  const std::string dir = temp_dir("hf_qk_grad");
+  HfTensors ts = random_tensors(c.spec, StDtype::f32, 79);
+  write_hf(dir, c.config, ts, StDtype::f32);
+  const LlamaModel m = load_model(dir);
+  const std::size_t T = 8;
+  const auto tok = random_tokens(T, c.spec.vocab, 80), tgt = random_tokens(T, c.spec.vocab, 81);
+  lowp::accuracy::train::TrainLlama net(m, lowp::quant::linear_preset("fp32"));
+  net.forward(tok, tgt, 1, T, 1, 0);
+  net.backward(1, 0);
+  const auto loss = [&]() {
+    const auto logits = ReferenceHf(c.spec, [&](const std::string& n) -> const std::vector<float>& { return ts.at(n).data; })
+                            .run(tok);
+    const std::size_t V = static_cast<std::size_t>(c.spec.vocab);
+    double sum = 0;
+    for (std::size_t t = 0; t < T; ++t) {
+      double mx = -1e300, z = 0;
+      for (std::size_t j = 0; j < V; ++j) mx = std::max(mx, logits[t * V + j]);
+      for (std::size_t j = 0; j < V; ++j) z += std::exp(logits[t * V + j] - mx);
+      sum += std::log(z) + mx - logits[t * V + static_cast<std::size_t>(tgt[t])];
+    }
+    return sum / static_cast<double>(T);
+  };
+  const int hd = c.spec.head_dim;
+  int checked = 0;
+  for (const auto& p : net.params()) {
+    for (const char* which : {"q_norm", "k_norm"}) {
+      for (int l = 0; l < c.spec.layers; ++l) {
+        if (p.name != "layers." + std::to_string(l) + "." + which) continue;
+        ASSERT_EQ(p.size, static_cast<std::size_t>(hd));
+        std::vector<float>& w = ts.at("model.layers." + std::to_string(l) + ".self_attn." + which + ".weight").data;
+        std::vector<double> fd(static_cast<std::size_t>(hd));
+        double big = 0;
+        for (int j = 0; j < hd; ++j) {
+          const float keep = w[static_cast<std::size_t>(j)];
+          const double h = 1e-4;
+          // The reference reads the float tensors: the step is taken on a value it holds exactly.
+          w[static_cast<std::size_t>(j)] = static_cast<float>(keep + h);
+          const double up = loss(), hu = static_cast<double>(w[static_cast<std::size_t>(j)]) - keep;
+          w[static_cast<std::size_t>(j)] = static_cast<float>(keep - h);
+          const double down = loss(), hd2 = keep - static_cast<double>(w[static_cast<std::size_t>(j)]);
+          w[static_cast<std::size_t>(j)] = keep;
+          fd[static_cast<std::size_t>(j)] = (up - down) / (hu + hd2);
+          big = std::max(big, std::abs(fd[static_cast<std::size_t>(j)]));
+        }
+        EXPECT_GT(big, 1e-4) << p.name << ": a vacuous comparison";
+        for (int j = 0; j < hd; ++j) {
+          const int i = j < hd / 2 ? 2 * j : 2 * (j - hd / 2) + 1;  // HF gain j is lowp's gain i
+          EXPECT_NEAR(p.grad[i], fd[static_cast<std::size_t>(j)], 1e-4 * big + 1e-7) << p.name << " gain " << i;
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2 * c.spec.layers);
   std::filesystem::remove_all(dir);
 }
 

@@ -97,7 +97,7 @@ TEST(LoadMapped, GgufBlockTypesFromLlamaCpp) {
     const std::string path = dir + "/" + file;
     const LlamaModel widened = load_model(path), mapped = load_model(path, WeightStorage::mapped);
     ASSERT_TRUE(mapped.mapped) << file;
-    EXPECT_EQ(mapped.mapped->layers[0].wq.type, quant::StoredType::custom) << file << ": the blocks were not kept";
+    EXPECT_EQ(mapped.layers[0].wq.stored.type, quant::StoredType::custom) << file << ": the blocks were not kept";
     EXPECT_TRUE(mapped.layers[0].wq.empty() && mapped.token_embedding.empty()) << file << ": weights were copied";
     LlamaModel copy = mapped;
     widen_mapped(copy);

@@ -1,7 +1,8 @@
-// GGUF v3 (and v2, the same layout) checkpoints of the llama and qwen2 architectures; every
-// tensor type io/ggml decodes is widened to float32. llama.cpp's converter permutes a llama's
-// HF q/k rows to the interleaved RoPE order lowp uses; qwen2 keeps HF's rotate-half order
-// (llama.cpp runs it with NEOX RoPE), so its q/k rows and biases are permuted here.
+// GGUF v3 (and v2, the same layout) checkpoints of the llama, qwen2 and qwen3 architectures;
+// every tensor type io/ggml decodes is widened to float32. llama.cpp's converter permutes a
+// llama's HF q/k rows to the interleaved RoPE order lowp uses; qwen2 and qwen3 keep HF's
+// rotate-half order (llama.cpp runs them with NEOX RoPE), so their q/k rows, biases and QK-norm
+// gains are permuted here.
 #include <cmath>
 #include <memory>
 
@@ -10,6 +11,7 @@
 #include "io/gguf_file.hpp"
 #include "io/load_common.hpp"
 #include "lowp/accuracy/loaders.hpp"
+#include "model/tensors.hpp"
 
 namespace lowp::accuracy {
 
@@ -59,8 +61,8 @@ LlamaModel load(std::span<const std::uint8_t> bytes, const std::string& name, st
   const GgufFile g(bytes, name);
   const auto arch = g.get_string("general.architecture");
   if (!arch) g.fail("metadata 'general.architecture' is missing");
-  if (*arch != "llama" && *arch != "qwen2")
-    g.fail("architecture " + show_string(*arch) + " is not supported (llama, qwen2)");
+  if (*arch != "llama" && *arch != "qwen2" && *arch != "qwen3")
+    g.fail("architecture " + show_string(*arch) + " is not supported (llama, qwen2, qwen3)");
   const std::string a = *arch + ".";
   auto req_int = [&](const std::string& key) {
     const auto v = g.get_int(a + key);
@@ -116,78 +118,37 @@ LlamaModel load(std::span<const std::uint8_t> bytes, const std::string& name, st
     validate(c, name, !file);
   }
 
-  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size, qd = c.q_dim();
-  const bool neox = *arch == "qwen2";
+  const bool neox = *arch == "qwen2" || *arch == "qwen3";
   const int hd = c.head_dim();
-  // Rotate-half rows to interleaved pairs (qwen2 only).
-  auto qk = [&](std::vector<float> w, int heads, int cols) {
-    return neox ? unpermute(w, heads, hd, cols) : w;
-  };
-  auto optional = [&](const std::string& n, std::uint64_t len) {
-    return g.tensor(n) ? tensor(g, n, {len}) : std::vector<float>{};
-  };
-  // Mapped: the views point into the file and, for qwen2, at the q/k row orders kept beside it.
-  std::shared_ptr<MappedWeights> mw;
+  // Mapped: the 2-D views point into the file and, for qwen2, at the q/k row orders kept beside it.
   std::shared_ptr<GgufMapping> mapping;
   if (file) {
-    mw = std::make_shared<MappedWeights>();
     mapping = std::make_shared<GgufMapping>();
     mapping->file = std::move(file);
-    if (neox) {
-      mapping->q_rows = hf_row_map(c.n_heads, hd);
-      mapping->k_rows = hf_row_map(c.n_kv_heads, hd);
-    }
-    mw->token_embedding = view(g, *mapping, "token_embd.weight", {dim, vocab});
-  } else {
-    m.token_embedding = tensor(g, "token_embd.weight", {dim, vocab});
   }
-  for (int l = 0; l < c.n_layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    LayerWeights w;
-    w.attn_norm = tensor(g, p + "attn_norm.weight", {dim});
-    if (mw) {
-      MappedLayer v;
-      v.wq = view(g, *mapping, p + "attn_q.weight", {dim, qd});
-      v.wk = view(g, *mapping, p + "attn_k.weight", {dim, kv});
-      if (neox) {
-        v.wq.row_map = mapping->q_rows.data();
-        v.wk.row_map = mapping->k_rows.data();
+  m.layers.resize(static_cast<std::size_t>(c.n_layers));
+  for_each_tensor(m.layers.size(), [&](const TensorSpec& t, std::size_t l) {
+    const std::string n = gguf_name(t, l);
+    if (t.optional && !g.tensor(n)) return;  // absent: no bias, a tied classifier
+    const std::vector<std::uint64_t> shape = gguf_shape(c, t);
+    if (const GgufTensor* x = g.tensor(n); t.rope == RopeRows::one_head && x && x->elements != shape[0])
+      g.fail("tensor '" + n + "' has " + std::to_string(x->elements) + " elements, not head_dim " +
+             std::to_string(shape[0]) + ": lowp supports QK-norm per head (Qwen3), not over the whole projection (OLMo 2)");
+    Weight& w = tensor_of(m, t, l);
+    const int heads = neox ? rope_heads(c, t) : 0;  // rotate-half rows to interleaved pairs (qwen2 only)
+    if (mapping && t.cols != Extent::one) {
+      w.stored = view(g, *mapping, n, shape);
+      if (heads) {
+        auto& rows = heads == c.n_heads ? mapping->q_rows : mapping->k_rows;
+        if (rows.empty()) rows = hf_row_map(heads, hd);
+        w.stored.row_map = rows.data();
       }
-      v.wv = view(g, *mapping, p + "attn_v.weight", {dim, kv});
-      v.wo = view(g, *mapping, p + "attn_output.weight", {qd, dim});
-      v.w_gate = view(g, *mapping, p + "ffn_gate.weight", {dim, hid});
-      v.w_down = view(g, *mapping, p + "ffn_down.weight", {hid, dim});
-      v.w_up = view(g, *mapping, p + "ffn_up.weight", {dim, hid});
-      mw->layers.push_back(v);
-    } else {
-      w.wq = qk(tensor(g, p + "attn_q.weight", {dim, qd}), c.n_heads, c.dim);
-      w.wk = qk(tensor(g, p + "attn_k.weight", {dim, kv}), c.n_kv_heads, c.dim);
-      w.wv = tensor(g, p + "attn_v.weight", {dim, kv});
-      w.wo = tensor(g, p + "attn_output.weight", {qd, dim});
-      w.w_gate = tensor(g, p + "ffn_gate.weight", {dim, hid});
-      w.w_down = tensor(g, p + "ffn_down.weight", {hid, dim});
-      w.w_up = tensor(g, p + "ffn_up.weight", {dim, hid});
+      return;
     }
-    w.bq = optional(p + "attn_q.bias", qd);
-    if (!w.bq.empty()) w.bq = qk(w.bq, c.n_heads, 1);
-    w.bk = optional(p + "attn_k.bias", kv);
-    if (!w.bk.empty()) w.bk = qk(w.bk, c.n_kv_heads, 1);
-    w.bv = optional(p + "attn_v.bias", kv);
-    w.bo = optional(p + "attn_output.bias", dim);
-    w.ffn_norm = tensor(g, p + "ffn_norm.weight", {dim});
-    m.layers.push_back(std::move(w));
-  }
-  m.final_norm = tensor(g, "output_norm.weight", {dim});
-  if (g.tensor("output.weight")) {  // absent: tied
-    if (mw)
-      mw->classifier = view(g, *mapping, "output.weight", {dim, vocab});
-    else
-      m.classifier = tensor(g, "output.weight", {dim, vocab});
-  }
-  if (mw) {
-    mw->owner = std::move(mapping);
-    m.mapped = std::move(mw);
-  }
+    w = tensor(g, n, shape);
+    if (heads) w = unpermute(w, heads, hd, static_cast<int>(extent(c, t.cols)));
+  });
+  if (mapping) m.mapped = std::move(mapping);
   validate(m);
   return m;
 }

@@ -6,6 +6,7 @@
 
 #include "lowp/accuracy/loaders.hpp"
 #include "file/mapped_file.hpp"
+#include "model/tensors.hpp"
 
 namespace lowp::accuracy {
 
@@ -13,6 +14,11 @@ using detail::ByteReader;
 using detail::Bytes;
 using detail::checked_add;
 using detail::checked_mul;
+using detail::Extent;
+using detail::kTensors;
+using detail::TensorSpec;
+using detail::tensor_of;
+using detail::tensor_size;
 
 namespace {
 
@@ -46,7 +52,7 @@ LlamaModel load_q80(std::span<const std::uint8_t> bytes, const std::string& name
   c.seq_len = h[6];
   validate(c, name);
 
-  const std::uint64_t dim = c.dim, hidden = c.hidden_dim, layers = c.n_layers, kv = c.kv_dim(), vocab = c.vocab_size;
+  const std::uint64_t layers = c.n_layers;
   const std::string what = name + ": the header's tensor sizes";
   auto mul = [&](std::uint64_t a, std::uint64_t b) { return checked_mul(a, b, what); };
   auto add = [&](std::uint64_t a, std::uint64_t b) { return checked_add(a, b, what); };
@@ -58,12 +64,14 @@ LlamaModel load_q80(std::span<const std::uint8_t> bytes, const std::string& name
              std::to_string(gs));
     return add(n, mul(n / group, 4));
   };
-  std::uint64_t want = add(256, mul(4, add(mul(mul(2, layers), dim), dim)));
-  want = add(want, qbytes(mul(vocab, dim), "tok_embeddings"));
-  const std::uint64_t per_layer[7] = {dim * dim, kv * dim, kv * dim, dim * dim, hidden * dim, dim * hidden, hidden * dim};
-  static constexpr const char* names[7] = {"wq", "wk", "wv", "wo", "w1", "w2", "w3"};
-  for (int t = 0; t < 7; ++t) want = add(want, mul(layers, qbytes(per_layer[t], names[t])));
-  if (!shared) want = add(want, qbytes(mul(vocab, dim), "output"));
+  // The norms in float32, every 2-D weight quantized (the classifier when not shared).
+  std::uint64_t want = 256;
+  for (const TensorSpec& t : kTensors) {
+    if (!t.llama2c || (t.optional && shared)) continue;
+    const std::uint64_t n = tensor_size(c, t);
+    if (t.cols == Extent::one) want = add(want, mul(4, t.per_layer ? mul(layers, n) : n));
+    else want = add(want, t.per_layer ? mul(layers, qbytes(n, t.llama2c)) : qbytes(n, t.llama2c));
+  }
   if (want != bytes.size())
     r.fail("header (dim " + std::to_string(c.dim) + ", hidden_dim " + std::to_string(c.hidden_dim) + ", n_layers " +
            std::to_string(c.n_layers) + ", n_heads " + std::to_string(c.n_heads) + ", n_kv_heads " +
@@ -88,16 +96,17 @@ LlamaModel load_q80(std::span<const std::uint8_t> bytes, const std::string& name
     }
   };
   m.layers.resize(c.n_layers);
-  for (auto& l : m.layers) read_f32(l.attn_norm, dim, "rms_att_weight");
-  for (auto& l : m.layers) read_f32(l.ffn_norm, dim, "rms_ffn_weight");
-  read_f32(m.final_norm, dim, "rms_final_weight");
-  read_q(m.token_embedding, vocab * dim, "tok_embeddings");
-  std::vector<float> LayerWeights::*const members[7] = {&LayerWeights::wq,     &LayerWeights::wk,     &LayerWeights::wv,
-                                                         &LayerWeights::wo,     &LayerWeights::w_gate, &LayerWeights::w_down,
-                                                         &LayerWeights::w_up};
-  for (int t = 0; t < 7; ++t)
-    for (auto& l : m.layers) read_q(l.*members[t], per_layer[t], names[t]);
-  if (!shared) read_q(m.classifier, vocab * dim, "output");
+  // The file holds the norms first (each per-layer one for all layers back to back), then the
+  // quantized weights in table order.
+  for (bool quantized : {false, true})
+    for (const TensorSpec& t : kTensors) {
+      if (!t.llama2c || (t.cols != Extent::one) != quantized || (t.optional && shared)) continue;
+      for (std::size_t l = 0; l < (t.per_layer ? m.layers.size() : 1); ++l) {
+        Weight& w = tensor_of(m, t, l);
+        if (quantized) read_q(w, tensor_size(c, t), t.llama2c);
+        else read_f32(w, tensor_size(c, t), t.llama2c);
+      }
+    }
   validate(m);
   return m;
 }
@@ -131,16 +140,14 @@ LlamaModel load_llama2c_bytes(std::span<const std::uint8_t> bytes, const std::st
   c.seq_len = h[6];
   validate(c, name);
 
-  const std::uint64_t dim = c.dim, hidden = c.hidden_dim, layers = c.n_layers, kv = c.kv_dim(),
-                      vocab = c.vocab_size, hd = c.head_dim(), seq = c.seq_len;
+  const std::uint64_t layers = c.n_layers, hd = c.head_dim(), seq = c.seq_len;
   const std::string what = name + ": the header's tensor sizes";
   auto mul = [&](std::uint64_t a, std::uint64_t b) { return checked_mul(a, b, what); };
   auto add = [&](std::uint64_t a, std::uint64_t b) { return checked_add(a, b, what); };
-  std::uint64_t per_layer = add(add(mul(2, dim), mul(2, mul(dim, dim))),
-                                add(mul(2, mul(dim, kv)), mul(3, mul(dim, hidden))));
-  std::uint64_t floats = add(mul(vocab, dim), mul(layers, per_layer));
-  floats = add(floats, add(dim, mul(seq, hd)));  // rms_final, freq_cis_real + freq_cis_imag
-  if (!shared) floats = add(floats, mul(vocab, dim));
+  std::uint64_t floats = mul(seq, hd);  // freq_cis_real + freq_cis_imag
+  for (const TensorSpec& t : kTensors)
+    if (t.llama2c && !(t.optional && shared))
+      floats = add(floats, t.per_layer ? mul(layers, tensor_size(c, t)) : tensor_size(c, t));
   const std::uint64_t want = add(28, mul(floats, 4));
   if (want != bytes.size())
     r.fail("header (dim " + std::to_string(c.dim) + ", hidden_dim " + std::to_string(c.hidden_dim) +
@@ -154,23 +161,16 @@ LlamaModel load_llama2c_bytes(std::span<const std::uint8_t> bytes, const std::st
     std::memcpy(v.data(), r.take(n * 4, field).data(), n * 4);
   };
   m.layers.resize(c.n_layers);
-  read(m.token_embedding, vocab * dim, "token_embedding");
-  // Each tensor kind holds all layers back to back.
-  auto per_layer_tensor = [&](std::vector<float> LayerWeights::*t, std::uint64_t n, const char* field) {
-    for (auto& l : m.layers) read(l.*t, n, field);
-  };
-  per_layer_tensor(&LayerWeights::attn_norm, dim, "rms_att_weight");
-  per_layer_tensor(&LayerWeights::wq, dim * dim, "wq");
-  per_layer_tensor(&LayerWeights::wk, kv * dim, "wk");
-  per_layer_tensor(&LayerWeights::wv, kv * dim, "wv");
-  per_layer_tensor(&LayerWeights::wo, dim * dim, "wo");
-  per_layer_tensor(&LayerWeights::ffn_norm, dim, "rms_ffn_weight");
-  per_layer_tensor(&LayerWeights::w_gate, hidden * dim, "w1");
-  per_layer_tensor(&LayerWeights::w_down, dim * hidden, "w2");
-  per_layer_tensor(&LayerWeights::w_up, hidden * dim, "w3");
-  read(m.final_norm, dim, "rms_final_weight");
-  r.take(seq * hd * 4, "freq_cis");  // precomputed RoPE tables: recomputed from rope_theta
-  if (!shared) read(m.classifier, vocab * dim, "wcls");
+  // In table order, each per-layer tensor holding all layers back to back; the precomputed RoPE
+  // tables (recomputed here from rope_theta) sit before the classifier.
+  for (const TensorSpec& t : kTensors) {
+    if (!t.llama2c) continue;
+    if (t.model_member == &LlamaModel::classifier) {
+      r.take(seq * hd * 4, "freq_cis");
+      if (shared) continue;
+    }
+    for (std::size_t l = 0; l < (t.per_layer ? m.layers.size() : 1); ++l) read(tensor_of(m, t, l), tensor_size(c, t), t.llama2c);
+  }
   validate(m);
   return m;
 }

@@ -12,6 +12,7 @@
 #include "io/json.hpp"
 #include "io/load_common.hpp"
 #include "lowp/accuracy/loaders.hpp"
+#include "model/tensors.hpp"
 
 namespace lowp::accuracy {
 
@@ -204,8 +205,8 @@ LlamaModel build(const TensorMap& ts, std::string_view config_json, const std::s
   std::string type = "llama";
   if (const Json* mt = cfg.get("model_type")) {
     type = mt->kind == Json::Kind::string ? mt->str : "(not a string)";
-    if (type != "llama" && type != "mistral" && type != "qwen2")
-      throw Error(config_name + ": model_type " + show_string(type) + " is not supported (llama, mistral, qwen2)");
+    if (type != "llama" && type != "mistral" && type != "qwen2" && type != "qwen3")
+      throw Error(config_name + ": model_type " + show_string(type) + " is not supported (llama, mistral, qwen2, qwen3)");
   }
   auto flag = [&](const char* key) {
     const Json* v = present(cfg, key);
@@ -244,68 +245,49 @@ LlamaModel build(const TensorMap& ts, std::string_view config_json, const std::s
   rope_scaling(cfg, c, config_name);
   validate(c, config_name, !mapping);
 
-  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size, qd = c.q_dim();
   const int hd = c.head_dim();
-  std::shared_ptr<MappedWeights> mw;
   const std::uint32_t *q_rows = nullptr, *k_rows = nullptr;
   if (mapping) {
-    mw = std::make_shared<MappedWeights>();
     mapping->row_maps.push_back(hf_row_map(c.n_heads, hd));
     mapping->row_maps.push_back(hf_row_map(c.n_kv_heads, hd));
     q_rows = mapping->row_maps[0].data();
     k_rows = mapping->row_maps[1].data();
-    mw->token_embedding = view(ts, "model.embed_tokens.weight", {vocab, dim}, name);
-  } else {
-    m.token_embedding = tensor(ts, "model.embed_tokens.weight", {vocab, dim}, name);
   }
-  for (int l = 0; l < c.n_layers; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    LayerWeights w;
-    w.attn_norm = tensor(ts, p + "input_layernorm.weight", {dim}, name);
-    if (mw) {
-      MappedLayer v;
-      v.wq = view(ts, p + "self_attn.q_proj.weight", {qd, dim}, name);
-      v.wq.row_map = q_rows;
-      v.wk = view(ts, p + "self_attn.k_proj.weight", {kv, dim}, name);
-      v.wk.row_map = k_rows;
-      v.wv = view(ts, p + "self_attn.v_proj.weight", {kv, dim}, name);
-      v.wo = view(ts, p + "self_attn.o_proj.weight", {dim, qd}, name);
-      v.w_gate = view(ts, p + "mlp.gate_proj.weight", {hid, dim}, name);
-      v.w_down = view(ts, p + "mlp.down_proj.weight", {dim, hid}, name);
-      v.w_up = view(ts, p + "mlp.up_proj.weight", {hid, dim}, name);
-      mw->layers.push_back(v);
-    } else {
-      w.wq = unpermute(tensor(ts, p + "self_attn.q_proj.weight", {qd, dim}, name), c.n_heads, hd, c.dim);
-      w.wk = unpermute(tensor(ts, p + "self_attn.k_proj.weight", {kv, dim}, name), c.n_kv_heads, hd, c.dim);
-      w.wv = tensor(ts, p + "self_attn.v_proj.weight", {kv, dim}, name);
-      w.wo = tensor(ts, p + "self_attn.o_proj.weight", {dim, qd}, name);
-      w.w_gate = tensor(ts, p + "mlp.gate_proj.weight", {hid, dim}, name);
-      w.w_down = tensor(ts, p + "mlp.down_proj.weight", {dim, hid}, name);
-      w.w_up = tensor(ts, p + "mlp.up_proj.weight", {hid, dim}, name);
+  // Whether config.json gives the model an optional tensor. Tied checkpoints usually omit
+  // lm_head; one that is present is used as stored.
+  const auto wanted = [&](const TensorSpec& t, const std::string& n) {
+    if (!t.optional) return true;
+    if (t.model_member == &LlamaModel::classifier) {
+      if (!ts.count(n) && !tied)
+        throw Error(name + ": tensor '" + n + "' is missing (config.json says tie_word_embeddings is false)");
+      return ts.count(n) > 0;
     }
-    if (qkv_bias) {
-      w.bq = unpermute(tensor(ts, p + "self_attn.q_proj.bias", {qd}, name), c.n_heads, hd, 1);
-      w.bk = unpermute(tensor(ts, p + "self_attn.k_proj.bias", {kv}, name), c.n_kv_heads, hd, 1);
-      w.bv = tensor(ts, p + "self_attn.v_proj.bias", {kv}, name);
+    if (t.rope == RopeRows::one_head) {  // QK-norm: Qwen3's, one gain per element of a head
+      const auto it = ts.find(n);
+      if (type == "qwen3" && it != ts.end() && it->second.shape != hf_shape(c, t))
+        throw Error(it->second.file + ": tensor '" + n + "' has " + std::to_string(it->second.elements) +
+                    " elements, not head_dim " + std::to_string(hd) +
+                    ": lowp supports QK-norm per head (Qwen3), not over the whole projection (OLMo 2)");
+      return type == "qwen3";
     }
-    if (o_bias) w.bo = tensor(ts, p + "self_attn.o_proj.bias", {dim}, name);
-    w.ffn_norm = tensor(ts, p + "post_attention_layernorm.weight", {dim}, name);
-    m.layers.push_back(std::move(w));
-  }
-  m.final_norm = tensor(ts, "model.norm.weight", {dim}, name);
-  // Tied checkpoints usually omit lm_head; one that is present is used as stored.
-  if (ts.count("lm_head.weight") || !tied) {
-    if (!ts.count("lm_head.weight"))
-      throw Error(name + ": tensor 'lm_head.weight' is missing (config.json says tie_word_embeddings is false)");
-    if (mw)
-      mw->classifier = view(ts, "lm_head.weight", {vocab, dim}, name);
-    else
-      m.classifier = tensor(ts, "lm_head.weight", {vocab, dim}, name);
-  }
-  if (mw) {
-    mw->owner = std::move(mapping);
-    m.mapped = std::move(mw);
-  }
+    return t.layer_member == &LayerWeights::bo ? o_bias : qkv_bias;
+  };
+  m.layers.resize(static_cast<std::size_t>(c.n_layers));
+  for_each_tensor(m.layers.size(), [&](const TensorSpec& t, std::size_t l) {
+    const std::string n = hf_name(t, l);
+    if (!wanted(t, n)) return;
+    const std::vector<std::uint64_t> shape = hf_shape(c, t);
+    Weight& w = tensor_of(m, t, l);
+    const int heads = rope_heads(c, t);  // HF's rotate-half q/k rows to interleaved pairs
+    if (mapping && t.cols != Extent::one) {
+      w.stored = view(ts, n, shape, name);
+      if (heads) w.stored.row_map = heads == c.n_heads ? q_rows : k_rows;
+      return;
+    }
+    w = tensor(ts, n, shape, name);
+    if (heads) w = unpermute(w, heads, hd, static_cast<int>(extent(c, t.cols)));
+  });
+  if (mapping) m.mapped = std::move(mapping);
   validate(m);
   return m;
 }

@@ -5,12 +5,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <vector>
 
 #include "file/atomic_file.hpp"
 #include "io/gguf_meta.hpp"
 #include "io/safetensors_file.hpp"
+#include "model/tensors.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::detail {
@@ -19,9 +21,10 @@ namespace {
 class Buffer {
  public:
   template <class T>
-  void put(T v) {
-    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
-    b_.insert(b_.end(), p, p + sizeof(T));
+  void put(T v) {  // resize + memcpy: GCC 12 misreads a range insert of sizeof(T) bytes as an overflow
+    const std::size_t n = b_.size();
+    b_.resize(n + sizeof(T));
+    std::memcpy(b_.data() + n, &v, sizeof(T));
   }
   void floats(const std::vector<float>& v) {
     const auto* p = reinterpret_cast<const std::uint8_t*>(v.data());
@@ -65,8 +68,9 @@ std::string llama2c_cannot_hold(const LlamaModel& m) {
   const LlamaConfig& c = m.config;
   LlamaConfig plain;  // llama2.c's fixed choices
   if (c.head_size != 0 && c.head_size * c.n_heads != c.dim) return "a head_dim other than dim / n_heads";
-  for (const auto& l : m.layers)
-    if (!l.bq.empty() || !l.bk.empty() || !l.bv.empty() || !l.bo.empty()) return "attention biases";
+  for (const TensorSpec& t : kLayerTensors)
+    for (std::size_t l = 0; !t.llama2c && l < m.layers.size(); ++l)
+      if (tensor_of(m, t, l).present()) return t.optional;
   if (c.rope_theta != plain.rope_theta) return "a RoPE theta other than 10000";
   if (c.rope_freq_scale != 1.0f || !c.rope_freq_factors.empty()) return "RoPE scaling";
   if (c.norm_eps != plain.norm_eps) return "an RMSNorm eps other than 1e-5";
@@ -79,23 +83,26 @@ void save_llama2c(const LlamaModel& m, const std::string& path) {
     throw Error(path + ": llama2.c's format cannot hold " + why);
   const LlamaConfig& c = m.config;
   Buffer b;
-  const bool tied = m.classifier.empty();
+  const bool tied = m.tied();
   for (int v : {c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, tied ? c.vocab_size : -c.vocab_size,
                 c.seq_len})
     b.put<std::int32_t>(v);
-  b.floats(m.token_embedding);
-  for (auto t : {&LayerWeights::attn_norm, &LayerWeights::wq, &LayerWeights::wk, &LayerWeights::wv, &LayerWeights::wo,
-                 &LayerWeights::ffn_norm, &LayerWeights::w_gate, &LayerWeights::w_down, &LayerWeights::w_up})
-    for (const auto& l : m.layers) b.floats(l.*t);
-  b.floats(m.final_norm);
+  // In table order, each per-layer tensor for all layers back to back; llama2.c's export puts
+  // its RoPE tables (freq_cis_real, freq_cis_imag) before the classifier.
   const int hd = c.head_dim();
-  for (int part = 0; part < 2; ++part)  // freq_cis_real, freq_cis_imag (llama2.c's export)
-    for (int pos = 0; pos < c.seq_len; ++pos)
-      for (int i = 0; i < hd / 2; ++i) {
-        const double angle = pos * std::pow(static_cast<double>(c.rope_theta), -2.0 * i / hd);
-        b.put<float>(static_cast<float>(part == 0 ? std::cos(angle) : std::sin(angle)));
-      }
-  if (!tied) b.floats(m.classifier);
+  for (const TensorSpec& t : kTensors) {
+    if (!t.llama2c) continue;
+    if (t.model_member == &LlamaModel::classifier) {
+      for (int part = 0; part < 2; ++part)
+        for (int pos = 0; pos < c.seq_len; ++pos)
+          for (int i = 0; i < hd / 2; ++i) {
+            const double angle = pos * std::pow(static_cast<double>(c.rope_theta), -2.0 * i / hd);
+            b.put<float>(static_cast<float>(part == 0 ? std::cos(angle) : std::sin(angle)));
+          }
+      if (tied) continue;
+    }
+    for (std::size_t l = 0; l < (t.per_layer ? m.layers.size() : 1); ++l) b.floats(tensor_of(m, t, l));
+  }
   write_file_atomic(path, b.data());
 }
 
@@ -107,28 +114,32 @@ void save_gguf(const LlamaModel& m, const std::string& path, const std::vector<G
     b.put<std::uint64_t>(s.size());
     b.bytes(s);
   };
+  // llama.cpp has QK-norm in its qwen3 architecture, which runs NEOX (rotate-half) RoPE: its q/k
+  // rows and QK-norm gains are written in that order (as llama.cpp's converter leaves HF's).
+  const bool qwen3 = !m.layers.empty() && m.layers[0].q_norm.present();
+  const std::string arch = qwen3 ? "qwen3" : "llama";
   GgufMetaWriter kv;
-  kv.str("general.architecture", "llama");
+  kv.str("general.architecture", arch);
   kv.str("general.name", "lowp");
   kv.u32("general.alignment", 32);
-  const std::pair<const char*, int> ints[] = {{"llama.context_length", c.seq_len},
-                                               {"llama.embedding_length", c.dim},
-                                               {"llama.block_count", c.n_layers},
-                                               {"llama.feed_forward_length", c.hidden_dim},
-                                               {"llama.rope.dimension_count", c.head_dim()},
-                                               {"llama.attention.head_count", c.n_heads},
-                                               {"llama.attention.head_count_kv", c.n_kv_heads},
-                                               {"llama.vocab_size", c.vocab_size}};
+  const std::pair<std::string, int> ints[] = {{arch + ".context_length", c.seq_len},
+                                               {arch + ".embedding_length", c.dim},
+                                               {arch + ".block_count", c.n_layers},
+                                               {arch + ".feed_forward_length", c.hidden_dim},
+                                               {arch + ".rope.dimension_count", c.head_dim()},
+                                               {arch + ".attention.head_count", c.n_heads},
+                                               {arch + ".attention.head_count_kv", c.n_kv_heads},
+                                               {arch + ".vocab_size", c.vocab_size}};
   for (const auto& [k, v] : ints) kv.u32(k, static_cast<std::uint32_t>(v));
   if (c.head_size != 0) {  // head_dim other than dim / n_heads
-    kv.u32("llama.attention.key_length", static_cast<std::uint32_t>(c.head_size));
-    kv.u32("llama.attention.value_length", static_cast<std::uint32_t>(c.head_size));
+    kv.u32(arch + ".attention.key_length", static_cast<std::uint32_t>(c.head_size));
+    kv.u32(arch + ".attention.value_length", static_cast<std::uint32_t>(c.head_size));
   }
-  kv.f32("llama.attention.layer_norm_rms_epsilon", c.norm_eps);
-  kv.f32("llama.rope.freq_base", c.rope_theta);
+  kv.f32(arch + ".attention.layer_norm_rms_epsilon", c.norm_eps);
+  kv.f32(arch + ".rope.freq_base", c.rope_theta);
   if (c.rope_freq_scale != 1.0f) {  // the loader reads back 1 / factor
-    kv.str("llama.rope.scaling.type", "linear");
-    kv.f32("llama.rope.scaling.factor", static_cast<float>(1.0 / static_cast<double>(c.rope_freq_scale)));
+    kv.str(arch + ".rope.scaling.type", "linear");
+    kv.f32(arch + ".rope.scaling.factor", static_cast<float>(1.0 / static_cast<double>(c.rope_freq_scale)));
   }
   kv.u32("general.file_type", 0);  // all F32
   for (const GgufKv& e : tokenizer) {
@@ -141,30 +152,19 @@ void save_gguf(const LlamaModel& m, const std::string& path, const std::vector<G
     const std::vector<float>* data;
     std::vector<std::uint64_t> ne;
   };
-  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kvd = c.kv_dim(), vocab = c.vocab_size, qd = c.q_dim();
-  std::vector<T> ts = {{"token_embd.weight", &m.token_embedding, {dim, vocab}}};
-  if (!c.rope_freq_factors.empty())
-    ts.push_back({"rope_freqs.weight", &c.rope_freq_factors, {static_cast<std::uint64_t>(c.rope_freq_factors.size())}});
-  for (std::size_t l = 0; l < m.layers.size(); ++l) {
-    const auto& w = m.layers[l];
-    const std::string p = "blk." + std::to_string(l) + ".";
-    ts.push_back({p + "attn_norm.weight", &w.attn_norm, {dim}});
-    ts.push_back({p + "attn_q.weight", &w.wq, {dim, qd}});
-    ts.push_back({p + "attn_k.weight", &w.wk, {dim, kvd}});
-    ts.push_back({p + "attn_v.weight", &w.wv, {dim, kvd}});
-    ts.push_back({p + "attn_output.weight", &w.wo, {qd, dim}});
-    // The llama architecture's biases, in lowp's (interleaved) row order as the loader reads them.
-    if (!w.bq.empty()) ts.push_back({p + "attn_q.bias", &w.bq, {qd}});
-    if (!w.bk.empty()) ts.push_back({p + "attn_k.bias", &w.bk, {kvd}});
-    if (!w.bv.empty()) ts.push_back({p + "attn_v.bias", &w.bv, {kvd}});
-    if (!w.bo.empty()) ts.push_back({p + "attn_output.bias", &w.bo, {dim}});
-    ts.push_back({p + "ffn_norm.weight", &w.ffn_norm, {dim}});
-    ts.push_back({p + "ffn_gate.weight", &w.w_gate, {dim, hid}});
-    ts.push_back({p + "ffn_down.weight", &w.w_down, {hid, dim}});
-    ts.push_back({p + "ffn_up.weight", &w.w_up, {dim, hid}});
-  }
-  ts.push_back({"output_norm.weight", &m.final_norm, {dim}});
-  if (!m.classifier.empty()) ts.push_back({"output.weight", &m.classifier, {dim, vocab}});
+  // The table's tensors in file order, q/k rows in lowp's (interleaved) order for the llama
+  // architecture, rotate-half (copies in `permuted`) for qwen3; rope_freqs after the embedding.
+  std::vector<T> ts;
+  std::deque<std::vector<float>> permuted;
+  const int hd = c.head_dim();
+  for_each_tensor(m.layers.size(), [&](const TensorSpec& t, std::size_t l) {
+    const Weight& w = tensor_of(m, t, l);
+    const int heads = qwen3 ? rope_heads(c, t) : 0;
+    if (heads && !w.empty()) permuted.push_back(permute_hf(w, heads, hd, static_cast<int>(extent(c, t.cols))));
+    if (!w.empty()) ts.push_back({gguf_name(t, l), heads ? &permuted.back() : &w, gguf_shape(c, t)});
+    if (t.model_member == &LlamaModel::token_embedding && !c.rope_freq_factors.empty())
+      ts.push_back({"rope_freqs.weight", &c.rope_freq_factors, {static_cast<std::uint64_t>(c.rope_freq_factors.size())}});
+  });
 
   b.put<std::uint32_t>(0x46554747);  // "GGUF"
   b.put<std::uint32_t>(3);
@@ -204,45 +204,32 @@ void save_safetensors(const LlamaModel& m, const std::string& path) {
   if (mixed || (o && !qkv)) throw Error(path + ": these attention biases fit neither Llama's attention_bias nor Qwen2's");
   if (!c.rope_freq_factors.empty())
     throw Error(path + ": config.json cannot hold RoPE frequency factors (Llama 3 scaling's parameters are not kept)");
-  const bool qwen2 = qkv && !o;
+  const bool qwen2 = qkv && !o, qwen3 = !m.layers.empty() && m.layers[0].q_norm.present();
+  if (qwen2 && qwen3) throw Error(path + ": QK-norm with Qwen2's q/k/v biases fits no transformers architecture");
   struct T {
     std::string name;
     std::vector<float> data;
     std::vector<std::uint64_t> shape;
   };
-  const std::uint64_t dim = c.dim, hid = c.hidden_dim, kvd = c.kv_dim(), vocab = c.vocab_size, qd = c.q_dim();
   const int hd = c.head_dim();
-  std::vector<T> ts = {{"model.embed_tokens.weight", m.token_embedding, {vocab, dim}}};
-  for (std::size_t l = 0; l < m.layers.size(); ++l) {
-    const auto& w = m.layers[l];
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    ts.push_back({p + "input_layernorm.weight", w.attn_norm, {dim}});
-    ts.push_back({p + "self_attn.q_proj.weight", permute_hf(w.wq, c.n_heads, hd, c.dim), {qd, dim}});
-    ts.push_back({p + "self_attn.k_proj.weight", permute_hf(w.wk, c.n_kv_heads, hd, c.dim), {kvd, dim}});
-    ts.push_back({p + "self_attn.v_proj.weight", w.wv, {kvd, dim}});
-    ts.push_back({p + "self_attn.o_proj.weight", w.wo, {dim, qd}});
-    if (qkv) {
-      ts.push_back({p + "self_attn.q_proj.bias", permute_hf(w.bq, c.n_heads, hd, 1), {qd}});
-      ts.push_back({p + "self_attn.k_proj.bias", permute_hf(w.bk, c.n_kv_heads, hd, 1), {kvd}});
-      ts.push_back({p + "self_attn.v_proj.bias", w.bv, {kvd}});
-    }
-    if (o) ts.push_back({p + "self_attn.o_proj.bias", w.bo, {dim}});
-    ts.push_back({p + "post_attention_layernorm.weight", w.ffn_norm, {dim}});
-    ts.push_back({p + "mlp.gate_proj.weight", w.w_gate, {hid, dim}});
-    ts.push_back({p + "mlp.down_proj.weight", w.w_down, {dim, hid}});
-    ts.push_back({p + "mlp.up_proj.weight", w.w_up, {hid, dim}});
-  }
-  ts.push_back({"model.norm.weight", m.final_norm, {dim}});
-  if (!m.classifier.empty()) ts.push_back({"lm_head.weight", m.classifier, {vocab, dim}});
+  std::vector<T> ts;
+  for_each_tensor(m.layers.size(), [&](const TensorSpec& t, std::size_t l) {
+    const Weight& w = tensor_of(m, t, l);
+    if (w.empty()) return;
+    // HF stores q/k rows rotate-half within each head.
+    const int heads = rope_heads(c, t);
+    ts.push_back({hf_name(t, l), heads ? permute_hf(w, heads, hd, static_cast<int>(extent(c, t.cols))) : std::vector<float>(w), hf_shape(c, t)});
+  });
 
   std::vector<SafetensorsTensor> st;
   st.reserve(ts.size());
   for (T& t : ts) st.push_back({t.name, "F32", t.shape, f32_bytes(t.data)});
   const std::vector<std::uint8_t> file = safetensors_file(st, {{"format", "pt"}});
 
-  const std::string tied = m.classifier.empty() ? "true" : "false";
-  std::string cfg = qwen2 ? "{\n  \"architectures\": [\"Qwen2ForCausalLM\"],\n  \"model_type\": \"qwen2\",\n"
-                          : "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n";
+  const std::string tied = m.tied() ? "true" : "false";
+  const std::string type = qwen2 ? "qwen2" : qwen3 ? "qwen3" : "llama";
+  const std::string arch = qwen2 ? "Qwen2ForCausalLM" : qwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM";
+  std::string cfg = "{\n  \"architectures\": [\"" + arch + "\"],\n  \"model_type\": \"" + type + "\",\n";
   cfg += "  \"hidden_size\": " + std::to_string(c.dim) + ",\n";
   cfg += "  \"intermediate_size\": " + std::to_string(c.hidden_dim) + ",\n";
   cfg += "  \"num_hidden_layers\": " + std::to_string(c.n_layers) + ",\n";

@@ -54,6 +54,16 @@ void block_forward(BlockOps& ops, int l, float* x, const BlockRows& r, BlockActs
   bias(q, w.bq);
   bias(k, w.bk);
   bias(v, w.bv);
+  if (w.q_norm) {  // QK-norm (Qwen3): each head of q and k over head_dim, after the biases, before RoPE
+    if (a.keep) {
+      a.q_pre.assign(q, q + rows * qd);
+      a.k_pre.assign(k, k + rows * kvd);
+      a.invq.resize(rows * heads);
+      a.invk.resize(rows * kv_heads);
+    }
+    rmsnorm_forward(q, a.keep ? a.invq.data() : nullptr, q, w.q_norm, rows * heads, hd, c.norm_eps, threads);
+    rmsnorm_forward(k, a.keep ? a.invk.data() : nullptr, k, w.k_norm, rows * kv_heads, hd, c.norm_eps, threads);
+  }
   const float *cos = ops.rope_cos() + r.pos0 * half, *sin = ops.rope_sin() + r.pos0 * half;
   rope_forward(q, cos, sin, r.B, r.T, heads, hd);
   rope_forward(k, cos, sin, r.B, r.T, kv_heads, hd);

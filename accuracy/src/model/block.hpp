@@ -1,7 +1,8 @@
 // One transformer block of the Llama (private to lowp_accuracy), for a window of tokens, for one
 // decode step and for a training batch alike, with the KV cache passed in (as llama.cpp's
 // llm_build_kv and llama2.c's forward(token, pos)):
-//   x += attention(rmsnorm(x))   q,k,v = linears (+ biases); RoPE; the recipe's points; K, V -> the
+//   x += attention(rmsnorm(x))   q,k,v = linears (+ biases); QK-norm (Qwen3: each head of q and k
+//                                RMSNorm-ed); RoPE; the recipe's points; K, V -> the
 //                                cache; causal GQA softmax(QK^T/sqrt(hd)) V; o-proj (+ bias)
 //   x += ffn(rmsnorm(x))         down(silu(gate(x)) * up(x))
 // What its callers differ in is a BlockOps: the linears (evaluation's prepared GEMMs, training's
@@ -45,6 +46,7 @@ class BlockOps {
   struct Weights {
     const float *attn_norm = nullptr, *ffn_norm = nullptr;
     std::span<const float> bq, bk, bv, bo;
+    const float *q_norm = nullptr, *k_norm = nullptr;  // QK-norm's gains over a head (null: none)
   };
   // g and u of rows x hidden each, `stride` floats from one row to the next.
   struct GateUp {
@@ -87,6 +89,7 @@ struct BlockActs {
   std::vector<float> xn1, q, k, v, att, out, xn2, h;
   bool keep = false;
   std::vector<float> x_in, inv1, p, x_mid, inv2;
+  std::vector<float> q_pre, k_pre, invq, invk;  // QK-norm's inputs and 1/rms per head
 };
 
 // The rows block_forward runs: B sequences of T tokens at positions pos0 .. pos0 + T - 1. With a

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "model/llama.hpp"
+#include "model/tensors.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/calibrate.hpp"
 #include "lowp/quant/calibrate_imatrix.hpp"
@@ -17,10 +18,9 @@
 namespace lowp::accuracy {
 
 std::string gguf_linear_name(int layer, std::size_t kind) {
-  static constexpr std::array<const char*, 7> kNames = {"attn_q",   "attn_k", "attn_v",  "attn_output",
-                                                        "ffn_gate", "ffn_up", "ffn_down"};
-  if (kind >= kNames.size()) throw Error("gguf_linear_name: no GGUF name for linear " + std::to_string(kind));
-  return "blk." + std::to_string(layer) + "." + kNames[kind] + ".weight";
+  if (kind >= static_cast<std::size_t>(LinearKind::classifier))
+    throw Error("gguf_linear_name: no GGUF name for linear " + std::to_string(kind));
+  return detail::gguf_name(detail::linear_tensor(static_cast<LinearKind>(kind)), static_cast<std::size_t>(layer));
 }
 
 namespace detail {
@@ -28,10 +28,18 @@ namespace {
 
 constexpr std::size_t kLayerKinds = 7;  // the linears inside a layer (not the classifier)
 
-// The input each linear reads: q/k/v the attn_norm output, o the attention output, gate/up
-// the ffn_norm output, down silu(gate) * up.
+// The input each linear reads (the table's Feed): q/k/v the attn_norm output, o the attention
+// output, gate/up the ffn_norm output, down silu(gate) * up.
 enum Site : std::size_t { attn_in, o_in, ffn_in, down_in, site_count };
-constexpr std::array<Site, kLayerKinds> kSiteOf = {attn_in, attn_in, attn_in, o_in, ffn_in, ffn_in, down_in};
+Site site_of(std::size_t kind) {
+  switch (linear_tensor(static_cast<LinearKind>(kind)).feed) {
+    case Feed::attn_in: return attn_in;
+    case Feed::o_in: return o_in;
+    case Feed::ffn_in: return ffn_in;
+    case Feed::down_in: return down_in;
+    default: throw Error("calibration: linear " + std::to_string(kind) + " reads no layer activation");
+  }
+}
 
 struct SiteStats {
   std::size_t k = 0, rows = 0;
@@ -39,21 +47,8 @@ struct SiteStats {
 };
 
 quant::StoredMatrix weight_of(const LlamaModel& m, std::size_t l, std::size_t kind) {
-  const auto& c = m.config;
-  const auto dim = static_cast<std::size_t>(c.dim), hidden = static_cast<std::size_t>(c.hidden_dim);
-  const auto kv = static_cast<std::size_t>(c.kv_dim()), qd = static_cast<std::size_t>(c.q_dim());
-  if (m.mapped) {
-    const MappedLayer& V = m.mapped->layers[l];
-    const quant::StoredMatrix MappedLayer::*f[] = {&MappedLayer::wq,     &MappedLayer::wk,   &MappedLayer::wv,
-                                                   &MappedLayer::wo,     &MappedLayer::w_gate, &MappedLayer::w_up,
-                                                   &MappedLayer::w_down};
-    return V.*f[kind];
-  }
-  const LayerWeights& L = m.layers[l];
-  const std::vector<float>* v[] = {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down};
-  const std::size_t rows[] = {qd, kv, kv, dim, hidden, hidden, dim};
-  const std::size_t cols[] = {dim, dim, dim, qd, dim, dim, hidden};
-  return {quant::StoredType::f32, v[kind]->data(), rows[kind], cols[kind]};
+  const TensorSpec& t = linear_tensor(static_cast<LinearKind>(kind));
+  return tensor_of(m, t, l).matrix(extent(m.config, t.rows), extent(m.config, t.cols));
 }
 
 std::vector<float> widened(const quant::StoredMatrix& w) {
@@ -77,7 +72,9 @@ std::vector<SiteStats> capture(const LlamaModel& model, const CalibrationText& t
   pm.capture = [&](int l, const LinearGroup& g, const float* x, std::size_t rows) {
     if (l < 0) return;  // the classifier: not calibrated
     const std::string& p = g[0].act_points[0];
-    const Site s = p == "x.wq" ? attn_in : p == "x.wo" ? o_in : p == "x.gate" ? ffn_in : down_in;
+    std::size_t kind = 0;  // the group's first linear, by its act point "x.<kind>"
+    while (kind < kLayerKinds && p != "x." + std::string(linear_kind_name(static_cast<LinearKind>(kind)))) ++kind;
+    const Site s = site_of(kind);
     const std::size_t si = static_cast<std::size_t>(l) * site_count + s;
     if (!want[si]) return;
     SiteStats& S = st[si];
@@ -152,7 +149,7 @@ struct Job {
   }
 
   const SiteStats& site(std::size_t l, std::size_t kind) const {
-    const SiteStats& s = stats[l * site_count + kSiteOf[kind]];
+    const SiteStats& s = stats[l * site_count + site_of(kind)];
     if (s.rows == 0) throw Error("recipe '" + recipe.name + "': no calibration activations reached " +
                                  gguf_linear_name(static_cast<int>(l), kind));
     return s;
@@ -305,7 +302,7 @@ CalibratedWeights calibrate_weight_specs(const LlamaModel& model, const Recipe& 
   bool any = false;
   for (std::size_t l = 0; l < nl; ++l)
     for (std::size_t kind = 0; kind < kLayerKinds; ++kind)
-      if (job.spec(l, kind)) any = want[l * site_count + kSiteOf[kind]] = true;
+      if (job.spec(l, kind)) any = want[l * site_count + site_of(kind)] = true;
   if (!any) return {};
   quant::ImatrixFile file;
   if (!text.imatrix_file.empty()) {
@@ -359,7 +356,7 @@ std::map<std::string, std::vector<float>> importance_matrix(const LlamaModel& mo
   std::map<std::string, std::vector<float>> out;
   for (std::size_t l = 0; l < nl; ++l)
     for (std::size_t kind = 0; kind < detail::kLayerKinds; ++kind) {
-      const detail::SiteStats& S = st[l * detail::site_count + detail::kSiteOf[kind]];
+      const detail::SiteStats& S = st[l * detail::site_count + detail::site_of(kind)];
       std::vector<float> v(S.k);
       for (std::size_t j = 0; j < S.k; ++j) v[j] = static_cast<float>(S.sq[j] / static_cast<double>(S.rows));
       out[gguf_linear_name(static_cast<int>(l), kind)] = std::move(v);

@@ -71,7 +71,8 @@ void head_forward(ForwardOps& ops, const float* x, std::size_t rows, std::size_t
 
 BlockOps::Weights ForwardOps::weights(int l) const {
   const PreparedLayer& L = pm_.layers[static_cast<std::size_t>(l)];
-  Weights w{L.attn_norm.data(), L.ffn_norm.data(), {}, {}, {}, L.wo_bias};
+  Weights w{L.attn_norm.data(), L.ffn_norm.data(), {}, {}, {}, L.wo_bias,
+            L.q_norm.empty() ? nullptr : L.q_norm.data(), L.k_norm.empty() ? nullptr : L.k_norm.data()};
   if (!L.qkv_bias.empty()) {  // [bq | bk | bv], zeros where the model has none
     const auto qd = static_cast<std::size_t>(pm_.cfg.q_dim()), kvd = static_cast<std::size_t>(pm_.cfg.kv_dim());
     const std::span<const float> b = L.qkv_bias;

@@ -49,6 +49,7 @@ struct PreparedLayer {
   std::vector<float> attn_norm, ffn_norm;
   LinearGroup qkv, wo, gate_up, down;
   std::vector<float> qkv_bias, wo_bias;  // [bq | bk | bv] and bo, empty when the model has none
+  std::vector<float> q_norm, k_norm;     // QK-norm gains over a head (head_dim), empty when the model has none
   // The layer's attention and KV-cache specs (the recipe's, its layer.<N>.* lines applied;
   // kv.group = head and pad folded in).
   std::optional<quant::QuantSpec> q, k, p, v, kv;

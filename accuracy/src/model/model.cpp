@@ -5,6 +5,7 @@
 
 #include "lowp/accuracy/memory.hpp"
 #include "lowp/numerics/error.hpp"
+#include "model/tensors.hpp"
 
 namespace lowp::accuracy {
 
@@ -15,26 +16,23 @@ std::string label(const LlamaModel& m) {
   return m.source.empty() ? std::string("model") : m.source + " model";
 }
 
-void check_size(const LlamaModel& m, const std::vector<float>& v, std::size_t rows, std::size_t cols,
-                const std::string& name) {
+// A present tensor of the table with the size the config gives it: the view's shape when mapped.
+void check_tensor(const LlamaModel& m, const detail::TensorSpec& t, std::size_t layer) {
+  const Weight& w = detail::tensor_of(m, t, layer);
+  const std::string name = t.per_layer ? "layer " + std::to_string(layer) + " " + t.lowp : std::string(t.lowp);
+  const std::size_t rows = detail::extent(m.config, t.rows), cols = detail::extent(m.config, t.cols);
+  if (w.mapped()) {
+    if (w.stored.rows != rows || w.stored.cols != cols)
+      throw Error(label(m) + ": mapped tensor '" + name + "' is " + std::to_string(w.stored.rows) + " x " +
+                  std::to_string(w.stored.cols) + ", expected " + std::to_string(rows) + " x " + std::to_string(cols));
+    return;
+  }
+  if (t.optional && w.empty()) return;
   // Config values were checked positive and below 2^31, so rows * cols fits in 64 bits.
-  const std::size_t want = rows * cols;
-  if (v.size() != want)
-    throw Error(label(m) + ": tensor '" + name + "' has " + std::to_string(v.size()) +
-                " elements, expected " + std::to_string(rows) + " x " + std::to_string(cols));
-}
-
-void check_view(const LlamaModel& m, const quant::StoredMatrix& v, std::size_t rows, std::size_t cols,
-                const std::string& name) {
-  if (!v.data || v.rows != rows || v.cols != cols)
-    throw Error(label(m) + ": mapped tensor '" + name + "' is " + std::to_string(v.rows) + " x " + std::to_string(v.cols) +
-                (v.data ? "" : " with no data") + ", expected " + std::to_string(rows) + " x " + std::to_string(cols));
-}
-
-std::vector<float> widened(const quant::StoredMatrix& v) {
-  std::vector<float> out(v.rows * v.cols);
-  quant::widen_rows(v, 0, v.rows, out.data());
-  return out;
+  if (w.size() != rows * cols)
+    throw Error(label(m) + ": tensor '" + name + "' has " + std::to_string(w.size()) + " elements, expected " +
+                (t.cols == detail::Extent::one ? "1 x " + std::to_string(rows)
+                                               : std::to_string(rows) + " x " + std::to_string(cols)));
 }
 
 }  // namespace
@@ -90,73 +88,28 @@ void validate(const LlamaModel& m) {
     throw Error(file + ": " + std::to_string(m.layers.size()) + " layers of weights, config says " +
                 std::to_string(c.n_layers));
 
-  const std::size_t dim = c.dim, hidden = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size, qd = c.q_dim();
-  if (m.mapped) {
-    const MappedWeights& w = *m.mapped;
-    if (w.layers.size() != m.layers.size())
-      throw Error(file + ": " + std::to_string(w.layers.size()) + " layers of mapped weights, config says " +
-                  std::to_string(c.n_layers));
-    check_view(m, w.token_embedding, vocab, dim, "token_embedding");
-    if (w.classifier.data) check_view(m, w.classifier, vocab, dim, "classifier");
-    for (std::size_t l = 0; l < w.layers.size(); ++l) {
-      const MappedLayer& L = w.layers[l];
-      const std::string p = "layer " + std::to_string(l) + " ";
-      check_view(m, L.wq, qd, dim, p + "wq");
-      check_view(m, L.wk, kv, dim, p + "wk");
-      check_view(m, L.wv, kv, dim, p + "wv");
-      check_view(m, L.wo, dim, qd, p + "wo");
-      check_view(m, L.w_gate, hidden, dim, p + "w_gate");
-      check_view(m, L.w_down, dim, hidden, p + "w_down");
-      check_view(m, L.w_up, hidden, dim, p + "w_up");
-      const LayerWeights& B = m.layers[l];
-      check_size(m, B.attn_norm, 1, dim, p + "attn_norm");
-      check_size(m, B.ffn_norm, 1, dim, p + "ffn_norm");
-      if (!B.bq.empty()) check_size(m, B.bq, 1, qd, p + "bq");
-      if (!B.bk.empty()) check_size(m, B.bk, 1, kv, p + "bk");
-      if (!B.bv.empty()) check_size(m, B.bv, 1, kv, p + "bv");
-      if (!B.bo.empty()) check_size(m, B.bo, 1, dim, p + "bo");
-    }
-    check_size(m, m.final_norm, 1, dim, "final_norm");
-    return;
-  }
-  check_size(m, m.token_embedding, vocab, dim, "token_embedding");
+  detail::for_each_tensor(m.layers.size(), [&](const detail::TensorSpec& t, std::size_t l) { check_tensor(m, t, l); });
+  // The forward pass applies QK-norm to a layer's q and k together, in every layer or none.
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
-    const LayerWeights& w = m.layers[l];
-    const std::string p = "layer " + std::to_string(l) + " ";
-    check_size(m, w.attn_norm, 1, dim, p + "attn_norm");
-    check_size(m, w.wq, qd, dim, p + "wq");
-    check_size(m, w.wk, kv, dim, p + "wk");
-    check_size(m, w.wv, kv, dim, p + "wv");
-    check_size(m, w.wo, dim, qd, p + "wo");
-    if (!w.bq.empty()) check_size(m, w.bq, 1, qd, p + "bq");
-    if (!w.bk.empty()) check_size(m, w.bk, 1, kv, p + "bk");
-    if (!w.bv.empty()) check_size(m, w.bv, 1, kv, p + "bv");
-    if (!w.bo.empty()) check_size(m, w.bo, 1, dim, p + "bo");
-    check_size(m, w.ffn_norm, 1, dim, p + "ffn_norm");
-    check_size(m, w.w_gate, hidden, dim, p + "w_gate");
-    check_size(m, w.w_down, dim, hidden, p + "w_down");
-    check_size(m, w.w_up, hidden, dim, p + "w_up");
+    const LayerWeights& L = m.layers[l];
+    if (L.q_norm.present() != m.layers[0].q_norm.present() || L.k_norm.present() != L.q_norm.present())
+      throw Error(file + ": QK-norm (q_norm and k_norm) must be in every layer or in none; layer " + std::to_string(l) +
+                  " has " + (L.q_norm.present() ? "q_norm" : "no q_norm") + " and " +
+                  (L.k_norm.present() ? "k_norm" : "no k_norm") + ", layer 0 " +
+                  (m.layers[0].q_norm.present() ? "q_norm" : "no q_norm"));
   }
-  check_size(m, m.final_norm, 1, dim, "final_norm");
-  if (!m.classifier.empty()) check_size(m, m.classifier, vocab, dim, "classifier");
 }
 
 void widen_mapped(LlamaModel& m) {
   if (!m.mapped) return;
-  const std::shared_ptr<const MappedWeights> w = std::move(m.mapped);
-  m.token_embedding = widened(w->token_embedding);
-  if (w->classifier.data) m.classifier = widened(w->classifier);
-  for (std::size_t l = 0; l < w->layers.size() && l < m.layers.size(); ++l) {
-    const MappedLayer& v = w->layers[l];
-    LayerWeights& L = m.layers[l];
-    L.wq = widened(v.wq);
-    L.wk = widened(v.wk);
-    L.wv = widened(v.wv);
-    L.wo = widened(v.wo);
-    L.w_gate = widened(v.w_gate);
-    L.w_down = widened(v.w_down);
-    L.w_up = widened(v.w_up);
-  }
+  const auto widen = [](Weight& w) {
+    if (!w.mapped()) return;
+    std::vector<float> out(w.stored.rows * w.stored.cols);
+    quant::widen_rows(w.stored, 0, w.stored.rows, out.data());
+    w = Weight(std::move(out));
+  };
+  detail::for_each_tensor(m.layers.size(), [&](const detail::TensorSpec& t, std::size_t l) { widen(detail::tensor_of(m, t, l)); });
+  m.mapped.reset();
 }
 
 }  // namespace lowp::accuracy

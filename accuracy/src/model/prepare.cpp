@@ -7,6 +7,7 @@
 
 #include "model/layers.hpp"
 #include "model/llama.hpp"
+#include "model/tensors.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::detail {
@@ -233,9 +234,14 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
                 " needs calibration text (--calib FILE)");
   if (calibrated) pm.static_amax = calibrated->static_amax;
   Preparer prep(pm, find_preset(recipe), calibrated);
-  const MappedWeights* mw = m->mapped.get();
-  pm.embedding = mw ? nullptr : m->token_embedding.data();
-  pm.embedding_view = mw ? mw->token_embedding : f32_view(m->token_embedding, vocab, dim);
+  pm.embedding = m->token_embedding.mapped() ? nullptr : m->token_embedding.data();
+  pm.embedding_view = m->token_embedding.matrix(vocab, dim);
+  // A linear of the table: its weight as stored (float32 here, or mapped) and its output width.
+  const auto member = [&](LinearKind kind, std::size_t l) {
+    const TensorSpec& t = linear_tensor(kind);
+    const std::size_t rows = extent(c, t.rows);
+    return Member{kind, tensor_of(*m, t, l).matrix(rows, extent(c, t.cols)), rows};
+  };
   for (std::size_t l = 0; l < m->layers.size(); ++l) {
     const LayerWeights& L = m->layers[l];
     const int li = static_cast<int>(l);
@@ -257,17 +263,10 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
     P.ffn_norm = L.ffn_norm;
     if (calibrated && calibrated->attn_norm.count(li)) P.attn_norm = calibrated->attn_norm.at(li);
     if (calibrated && calibrated->ffn_norm.count(li)) P.ffn_norm = calibrated->ffn_norm.at(li);
-    const MappedLayer* V = mw ? &mw->layers[l] : nullptr;
-    const auto w = [&](quant::StoredMatrix MappedLayer::*f, const std::vector<float>& v, std::size_t rows, std::size_t cols) {
-      return V ? V->*f : f32_view(v, rows, cols);
-    };
-    const Member qkv[] = {{LinearKind::wq, w(&MappedLayer::wq, L.wq, qd, dim), qd},
-                          {LinearKind::wk, w(&MappedLayer::wk, L.wk, kv, dim), kv},
-                          {LinearKind::wv, w(&MappedLayer::wv, L.wv, kv, dim), kv}};
-    const Member wo[] = {{LinearKind::wo, w(&MappedLayer::wo, L.wo, dim, qd), dim}};
-    const Member gate_up[] = {{LinearKind::gate, w(&MappedLayer::w_gate, L.w_gate, hidden, dim), hidden},
-                              {LinearKind::up, w(&MappedLayer::w_up, L.w_up, hidden, dim), hidden}};
-    const Member down[] = {{LinearKind::down, w(&MappedLayer::w_down, L.w_down, dim, hidden), dim}};
+    const Member qkv[] = {member(LinearKind::wq, l), member(LinearKind::wk, l), member(LinearKind::wv, l)};
+    const Member wo[] = {member(LinearKind::wo, l)};
+    const Member gate_up[] = {member(LinearKind::gate, l), member(LinearKind::up, l)};
+    const Member down[] = {member(LinearKind::down, l)};
     P.qkv = prep.group(qkv, dim, li);
     P.wo = prep.group(wo, qd, li);
     if (!L.bq.empty() || !L.bk.empty() || !L.bv.empty()) {
@@ -279,15 +278,14 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
         std::copy_n(calibrated->bv.at(li).begin(), kv, P.qkv_bias.begin() + static_cast<std::ptrdiff_t>(qd + kv));
     }
     P.wo_bias = L.bo;
+    P.q_norm = L.q_norm;
+    P.k_norm = L.k_norm;
     P.gate_up = prep.group(gate_up, dim, li);
     P.down = prep.group(down, hidden, li);
     pm.layers.push_back(std::move(P));
   }
   pm.final_norm = m->final_norm;
-  const quant::StoredMatrix cls_w = !mw                       ? f32_view(m->output_weight(), vocab, dim)
-                                    : mw->classifier.data ? mw->classifier
-                                                          : mw->token_embedding;
-  const Member cls[] = {{LinearKind::classifier, cls_w, vocab}};
+  const Member cls[] = {{LinearKind::classifier, m->output_weight().matrix(vocab, dim), vocab}};
   pm.classifier = prep.group(cls, dim, -1);
 
   // Only the positions the run evaluates: the header's seq_len is not evidence of anything (and

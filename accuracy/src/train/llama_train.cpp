@@ -14,6 +14,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -28,7 +29,6 @@ namespace lowp::accuracy::train {
 namespace {
 
 enum Lin { kQ = 0, kK, kV, kO, kGate, kUp, kDown, kLinears };
-constexpr const char* kLinName[kLinears] = {"wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down"};
 
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   const RngKey k = rng_key(a ^ (b * 0x9e3779b97f4a7c15ULL));
@@ -64,25 +64,45 @@ LlamaModel init_model(const LlamaConfig& c, std::uint64_t seed, bool tied) {
     for (std::size_t i = 0; i < n; ++i) v[i] = std_dev * normal(s, i);
     return v;
   };
-  const auto dim = static_cast<std::size_t>(c.dim), kv = static_cast<std::size_t>(c.kv_dim()),
-             hidden = static_cast<std::size_t>(c.hidden_dim), vocab = static_cast<std::size_t>(c.vocab_size);
+  const auto dim = static_cast<std::size_t>(c.dim), vocab = static_cast<std::size_t>(c.vocab_size);
   const float s = 0.02f, so = 0.02f / std::sqrt(2.0f * static_cast<float>(c.n_layers));
   m.token_embedding = fill(vocab * dim, s);
   m.layers.resize(static_cast<std::size_t>(c.n_layers));
   for (auto& l : m.layers) {
     l.attn_norm.assign(dim, 1.0f);
     l.ffn_norm.assign(dim, 1.0f);
-    l.wq = fill(dim * dim, s);
-    l.wk = fill(kv * dim, s);
-    l.wv = fill(kv * dim, s);
-    l.wo = fill(dim * dim, so);
-    l.w_gate = fill(hidden * dim, s);
-    l.w_up = fill(hidden * dim, s);
-    l.w_down = fill(dim * hidden, so);
+    for (int k = 0; k < kLinears; ++k) {  // in LinearKind order: the seeds follow it
+      const detail::TensorSpec& t = detail::linear_tensor(static_cast<LinearKind>(k));
+      // The projections back into the residual stream (wo, down) take the scaled deviation.
+      l.*t.layer_member = fill(detail::tensor_size(c, t), t.rows == detail::Extent::dim ? so : s);
+    }
   }
   m.final_norm.assign(dim, 1.0f);
   if (!tied) m.classifier = fill(vocab * dim, s);
   return m;
+}
+
+template <class L>
+auto TrainLlama::tensors(L& layer, [[maybe_unused]] bool grad) {
+  constexpr bool ro = std::is_const_v<L>;
+  using V = std::conditional_t<ro, const std::vector<float>, std::vector<float>>;
+  LayerTensors<V> t{};
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (const auto kind = detail::kLayerTensors[i].linear) {
+      auto& q = layer.lin[static_cast<std::size_t>(*kind)];
+      if constexpr (ro) t[i] = &q.weight();
+      else t[i] = grad ? &q.weight_grad() : &q.weight();  // the non-const weight() drops the cached copy
+    }
+  const auto set = [&](Weight LayerWeights::*member, V& value, V& gradient) {
+    t[detail::layer_row(member)] = !ro && grad ? &gradient : &value;
+  };
+  set(&LayerWeights::attn_norm, layer.attn_norm, layer.d_attn_norm);
+  set(&LayerWeights::ffn_norm, layer.ffn_norm, layer.d_ffn_norm);
+  Weight LayerWeights::*const bias[4] = {&LayerWeights::bq, &LayerWeights::bk, &LayerWeights::bv, &LayerWeights::bo};
+  for (int i = 0; i < 4; ++i) set(bias[i], layer.bias[i], layer.dbias[i]);
+  set(&LayerWeights::q_norm, layer.qn, layer.dqn);
+  set(&LayerWeights::k_norm, layer.kn, layer.dkn);
+  return t;
 }
 
 TrainLlama::TrainLlama(const LlamaModel& m, const quant::LinearRecipe& linear)
@@ -99,19 +119,14 @@ TrainLlama::TrainLlama(const LlamaModel& m, const LinearFor& linear_for, const q
   validate(m);
   embedding_ = m.token_embedding;
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
-    const LayerWeights& w = m.layers[l];
     Layer L;
-    L.attn_norm = w.attn_norm;
-    L.ffn_norm = w.ffn_norm;
-    const std::vector<float>* src[kLinears] = {&w.wq, &w.wk, &w.wv, &w.wo, &w.w_gate, &w.w_up, &w.w_down};
-    const std::size_t in[kLinears] = {dim_, dim_, dim_, qd_, dim_, dim_, hidden_};
-    const std::size_t out[kLinears] = {qd_, kv_, kv_, dim_, hidden_, hidden_, dim_};
     for (int i = 0; i < kLinears; ++i) {
-      L.lin.emplace_back(linear_for(i, l), in[i], out[i], false);
-      L.lin.back().weight() = *src[i];
+      const detail::TensorSpec& t = detail::linear_tensor(static_cast<LinearKind>(i));
+      L.lin.emplace_back(linear_for(i, l), detail::extent(c_, t.cols), detail::extent(c_, t.rows), false);
     }
-    const std::vector<float>* bias[4] = {&w.bq, &w.bk, &w.bv, &w.bo};
-    for (int i = 0; i < 4; ++i) L.bias[i] = *bias[i];
+    const auto dst = tensors(L, false);
+    for (std::size_t i = 0; i < dst.size(); ++i)
+      if (dst[i]) *dst[i] = m.layers[l].*detail::kLayerTensors[i].layer_member;
     L.acts.keep = true;
     layers_.push_back(std::move(L));
   }
@@ -136,6 +151,8 @@ void TrainLlama::zero_grad() {
     L.d_ffn_norm.assign(dim_, 0.0f);
     for (auto& q : L.lin) std::fill(q.weight_grad().begin(), q.weight_grad().end(), 0.0f);
     for (int i = 0; i < 4; ++i) L.dbias[i].assign(L.bias[i].size(), 0.0f);
+    L.dqn.assign(L.qn.size(), 0.0f);
+    L.dkn.assign(L.kn.size(), 0.0f);
   }
   d_final_norm_.assign(dim_, 0.0f);
   d_classifier_.assign(classifier_.size(), 0.0f);
@@ -143,18 +160,7 @@ void TrainLlama::zero_grad() {
 
 std::vector<TrainLlama::Param> TrainLlama::params() {
   std::vector<LayerParams> layers;
-  for (Layer& L : layers_) {
-    LayerParams lp{&L.attn_norm, &L.d_attn_norm, &L.ffn_norm, &L.d_ffn_norm, {}, {}, {}, {}};
-    for (int i = 0; i < kLinears; ++i) {
-      lp.w[i] = &L.lin[i].weight();
-      lp.dw[i] = &L.lin[i].weight_grad();
-    }
-    for (int i = 0; i < 4; ++i) {
-      lp.b[i] = &L.bias[i];
-      lp.db[i] = &L.dbias[i];
-    }
-    layers.push_back(lp);
-  }
+  for (Layer& L : layers_) layers.push_back({tensors(L, false), tensors(L, true)});
   return param_list(embedding_, d_embedding_, layers, final_norm_, d_final_norm_, classifier_, d_classifier_);
 }
 
@@ -246,19 +252,15 @@ std::vector<TrainLlama::LinearStats> TrainLlama::take_stats() {
   std::vector<LinearStats> out;
   for (std::size_t l = 0; l < layers_.size(); ++l)
     for (int i = 0; i < kLinears; ++i)
-      out.push_back({static_cast<int>(l), kLinName[i], layers_[l].lin[static_cast<std::size_t>(i)].take_stats()});
+      out.push_back({static_cast<int>(l), detail::linear_tensor(static_cast<LinearKind>(i)).lowp,
+                     layers_[l].lin[static_cast<std::size_t>(i)].take_stats()});
   if (cls_) out.push_back({-1, "classifier", cls_->take_stats()});
   return out;
 }
 
 LlamaModel TrainLlama::to_model() const {
-  std::vector<TrainedLayer> layers;
-  for (const auto& L : layers_) {
-    TrainedLayer t{&L.attn_norm, &L.ffn_norm, {}, {}};
-    for (std::size_t i = 0; i < 7; ++i) t.linear[i] = &L.lin[i].weight();
-    for (std::size_t i = 0; i < 4; ++i) t.bias[i] = &L.bias[i];
-    layers.push_back(t);
-  }
+  std::vector<LayerTensors<const std::vector<float>>> layers;
+  for (const Layer& L : layers_) layers.push_back(tensors(L, false));
   return trained_model(c_, embedding_, layers, final_norm_, classifier_);
 }
 
@@ -273,7 +275,8 @@ class TrainLlama::StepOps : public detail::BlockOps {
   int threads() const override { return threads_; }
   Weights weights(int l) const override {
     const Layer& L = m_.layers_[static_cast<std::size_t>(l)];
-    return {L.attn_norm.data(), L.ffn_norm.data(), L.bias[0], L.bias[1], L.bias[2], L.bias[3]};
+    return {L.attn_norm.data(), L.ffn_norm.data(), L.bias[0], L.bias[1], L.bias[2], L.bias[3],
+            L.qn.empty() ? nullptr : L.qn.data(), L.kn.empty() ? nullptr : L.kn.data()};
   }
   const float* rope_cos() const override { return m_.rope_cos_.data(); }
   const float* rope_sin() const override { return m_.rope_sin_.data(); }
@@ -393,6 +396,16 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
                        dk.data(), dv.data(), threads);
     rope_backward(dq.data(), cos, sin, B_, T_, heads, hd_);
     rope_backward(dk.data(), cos, sin, B_, T_, kvh, hd_);
+    if (!L.qn.empty()) {  // QK-norm: back through each head's RMSNorm to the projections' outputs
+      dqk_.assign(R * qd_, 0.0f);
+      rmsnorm_backward(dqk_.data(), L.dqn.data(), dq.data(), A.q_pre.data(), L.qn.data(), A.invq.data(), R * heads, hd_,
+                       threads);
+      dq.swap(dqk_);
+      dqk_.assign(R * kv_, 0.0f);
+      rmsnorm_backward(dqk_.data(), L.dkn.data(), dk.data(), A.k_pre.data(), L.kn.data(), A.invk.data(), R * kvh, hd_,
+                       threads);
+      dk.swap(dqk_);
+    }
     bias_backward(L.dbias[0].data(), dq.data(), R, L.dbias[0].size());
     bias_backward(L.dbias[1].data(), dk.data(), R, L.dbias[1].size());
     bias_backward(L.dbias[2].data(), dv.data(), R, L.dbias[2].size());
@@ -422,8 +435,7 @@ void TrainLlama::lin_backward(std::size_t l, int k, const float* x, const float*
 
 void TrainLlama::observe(std::size_t l, int k, const quant::QuantLinear& q, const float* x, const float* dy, const float* out,
                          const float* dw) const {
-  const std::size_t in[kLinears + 1] = {dim_, dim_, dim_, qd_, dim_, dim_, hidden_, dim_};
-  const std::size_t K = in[k];
+  const std::size_t K = detail::extent(c_, detail::linear_tensor(static_cast<LinearKind>(k)).cols);
   observer_({k == kLinears ? -1 : static_cast<int>(l), k, &q, x, dy, out, dw, B_ * T_, K, q.weight().size() / K});
 }
 

@@ -96,11 +96,16 @@ class TrainLlama : public TrainModel {
     std::vector<float> attn_norm, ffn_norm, d_attn_norm, d_ffn_norm;
     std::vector<quant::QuantLinear> lin;  // wq wk wv wo gate up down
     std::vector<float> bias[4], dbias[4];  // bq bk bv bo: empty when the model has none
+    std::vector<float> qn, kn, dqn, dkn;   // QK-norm gains over a head: empty when the model has none
     // Saved by the forward for the backward: the block's tensors (acts.keep), gate and up.
     detail::BlockActs acts;
     std::vector<float> g, u;
   };
   class StepOps;  // the block's ops in training (llama_train.cpp)
+  // A layer's tensors (grad: their gradients) by row of the tensor table; for a const Layer,
+  // read-only values.
+  template <class L>
+  static auto tensors(L& layer, bool grad);
   detail::AttentionShape attention_shape() const;
 
   LlamaConfig c_;
@@ -118,7 +123,7 @@ class TrainLlama : public TrainModel {
   std::vector<double> ce_sum_;  // per row of the last forward with targets: sum of exp(logit - max)
   // The passes' scratch, kept between steps: fresh multi-megabyte vectors every step were page
   // faults every step.
-  std::vector<float> dx_, dxn_, dtmp_, dh_, dg_, du_, datt_, dq_, dk_, dv_;
+  std::vector<float> dqk_, dx_, dxn_, dtmp_, dh_, dg_, du_, datt_, dq_, dk_, dv_;
   std::function<void(const GemmView&)> observer_;
   // Linear k of layer l (or the classifier): its forward / backward, then the observer.
   void lin_forward(std::size_t l, int k, const float* x, float* y, std::uint64_t seed);

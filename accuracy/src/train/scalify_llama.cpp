@@ -24,6 +24,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -38,7 +39,6 @@ namespace {
 
 using quant::ScaledTensor;
 enum Lin { kQ = 0, kK, kV, kO, kGate, kUp, kDown, kLinears };
-constexpr const char* kLinName[kLinears] = {"wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down"};
 
 // The float32 master weight as a scaled tensor of `f`: scale p2(RMS(w)).
 ScaledTensor cast_weight(const std::vector<float>& w, std::size_t rows, std::size_t cols, const Format& f) {
@@ -123,6 +123,17 @@ bool all_finite(const ScaledTensor& t) {
 
 }  // namespace
 
+template <class L>
+auto ScalifyLlama::tensors(L& layer, bool grad) {
+  LayerTensors<std::conditional_t<std::is_const_v<L>, const std::vector<float>, std::vector<float>>> t{};
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (const auto kind = detail::kLayerTensors[i].linear)
+      t[i] = grad ? &layer.dw[static_cast<std::size_t>(*kind)] : &layer.w[static_cast<std::size_t>(*kind)];
+  t[detail::layer_row(&LayerWeights::attn_norm)] = grad ? &layer.d_attn_norm : &layer.attn_norm;
+  t[detail::layer_row(&LayerWeights::ffn_norm)] = grad ? &layer.d_ffn_norm : &layer.ffn_norm;
+  return t;
+}
+
 ScalifyLlama::ScalifyLlama(const LlamaModel& m, const ScalifyConfig& cfg)
     : c_(m.config),
       cfg_(cfg),
@@ -133,16 +144,16 @@ ScalifyLlama::ScalifyLlama(const LlamaModel& m, const ScalifyConfig& cfg)
       hidden_(static_cast<std::size_t>(c_.hidden_dim)),
       vocab_(static_cast<std::size_t>(c_.vocab_size)) {
   validate(m);
-  for (const LayerWeights& w : m.layers)
-    if (!w.bq.empty() || !w.bk.empty() || !w.bv.empty() || !w.bo.empty())
-      throw Error("the scalify recipe does not train attention biases (" + m.path + " has them)");
   embedding_ = m.token_embedding;
   for (const LayerWeights& w : m.layers) {
     Layer L;
-    L.attn_norm = w.attn_norm;
-    L.ffn_norm = w.ffn_norm;
-    const std::vector<float>* src[kLinears] = {&w.wq, &w.wk, &w.wv, &w.wo, &w.w_gate, &w.w_up, &w.w_down};
-    for (int i = 0; i < kLinears; ++i) L.w[i] = *src[i];
+    const auto dst = tensors(L, false);
+    for (std::size_t i = 0; i < dst.size(); ++i) {
+      const detail::TensorSpec& t = detail::kLayerTensors[i];
+      if (dst[i]) *dst[i] = w.*t.layer_member;
+      else if ((w.*t.layer_member).present())
+        throw Error("the scalify recipe does not train " + std::string(t.optional) + " (" + m.path + " has them)");
+    }
     layers_.push_back(std::move(L));
   }
   final_norm_ = m.final_norm;
@@ -155,12 +166,13 @@ ScalifyLlama::ScalifyLlama(const LlamaModel& m, const ScalifyConfig& cfg)
 void ScalifyLlama::weights_changed() {
   const Format& f = cfg_.weight;
   emb_ = cast_weight(embedding_, vocab_, dim_, f);
-  const std::size_t in[kLinears] = {dim_, dim_, dim_, qd_, dim_, dim_, hidden_};
-  const std::size_t out[kLinears] = {qd_, kv_, kv_, dim_, hidden_, hidden_, dim_};
   for (Layer& L : layers_) {
     L.gain1 = cast_weight(L.attn_norm, 1, dim_, f);
     L.gain2 = cast_weight(L.ffn_norm, 1, dim_, f);
-    for (int i = 0; i < kLinears; ++i) L.lw[i] = cast_weight(L.w[i], out[i], in[i], f);
+    for (int i = 0; i < kLinears; ++i) {
+      const detail::TensorSpec& t = detail::linear_tensor(static_cast<LinearKind>(i));
+      L.lw[i] = cast_weight(L.w[i], detail::extent(c_, t.rows), detail::extent(c_, t.cols), f);
+    }
   }
   gain_final_ = cast_weight(final_norm_, 1, dim_, f);
   if (!classifier_.empty()) cls_ = cast_weight(classifier_, vocab_, dim_, f);
@@ -179,25 +191,13 @@ void ScalifyLlama::zero_grad() {
 
 std::vector<TrainParam> ScalifyLlama::params() {
   std::vector<LayerParams> layers;
-  for (Layer& L : layers_) {
-    LayerParams lp{&L.attn_norm, &L.d_attn_norm, &L.ffn_norm, &L.d_ffn_norm, {}, {}, {}, {}};
-    for (int i = 0; i < kLinears; ++i) {
-      lp.w[i] = &L.w[i];
-      lp.dw[i] = &L.dw[i];
-    }
-    layers.push_back(lp);
-  }
+  for (Layer& L : layers_) layers.push_back({tensors(L, false), tensors(L, true)});
   return param_list(embedding_, d_embedding_, layers, final_norm_, d_final_norm_, classifier_, d_classifier_);
 }
 
 LlamaModel ScalifyLlama::to_model() const {
-  std::vector<TrainedLayer> layers;
-  for (const Layer& L : layers_) {
-    static const std::vector<float> none;
-    TrainedLayer t{&L.attn_norm, &L.ffn_norm, {}, {&none, &none, &none, &none}};
-    for (std::size_t i = 0; i < 7; ++i) t.linear[i] = &L.w[i];
-    layers.push_back(t);
-  }
+  std::vector<LayerTensors<const std::vector<float>>> layers;
+  for (const Layer& L : layers_) layers.push_back(tensors(L, false));
   return trained_model(c_, embedding_, layers, final_norm_, classifier_);
 }
 
@@ -472,7 +472,7 @@ const ScaledTensor& ScalifyLlama::tensor(const std::string& name) const {
       for (const auto& [n, t] : all)
         if (f == n) return *t;
       for (int i = 0; i < kLinears; ++i)
-        if (f == std::string("d") + kLinName[i]) return L.dlw[i];
+        if (f == std::string("d") + detail::linear_tensor(static_cast<LinearKind>(i)).lowp) return L.dlw[i];
     }
   }
   throw Error("scalify: no tensor named '" + name + "'");

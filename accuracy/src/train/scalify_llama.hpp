@@ -65,6 +65,10 @@ class ScalifyLlama : public TrainModel {
     // Saved by the backward for tests.
     quant::ScaledTensor dx_mid, dlw[7];
   };
+  // A layer's tensors (grad: their gradients) by row of the tensor table; for a const Layer,
+  // read-only values.
+  template <class L>
+  static auto tensors(L& layer, bool grad);
   quant::ScaledTensor rope(const quant::ScaledTensor& x, std::size_t heads, bool inverse) const;
   quant::ScaledTensor attention_forward(Layer& L, int threads) const;
   void attention_backward(Layer& L, const quant::ScaledTensor& datt, quant::ScaledTensor& dq, quant::ScaledTensor& dk,

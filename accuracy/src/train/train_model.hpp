@@ -11,6 +11,7 @@
 
 #include "lowp/accuracy/model.hpp"
 #include "lowp/quant/linear.hpp"
+#include "model/tensors.hpp"
 #include "optim/optimizer.hpp"
 
 namespace lowp::accuracy::train {
@@ -33,27 +34,24 @@ struct TrainLinearStats {
   std::array<quant::OperandStats, 6> ops;
 };
 
-// The trained tensors as a model to save or evaluate (the config's architecture kept): per
-// layer its two norm gains, its seven block linears in the order wq wk wv wo gate up down and
-// its attention biases bq bk bv bo (empty when the model has none); `classifier` empty when tied.
-struct TrainedLayer {
-  const std::vector<float>* attn_norm;
-  const std::vector<float>* ffn_norm;
-  std::array<const std::vector<float>*, 7> linear;
-  std::array<const std::vector<float>*, 4> bias;
-};
-LlamaModel trained_model(const LlamaConfig& c, const std::vector<float>& embedding, std::span<const TrainedLayer> layers,
+// A trainable layer's tensors (V = std::vector<float>) or their read-only values (V = const
+// std::vector<float>), by row of the tensor table (model/tensors.hpp's kLayerTensors); null or
+// empty: the layer has no such tensor (no biases, no QK-norm).
+template <class V>
+using LayerTensors = std::array<V*, detail::kLayerTensors.size()>;
+
+// The trained tensors as a model to save or evaluate (the config's architecture kept);
+// `classifier` empty when tied.
+LlamaModel trained_model(const LlamaConfig& c, const std::vector<float>& embedding,
+                         std::span<const LayerTensors<const std::vector<float>>> layers,
                          const std::vector<float>& final_norm, const std::vector<float>& classifier);
 
-// One layer's trained tensors with their gradients, for params(): the norm gains, the seven
-// linears in TrainedLayer's order (wq wk wv wo gate up down) and the biases (bq bk bv bo; empty
-// vectors are no parameters).
+// One layer's tensors and their gradients, for params().
 struct LayerParams {
-  std::vector<float>*attn_norm, *d_attn_norm, *ffn_norm, *d_ffn_norm;
-  std::array<std::vector<float>*, 7> w, dw;
-  std::array<std::vector<float>*, 4> b, db;
+  LayerTensors<std::vector<float>> value, grad;
 };
-// TrainModel::params() of both trainable Llamas, in checkpoint order; `classifier` empty when tied.
+// TrainModel::params() of both trainable Llamas, in checkpoint order (the table's); `classifier`
+// empty when tied.
 std::vector<TrainParam> param_list(std::vector<float>& embedding, std::vector<float>& d_embedding,
                                    std::span<const LayerParams> layers, std::vector<float>& final_norm,
                                    std::vector<float>& d_final_norm, std::vector<float>& classifier,
@@ -71,8 +69,9 @@ class TrainModel {
   // micro-batch passes its whole batch's, so micro-batch gradients add up to the batch's.
   virtual void backward(int threads, std::uint64_t seed, std::size_t loss_rows = 0) = 0;
   virtual void zero_grad() = 0;
-  // In checkpoint order: embedding, then per layer attn_norm wq wk wv wo (bq bk bv bo when the
-  // model has them) ffn_norm w_gate w_down w_up, then the final norm and the untied classifier.
+  // In checkpoint order (model/tensors.hpp's): embedding, then per layer attn_norm wq wk wv wo
+  // (bq bk bv bo when the model has them) ffn_norm w_gate w_down w_up, then the final norm and
+  // the untied classifier.
   virtual std::vector<TrainParam> params() = 0;
   // Call after writing parameter values (cached low-precision weights are rebuilt).
   virtual void weights_changed() = 0;

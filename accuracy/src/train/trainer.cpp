@@ -280,7 +280,7 @@ TrainResult run_training(TrainOptions o, bool resume, const std::function<void(c
                   std::to_string(init->config.seq_len) + " of " + o.init);
     o.config = init->config;
     o.config.seq_len = window;
-    o.tied = init->classifier.empty();
+    o.tied = init->tied();
     o.init = fs::absolute(o.init).string();  // resume finds it
   }
   if (o.steps <= 0) throw Error("--steps must be positive, not " + std::to_string(o.steps));

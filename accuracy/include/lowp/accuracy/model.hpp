@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lowp/quant/gemm.hpp"
@@ -35,42 +36,52 @@ struct LlamaConfig {
   int kv_dim() const { return head_dim() * n_kv_heads; }
 };
 
-struct LayerWeights {
-  std::vector<float> attn_norm;  // dim
-  std::vector<float> wq;         // q_dim x dim          (n_heads * head_dim rows)
-  std::vector<float> wk;         // kv_dim x dim
-  std::vector<float> wv;         // kv_dim x dim
-  std::vector<float> wo;         // dim x q_dim
-  std::vector<float> bq, bk, bv, bo;  // attention biases (Qwen2, attention_bias); empty when absent
-  std::vector<float> ffn_norm;   // dim
-  std::vector<float> w_gate;     // hidden x dim  (llama2.c w1)
-  std::vector<float> w_down;     // dim x hidden  (llama2.c w2)
-  std::vector<float> w_up;       // hidden x dim  (llama2.c w3)
+// One tensor of the model: its float32 values held here (the vector), or, for a 2-D weight of a
+// model loaded with WeightStorage::mapped, a view of the file's bytes in their stored type
+// (`stored`; the vector is then empty). Readers that take either go through matrix().
+struct Weight : std::vector<float> {
+  using std::vector<float>::vector;
+  Weight() = default;
+  Weight(std::vector<float> v) : std::vector<float>(std::move(v)) {}  // NOLINT: owned floats
+  quant::StoredMatrix stored;  // data != nullptr: mapped
+  bool mapped() const { return stored.data != nullptr; }
+  bool present() const { return mapped() || !empty(); }
+  // The weight as the GEMM reads it, rows x cols: the file's view, or these floats as f32.
+  quant::StoredMatrix matrix(std::size_t rows, std::size_t cols) const {
+    return mapped() ? stored : quant::StoredMatrix{quant::StoredType::f32, data(), rows, cols};
+  }
 };
 
-// The 2-D weights left in the file they came from, in their stored type (bf16, f16, f32, a
-// GGUF block type), memory-mapped: gemm_f32 widens them to float32 a panel at a time.
-struct MappedLayer {
-  quant::StoredMatrix wq, wk, wv, wo, w_gate, w_down, w_up;
-};
-struct MappedWeights {
-  quant::StoredMatrix token_embedding, classifier;  // classifier.data == nullptr: tied
-  std::vector<MappedLayer> layers;
-  std::shared_ptr<const void> owner;  // the mappings (and row maps) the views point into
+// A layer's tensors; model/tensors.hpp lists them (names in each file format, shapes, inputs).
+struct LayerWeights {
+  Weight attn_norm;  // dim
+  Weight wq;         // q_dim x dim          (n_heads * head_dim rows)
+  Weight wk;         // kv_dim x dim
+  Weight wv;         // kv_dim x dim
+  Weight wo;         // dim x q_dim
+  Weight bq, bk, bv, bo;  // attention biases (Qwen2, attention_bias); empty when absent
+  // QK-norm (Qwen3): RMSNorm gains over each head of q and of k (head_dim each), applied after
+  // the projections (and biases) and before RoPE; empty when absent.
+  Weight q_norm, k_norm;
+  Weight ffn_norm;   // dim
+  Weight w_gate;     // hidden x dim  (llama2.c w1)
+  Weight w_down;     // dim x hidden  (llama2.c w2)
+  Weight w_up;       // hidden x dim  (llama2.c w3)
 };
 
 struct LlamaModel {
   LlamaConfig config;
-  std::vector<float> token_embedding;  // vocab x dim
+  Weight token_embedding;  // vocab x dim
   std::vector<LayerWeights> layers;
-  std::vector<float> final_norm;       // dim
-  std::vector<float> classifier;       // vocab x dim; empty when tied to token_embedding
-  std::string source;                  // "llama2c", "gguf" or "safetensors"
-  std::string path;                    // the file it was read from (named in errors)
-  // Set by a loader asked for WeightStorage::mapped: the 2-D weights are these views and their
-  // float vectors above are empty (the norms stay float vectors).
-  std::shared_ptr<const MappedWeights> mapped;
-  const std::vector<float>& output_weight() const { return classifier.empty() ? token_embedding : classifier; }
+  Weight final_norm;       // dim
+  Weight classifier;       // vocab x dim; absent (empty, not mapped) when tied to token_embedding
+  std::string source;      // "llama2c", "gguf" or "safetensors"
+  std::string path;        // the file it was read from (named in errors)
+  // Set by a loader asked for WeightStorage::mapped: what the 2-D weights' views point into
+  // (the file mappings, row orders, widened copies), kept alive with the model.
+  std::shared_ptr<const void> mapped;
+  bool tied() const { return !classifier.present(); }
+  const Weight& output_weight() const { return tied() ? token_embedding : classifier; }
 };
 
 // The longest context (seq_len) a model may declare: 2^24, the last integer float32 holds
