@@ -18,7 +18,9 @@ using quant::GemmRecipe;
 using quant::LinearRecipe;
 using quant::SpecialQuant;
 
-constexpr std::array<std::string_view, 7> kKinds = {"wq", "wk", "wv", "wo", "gate", "up", "down"};
+// The recipe names of the linears inside a layer (the classifier, the last LinearKind, is not one).
+constexpr std::size_t kLayerKinds = accuracy::linear_kind_count - 1;
+std::string_view kind_name(std::size_t k) { return accuracy::linear_kind_name(static_cast<LinearKind>(k)); }
 
 bool parse_size(std::string_view v, std::size_t& out) {
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
@@ -156,8 +158,8 @@ std::string apply_line(TrainRecipe& r, std::string_view key, std::string_view va
     edited = false;
   } else if (key.starts_with("linear.")) {
     const std::string_view kind = key.substr(7);
-    for (std::size_t i = 0; i < kKinds.size(); ++i)
-      if (kKinds[i] == kind) return r.per_kind[i] = quant::linear_preset(value), "";
+    for (std::size_t i = 0; i < kLayerKinds; ++i)
+      if (kind_name(i) == kind) return r.per_kind[i] = quant::linear_preset(value), "";
     return "unknown linear '" + std::string(kind) + "' (wq, wk, wv, wo, gate, up, down)";
   } else if (key.starts_with("layer.")) {
     std::size_t i = 0;
@@ -380,12 +382,12 @@ TrainRecipe parse_train_recipe(std::string_view text) {
   }
   apply_forward_specs(r.classifier, r.eval.specs_at(-1), static_cast<std::size_t>(LinearKind::classifier), r.pad);
   check_runs(r.linear, r.name, "linear");
-  for (std::size_t k = 0; k < kKinds.size(); ++k) {  // the forward operands evaluation keys set
+  for (std::size_t k = 0; k < kLayerKinds; ++k) {  // the forward operands evaluation keys set
     const accuracy::LayerSpecs wide = r.eval.specs_at(-1);
     if (!wide.weights[k] && !wide.act[k]) continue;
     quant::LinearRecipe l = r.linear;
     apply_forward_specs(l, wide, k, r.pad);
-    check_runs(l, r.name, "weights." + std::string(kKinds[k]) + " / act." + std::string(kKinds[k]));
+    check_runs(l, r.name, "weights." + std::string(kind_name(k)) + " / act." + std::string(kind_name(k)));
   }
   check_runs(r.classifier, r.name, "classifier");
   if (!r.scalify && !(r.scalify_formats == accuracy::train::ScalifyConfig{}))
@@ -441,8 +443,8 @@ std::string describe(const TrainRecipe& r) {
   s += "  fwd    " + d.fwd + "\n";
   s += "  dgrad  " + d.dgrad + "\n";
   s += "  wgrad  " + d.wgrad + "\n";
-  for (std::size_t i = 0; i < kKinds.size(); ++i)
-    if (r.per_kind[i]) s += "  " + std::string(kKinds[i]) + ": " + r.per_kind[i]->name + "\n";
+  for (std::size_t i = 0; i < kLayerKinds; ++i)
+    if (r.per_kind[i]) s += "  " + std::string(kind_name(i)) + ": " + r.per_kind[i]->name + "\n";
   for (const auto& [layer, l] : r.per_layer) s += "  layer " + std::to_string(layer) + ": " + l.name + "\n";
   if (r.pad) s += "  blocks and tiles a dimension does not divide: zero-padded\n";
   s += "  high precision: " + hp_line(r) + "\n";

@@ -13,6 +13,7 @@
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/rng.hpp"
 #include "lowp/quant/gemm.hpp"
+#include "model/tensors.hpp"
 #include "train/llama_train.hpp"
 #include "train/trainer.hpp"
 
@@ -22,7 +23,10 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kClassifierLayer = GemmMeasure::kClassifierLayer;
 constexpr const char* kGemm[3] = {"fwd", "dgrad", "wgrad"};
-constexpr const char* kLinear[8] = {"wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down", "classifier"};
+// A linear's tensor name (the table's lowp name: "wq", ..., "w_down", "classifier") by its LinearKind index.
+std::string linear_name(std::size_t kind) {
+  return accuracy::detail::linear_tensor(static_cast<LinearKind>(kind)).lowp;
+}
 
 // A row's figures from per-batch sums.
 Row make_row(const std::string& recipe, int step, int layer, std::string tensor, std::string gemm,
@@ -150,7 +154,8 @@ std::vector<Row> probe_point(const LlamaModel& theta, const lowp::train::TrainRe
       for (std::size_t t = 0, at = 0; t < hp.size(); at += hp[t].size, ++t)
         acc[t].add(draw, {hp[t].grad, hp[t].size}, {ref.grad[b].data() + at, hp[t].size});
       for (const TrainLinearStats& s : stats ? net->take_stats() : std::vector<TrainLinearStats>{}) {
-        const int li = static_cast<int>(std::find(std::begin(kLinear), std::end(kLinear), s.linear) - std::begin(kLinear));
+        int li = 0;
+        while (li < static_cast<int>(linear_kind_count) && linear_name(static_cast<std::size_t>(li)) != s.linear) ++li;
         const int key = (s.layer < 0 ? kClassifierLayer : s.layer) * 16 + li;
         for (int g = 0; g < 3; ++g) {
           auto& c = op_counts[{key, g}];
@@ -185,7 +190,7 @@ std::vector<Row> probe_point(const LlamaModel& theta, const lowp::train::TrainRe
       if (k.second != g) continue;
       for (std::size_t b = 0; b < seg.batches.size(); ++b) all[b] += seg.batches[b];
       const int layer = k.first / 16 >= kClassifierLayer ? -1 : k.first / 16;
-      Row r = make_row(recipe.name, o.step, layer, kLinear[k.first % 16], kGemm[g], seg.batches);
+      Row r = make_row(recipe.name, o.step, layer, linear_name(static_cast<std::size_t>(k.first % 16)), kGemm[g], seg.batches);
       const auto c = op_counts[k];
       count += c[0], sat += c[1], flushed += c[2];
       if (c[0]) r.saturated = static_cast<double>(c[1]) / static_cast<double>(c[0]), r.flushed = static_cast<double>(c[2]) / static_cast<double>(c[0]);

@@ -9,6 +9,7 @@
 
 #include "file/atomic_file.hpp"
 #include "lowp/numerics/error.hpp"
+#include "model/tensors.hpp"
 #include "report/layout.hpp"
 #include "report/svg.hpp"
 #include "train/probe/probe.hpp"
@@ -89,7 +90,9 @@ std::string chart(const std::vector<Row>& rows, const Options& o) {
     if (r.rel_mse.mean > 0) lo = std::min(lo, r.rel_mse.mean), hi = std::max(hi, r.rel_mse.mean);
   }
   const auto [d0, d1] = report::decades(lo, hi, {-8, 0});
-  const std::vector<std::string> linears = {"wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down", "classifier"};
+  std::vector<std::string> linears;  // the table's names, in LinearKind order
+  for (std::size_t k = 0; k < linear_kind_count; ++k)
+    linears.push_back(accuracy::detail::linear_tensor(static_cast<LinearKind>(k)).lowp);
   const std::vector<std::string> gemms = {"fwd", "dgrad", "wgrad"};
   // The heatmap (report::draw_heatmap): a panel per recipe, under each other; a row per layer, a
   // column per linear.gemm grouped by linear.
