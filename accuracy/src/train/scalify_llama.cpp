@@ -141,7 +141,6 @@ ScalifyLlama::ScalifyLlama(const LlamaModel& m, const ScalifyConfig& cfg)
       kv_(static_cast<std::size_t>(c_.kv_dim())),
       hd_(static_cast<std::size_t>(c_.head_dim())),
       qd_(static_cast<std::size_t>(c_.q_dim())),
-      hidden_(static_cast<std::size_t>(c_.hidden_dim)),
       vocab_(static_cast<std::size_t>(c_.vocab_size)) {
   validate(m);
   embedding_ = m.token_embedding;

@@ -76,7 +76,7 @@ class ScalifyLlama : public TrainModel {
 
   LlamaConfig c_;
   ScalifyConfig cfg_;
-  std::size_t dim_, kv_, hd_, qd_, hidden_, vocab_;
+  std::size_t dim_, kv_, hd_, qd_, vocab_;
   std::size_t B_ = 0, T_ = 0;
   std::vector<float> embedding_, d_embedding_, final_norm_, d_final_norm_, classifier_, d_classifier_;
   quant::ScaledTensor emb_, gain_final_, cls_;  // low-precision casts (cls_ only when untied)
