@@ -22,6 +22,12 @@ struct Mismatch {
   Isa isa = Isa::scalar;
 };
 
+// Counts one mismatch in `mm`, keeping the lowest pattern's codes (called by one thread at a time).
+inline void add_mismatch(Mismatch& mm, std::uint32_t pattern, std::uint32_t scalar, std::uint32_t simd, Isa isa) {
+  if (mm.count == 0 || pattern < mm.first_pattern) mm = {mm.count, pattern, scalar, simd, isa};
+  ++mm.count;
+}
+
 // The i-th stored code of `b`, read with the layout bulk.hpp documents.
 inline std::uint32_t code_at(const std::vector<std::uint8_t>& b, std::size_t i, int sb) {
   switch (sb) {
@@ -78,11 +84,7 @@ Mismatch compare(const Format& f, const CastOptions& cast, std::uint64_t count, 
         for (std::size_t i = 0; i < kChunk; ++i) {
           if (code_at(ref, i, sb) == code_at(got, i, sb)) continue;
 #pragma omp critical
-          {
-            if (mm.count == 0 || pat[i] < mm.first_pattern)
-              mm = {mm.count, pat[i], code_at(ref, i, sb), code_at(got, i, sb), isa};
-            ++mm.count;
-          }
+          add_mismatch(mm, pat[i], code_at(ref, i, sb), code_at(got, i, sb), isa);
         }
       }
     }
@@ -140,11 +142,7 @@ inline Mismatch compare_every_pattern(const Format& f, const CastOptions& cast) 
           const std::uint32_t want = scalar_at(i), have = code_at(got, i, sb);
           if (want == have) return;
 #pragma omp critical
-          {
-            if (mm.count == 0 || base + i < mm.first_pattern)
-              mm = {mm.count, static_cast<std::uint32_t>(base + i), want, have, isa};
-            ++mm.count;
-          }
+          add_mismatch(mm, static_cast<std::uint32_t>(base + i), want, have, isa);
         };
         if (every) {
           BulkOptions s = o;
