@@ -24,7 +24,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kClassifierLayer = GemmMeasure::kClassifierLayer;
 constexpr const char* kGemm[3] = {"fwd", "dgrad", "wgrad"};
 // A linear's tensor name (the table's lowp name: "wq", ..., "w_down", "classifier") by its LinearKind index.
-std::string linear_name(std::size_t kind) {
+const char* linear_name(std::size_t kind) {
   return accuracy::detail::linear_tensor(static_cast<LinearKind>(kind)).lowp;
 }
 
