@@ -5,7 +5,10 @@
 // config, batches of 8 windows of 128 tokens.
 //   BM_probe   counter x_steps = the probe's CPU time / those training steps' CPU time, both in
 //              this process (the trajectory's fp32 steps, plain training steps, are left out of
-//              both: with them the ratio only comes closer to 1)
+//              both: with them the ratio only comes closer to 1). The probe runs only draw 0 (and
+//              one check draw) of a recipe whose passes do not read their seed (bf16,
+//              fp8-tensorwise, mxfp8 and nvfp4 here: probe.hpp's reuse_seed_free); counter
+//              x_steps_every_draw = the same with every draw run, the probe's own cost per pass.
 #include <benchmark/benchmark.h>
 
 #include <ctime>
@@ -40,19 +43,24 @@ void probe_vs_steps(benchmark::State& state) {
     s.net->backward(0, s.step);
     s.optimizer_step();
   };
-  double probe_cpu = 0, steps_cpu = 0;
+  train::probe::PointOptions every = po;
+  every.reuse_seed_free = false;
+  double probe_cpu = 0, every_cpu = 0, steps_cpu = 0;
   for (auto _ : state) {
-    double t0 = cpu_now();
-    const train::probe::Reference ref = train::probe::fp32_reference(theta, batches, po);
-    for (const auto& r : recipes) benchmark::DoNotOptimize(train::probe::probe_point(theta, r, batches, po, ref));
-    probe_cpu += cpu_now() - t0;
-    t0 = cpu_now();
+    for (const auto* o : {&po, &every}) {
+      const double t0 = cpu_now();
+      const train::probe::Reference ref = train::probe::fp32_reference(theta, batches, *o);
+      for (const auto& r : recipes) benchmark::DoNotOptimize(train::probe::probe_point(theta, r, batches, *o, ref));
+      (o == &po ? probe_cpu : every_cpu) += cpu_now() - t0;
+    }
+    const double t0 = cpu_now();
     for (int b = 0; b < kBatches; ++b) step(*setups[0]);
     for (std::size_t i = 1; i < setups.size(); ++i)
       for (int n = 0; n < kBatches * kDraws; ++n) step(*setups[i]);
     steps_cpu += cpu_now() - t0;
   }
   state.counters["x_steps"] = probe_cpu / steps_cpu;
+  state.counters["x_steps_every_draw"] = every_cpu / steps_cpu;
 }
 
 }  // namespace

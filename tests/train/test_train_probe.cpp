@@ -66,9 +66,12 @@ pr::PointOptions point(int draws) {
 // A round-to-nearest recipe gives the same bits in every draw, so every variance is exactly 0
 // (not merely small). Mutant checked: the variance taken as (sum |e_d|^2 - D |ebar|^2) / (D - 1)
 // without draw 1's shift leaves rounding residue of order 1e-17 and fails.
+// Every draw is run here (no reuse of draw 0), so the zeros come from the draws' own bits.
 TEST(Probe, RoundToNearestHasExactlyZeroVariance) {
   const LlamaModel theta = init_model(tiny_config(), 3);
-  const auto rows = pr::probe_point(theta, lowp::train::find_train_recipe("fp8-tensorwise"), corpus_batches(3, 2, 16), point(3));
+  pr::PointOptions o = point(3);
+  o.reuse_seed_free = false;
+  const auto rows = pr::probe_point(theta, lowp::train::find_train_recipe("fp8-tensorwise"), corpus_batches(3, 2, 16), o);
   int gemm_rows = 0;
   for (const pr::Row& r : rows) {
     EXPECT_EQ(r.variance, 0.0) << r.layer << " " << r.tensor << " " << r.gemm;
@@ -76,6 +79,65 @@ TEST(Probe, RoundToNearestHasExactlyZeroVariance) {
   }
   EXPECT_GT(gemm_rows, 3 * 14);  // every block linear's three GEMMs (and the bf16 classifier's)
   EXPECT_GT(find_row(rows, -1, "model", "grad").rel_mse.mean, 0.0);
+}
+
+// A seed-free recipe's later draws are counted from draw 0 (probe.hpp): the rows are those of
+// running every draw, bit for bit. Mutant checked: a repeated draw that leaves out its loss term
+// (loss_delta += term dropped) changes loss_delta and fails.
+TEST(Probe, SeedFreeRecipesGiveTheSameRowsWithoutRerunningTheirDraws) {
+  const LlamaModel theta = init_model(tiny_config(), 5);
+  const auto batches = corpus_batches(3, 2, 16);
+  const auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  for (const char* name : {"fp8-tensorwise", "mxfp8", "fp8-delayed"}) {
+    const auto recipe = lowp::train::find_train_recipe(name);
+    pr::PointOptions every = point(4);
+    every.reuse_seed_free = false;
+    const auto want = pr::probe_point(theta, recipe, batches, every);
+    const auto got = pr::probe_point(theta, recipe, batches, point(4));
+    ASSERT_EQ(got.size(), want.size()) << name;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const pr::Row &g = got[i], &w = want[i];
+      const std::string at = std::string(name) + " " + std::to_string(w.layer) + " " + w.tensor + " " + w.gemm;
+      ASSERT_EQ(g.tensor + g.gemm, w.tensor + w.gemm) << at;
+      for (auto [x, y] : {std::pair{g.rel_mse.mean, w.rel_mse.mean}, {g.rel_mse.lo, w.rel_mse.lo}, {g.rel_mse.hi, w.rel_mse.hi},
+                          {g.bias2.mean, w.bias2.mean}, {g.bias2.lo, w.bias2.lo}, {g.bias2.hi, w.bias2.hi},
+                          {g.variance, w.variance}, {g.cosine, w.cosine}, {g.proj, w.proj}, {g.noise_ratio, w.noise_ratio},
+                          {g.loss_delta, w.loss_delta}, {g.saturated, w.saturated}, {g.flushed, w.flushed},
+                          {g.scale_log2_sd, w.scale_log2_sd}})
+        EXPECT_TRUE(same(x, y)) << at << ": " << x << " vs " << y;
+    }
+  }
+}
+
+// uses_seed() against what the passes do: for every built-in recipe on the Llama, one forward
+// and backward under two seeds give bitwise the same gradient exactly when uses_seed() is false
+// (a recipe judged seed-free that is not would have its variance reported as 0; bf16-pure-sr's
+// stochastic rounding is the optimizer's, outside the passes). Mutant checked: uses_seed() blind
+// to Round::stochastic on an operand judges nvfp4-train seed-free and fails.
+TEST(Probe, UsesSeedSaysWhichRecipesDrawsDiffer) {
+  LlamaConfig c = tiny_config();
+  c.dim = 64, c.hidden_dim = 128, c.n_kv_heads = 2;  // every dimension a multiple of the 32-blocks
+  const LlamaModel theta = init_model(c, 4);
+  const pr::Batch b = corpus_batches(1, 2, 16)[0];
+  int seed_free = 0, seeded = 0;
+  for (const lowp::train::TrainRecipe& r : lowp::train::builtin_train_recipes()) {
+    if (r.scalify) continue;  // not a TrainLlama: the probe runs its every draw
+    TrainLlama net(theta, [&](int k, std::size_t l) { return lowp::train::linear_for(r, static_cast<LinearKind>(k), l, 2); },
+                   &r.classifier);
+    const std::vector<std::uint8_t> state = net.save_linear_state();  // as the probe: each draw from it
+    std::vector<std::vector<float>> g(2);
+    for (int d = 0; d < 2; ++d) {
+      net.load_linear_state(state);
+      net.zero_grad();
+      net.forward(b.tokens, b.targets, 2, 16, 0, pr::draw_seed(7, 0, 0, d));
+      net.backward(0, pr::draw_seed(7, 0, 0, d));
+      for (const auto& p : net.params()) g[d].insert(g[d].end(), p.grad, p.grad + p.size);
+    }
+    EXPECT_EQ(net.uses_seed(), g[0] != g[1]) << r.name;
+    (net.uses_seed() ? seeded : seed_free) += 1;
+  }
+  EXPECT_GE(seed_free, 10);  // bf16, fp8-*, mxfp8, nvfp4 (round to nearest), switchback-int8, ...
+  EXPECT_GE(seeded, 3);      // nvfp4-train, quartet-fp4, quartet2-nvfp4
 }
 
 // Stochastic rounding of dY only: each GEMM's output is linear in the rounding, whose mean is its

@@ -420,6 +420,13 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
   embedding_backward(d_embedding_.data(), dx.data(), tokens_, dim_);
 }
 
+bool TrainLlama::uses_seed() const {
+  for (const Layer& L : layers_)
+    for (const quant::QuantLinear& q : L.lin)
+      if (quant::uses_seed(q.recipe())) return true;
+  return cls_ && quant::uses_seed(cls_->recipe());
+}
+
 void TrainLlama::lin_forward(std::size_t l, int k, const float* x, float* y, std::uint64_t seed) {
   quant::QuantLinear& q = k == kLinears ? *cls_ : layers_[l].lin[static_cast<std::size_t>(k)];
   const std::size_t R = B_ * T_;

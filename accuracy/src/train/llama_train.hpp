@@ -90,6 +90,8 @@ class TrainLlama : public TrainModel {
   };
   // Called at each linear's forward and backward from now on (empty: none).
   void observe_gemms(std::function<void(const GemmView&)> f) { observer_ = std::move(f); }
+  // Whether a pass's bits depend on its seed (quant::uses_seed of any of its linears).
+  bool uses_seed() const;
 
  private:
   struct Layer {

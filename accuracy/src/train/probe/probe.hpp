@@ -40,6 +40,10 @@ struct PointOptions {
   int threads = 0;
   std::uint64_t seed = 1;
   std::size_t batch = 0, ctx = 0;  // windows per batch, tokens per window
+  // A recipe whose passes do not read their seed (TrainLlama::uses_seed false) gives every
+  // draw the same bits: run draw 0, and draw 1 of the first batch as a check, and count draw
+  // 0's figures for the others (the same sums, bit for bit). false: run every draw.
+  bool reuse_seed_free = true;
 };
 
 // The seed of draw `draw` of batch `batch` at step `step`: the recipe's forward and backward

@@ -115,6 +115,10 @@ void GemmMeasure::observe(const TrainLlama::GemmView& v, int draw) {
   }
 }
 
+void GemmMeasure::repeat(int draw) {
+  for (auto& [k, g] : segs_) g.acc.repeat(draw);
+}
+
 void GemmMeasure::end_batch() {
   for (auto& [k, g] : segs_) g.batches.push_back(g.acc.finish());
 }

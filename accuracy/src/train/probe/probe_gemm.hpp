@@ -34,6 +34,8 @@ class GemmMeasure {
   // A linear's forward (view.dy null: fwd) or backward (dgrad and wgrad; the linear's weight
   // gradient must hold this pass's dW alone) in draw `draw` (0, 1, ... in order) of a batch.
   void observe(const TrainLlama::GemmView& v, int draw);
+  // Draw `draw` (> 0) of this batch gave draw 0's bits: its GEMMs are not observed again.
+  void repeat(int draw);
   // After the last draw of a batch.
   void end_batch();
   // (layer * 16 + linear, gemm 0 fwd / 1 dgrad / 2 wgrad) -> its segment; the classifier's

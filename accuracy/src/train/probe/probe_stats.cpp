@@ -51,6 +51,12 @@ void DrawAccumulator::add(int d, std::span<const float> estimate, std::span<cons
   }
 }
 
+void DrawAccumulator::repeat(int d) {
+  if (d <= 0 || d >= draws_) throw Error("probe: draw " + std::to_string(d) + " cannot repeat draw 0");
+  // add() would find f = e - e1 = 0 at every element: ff and fsum stay as they are.
+  sums_[static_cast<std::size_t>(d)] = {sums_[0].rr, sums_[0].ee, sums_[0].er, 0.0};
+}
+
 BatchSums DrawAccumulator::finish() const {
   BatchSums b;
   b.draws = sums_;

@@ -35,6 +35,8 @@ class DrawAccumulator {
   void begin(std::size_t n, int draws);
   // Draw d (0, 1, ... in order): its estimate and the reference it is measured against.
   void add(int d, std::span<const float> estimate, std::span<const float> reference);
+  // Draw d (> 0) gave draw 0's bits: the same sums as add() of draw 0's estimate, in O(1).
+  void repeat(int d);
   // After the last draw.
   BatchSums finish() const;
 

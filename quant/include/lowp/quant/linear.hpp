@@ -109,6 +109,11 @@ struct LinearRecipe {
   DelayedScalingConfig delayed_scaling{};  // for the GEMMs marked `delayed`
 };
 
+// Whether a pass's bits depend on the seed forward/backward get: stochastic rounding of an
+// operand or of the accumulator, random rotations or signs, MS-EDEN or Quartet's SR quantizer.
+// Without any of these, two passes on the same inputs with different seeds give the same bits.
+bool uses_seed(const LinearRecipe& recipe);
+
 // One line: "fwd X=<spec> W=<spec> [rot]; dgrad dY=... W^T=...; wgrad dY^T=... X^T=..."
 // (operands without a spec print as f32).
 std::string describe(const LinearRecipe& recipe);
