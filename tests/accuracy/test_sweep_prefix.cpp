@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -164,6 +165,61 @@ TEST(SensitivityPrefix, OverTheMemoryBudgetRunsWhole) {
   EXPECT_EQ(p->layer, 1u);
   EXPECT_EQ(p->x.size(), 16u * 64);
   expect_same(whole, capped, "over the budget");
+}
+
+// The stacked run (WindowEvaluator::run_stacked, forward_stacked) against each recipe run on its
+// own from the same prefix: scored log-probabilities, kept logits and errors bit for bit, with the
+// second half scored or every position. The recipes quantize different tensors of layer 1 of
+// 3 (a weight, an activation, the KV cache). Mutant checked: the head's gather ignoring
+// first_logit (rows taken from 0) moves the scored logits and fails.
+TEST(SensitivityPrefix, StackedRunEqualsEachRunFromThePrefix) {
+  Case c;
+  for (const auto& [all, keep] : {std::pair{false, false}, {true, false}, {false, true}}) {
+    c.opt.score_all = all;
+    c.opt.keep_logits = keep;  // without: only the scored rows' logits are computed (first_logit)
+    const std::vector<Recipe> recipes = {parse_recipe("name = a\nlayer.1.weights.wq = e4m3\n"),
+                                         parse_recipe("name = b\nlayer.1.act.gate = int4\n"),
+                                         parse_recipe("name = c\nlayer.1.kv = int8\n")};
+    detail::WindowEvaluator base(c.model, c.tokens, find_recipe("fp32"), c.opt);
+    for (const std::size_t w : {std::size_t{2}, std::size_t{9}}) {  // a whole window and the short last one
+      std::vector<float> x1;
+      EvalRun r0;
+      base.run(w, r0, nullptr, [&](std::size_t l, const float* x) {
+        if (l == 1) x1.assign(x, x + base.windows().length(w) * 64);
+      });
+      ASSERT_EQ(x1.size(), base.windows().length(w) * 64);
+      detail::WindowPrefix prefix;
+      prefix.layer = 1;
+      prefix.x = x1;
+      std::vector<std::unique_ptr<detail::WindowEvaluator>> evs;
+      std::vector<detail::WindowEvaluator*> ptrs;
+      for (const Recipe& r : recipes) {
+        evs.push_back(std::make_unique<detail::WindowEvaluator>(c.model, c.tokens, r, c.opt));
+        ptrs.push_back(evs.back().get());
+      }
+      std::vector<EvalRun> stacked(recipes.size());
+      const auto errors = detail::WindowEvaluator::run_stacked(ptrs, w, stacked, prefix);
+      for (std::size_t i = 0; i < recipes.size(); ++i) {
+        EvalRun one;
+        const auto e = evs[i]->run(w, one, &prefix);
+        const std::string what = recipes[i].name + (all ? ", score-all" : "") + (keep ? ", logits" : "") + ", window " + std::to_string(w);
+        ASSERT_EQ(one.logits.size(), stacked[i].logits.size()) << what;
+        EXPECT_TRUE(std::equal(one.logits.begin(), one.logits.end(), stacked[i].logits.begin(),
+                               [](float a, float b) { return same_bits(a, b); }))
+            << what;
+        EXPECT_EQ(one.targets, stacked[i].targets) << what;
+        EXPECT_EQ(one.log_probs, stacked[i].log_probs) << what;
+        ASSERT_EQ(e.size(), errors[i].size()) << what;
+        if (i > 0) {  // a weight's error is its preparation's, not the window's
+          ASSERT_FALSE(e.empty()) << what;
+        }
+        for (std::size_t k = 0; k < e.size(); ++k)
+          EXPECT_TRUE(e[k].point == errors[i][k].point && e[k].layer == errors[i][k].layer &&
+                      same_bits(e[k].signal, errors[i][k].signal) && same_bits(e[k].noise, errors[i][k].noise))
+              << what << " " << e[k].point;
+      }
+    }
+  }
 }
 
 }  // namespace

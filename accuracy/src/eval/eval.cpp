@@ -145,6 +145,32 @@ std::vector<TensorError> WindowEvaluator::run(std::size_t w, EvalRun& run, const
   return log.entries();
 }
 
+std::vector<std::vector<TensorError>> WindowEvaluator::run_stacked(std::span<WindowEvaluator* const> evs,
+                                                                   std::size_t w, std::span<EvalRun> runs,
+                                                                   const WindowPrefix& from) {
+  const WindowEvaluator& e = *evs[0];
+  const std::size_t vocab = static_cast<std::size_t>(e.pm_.cfg.vocab_size), n = evs.size();
+  const std::size_t start = e.windows_.start(w), T = e.windows_.length(w);
+  const std::size_t first = e.opt_.score_all ? 0 : T / 2, first_logit = e.opt_.keep_logits ? 0 : first;
+  std::vector<ErrorLog> logs(n);
+  std::vector<const PreparedModel*> pms;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const TensorError& t : from.errors) logs[i].add(t);
+    pms.push_back(&evs[i]->pm_);
+  }
+  std::vector<float> logits(n * T * vocab);
+  forward_stacked(pms, from.layer, from.x, logits.data(), logs, e.threads_, first_logit);
+  std::vector<std::vector<TensorError>> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float* li = logits.data() + i * T * vocab;
+    runs[i].vocab = vocab;
+    if (e.opt_.keep_logits) runs[i].logits.insert(runs[i].logits.end(), li, li + T * vocab);
+    score_window(li, e.tokens_.subspan(start, T), first, vocab, runs[i]);
+    out.push_back(logs[i].entries());
+  }
+  return out;
+}
+
 }  // namespace detail
 
 EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Recipe& recipe, const EvalOptions& opt) {

@@ -60,6 +60,11 @@ class WindowEvaluator {
   // residual stream entering each layer (forward_window's).
   std::vector<TensorError> run(std::size_t w, EvalRun& run, const WindowPrefix* from = nullptr,
                                const ResidualTap& tap = {});
+  // run(w, runs[i], &from) of each evaluator, when their recipes differ only in layer
+  // from.layer and have no quantization point after it (forward_stacked: the layers after it
+  // and the head run once for all of them). Same options and tokens in each.
+  static std::vector<std::vector<TensorError>> run_stacked(std::span<WindowEvaluator* const> evs, std::size_t w,
+                                                           std::span<EvalRun> runs, const WindowPrefix& from);
 
  private:
   std::span<const int> tokens_;

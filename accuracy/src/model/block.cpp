@@ -35,9 +35,10 @@ void block_forward(BlockOps& ops, int l, float* x, const BlockRows& r, BlockActs
              hd = static_cast<std::size_t>(c.head_dim()), qd = static_cast<std::size_t>(c.q_dim()),
              hidden = static_cast<std::size_t>(c.hidden_dim), heads = static_cast<std::size_t>(c.n_heads),
              kv_heads = static_cast<std::size_t>(c.n_kv_heads), half = hd / 2, rows = r.B * r.T;
-  if (r.cache && (r.B != 1 || r.pos0 + r.T > r.cache->capacity))
-    throw Error("block_forward: " + std::to_string(r.B) + " sequences at positions " + std::to_string(r.pos0) + ".." +
-                std::to_string(r.pos0 + r.T) + " over a cache of " + std::to_string(r.cache->capacity));
+  for (std::size_t b = 0; r.cache && b < r.B; ++b)
+    if (r.pos0 + r.T > r.cache[b].capacity)
+      throw Error("block_forward: positions " + std::to_string(r.pos0) + ".." + std::to_string(r.pos0 + r.T) +
+                  " over a cache of " + std::to_string(r.cache[b].capacity));
   const int threads = ops.threads();
   for (auto [v, n] : {std::pair{&a.xn1, dim}, {&a.q, qd}, {&a.k, kvd}, {&a.v, kvd}, {&a.att, qd}, {&a.out, dim},
                       {&a.xn2, dim}, {&a.h, hidden}})
@@ -75,9 +76,13 @@ void block_forward(BlockOps& ops, int l, float* x, const BlockRows& r, BlockActs
   ops.point(l, BlockPoint::v, v, rows, kvd);
   const AttentionShape shape{r.B, r.T, heads, kv_heads, hd};
   if (r.cache) {
-    write_cache(*r.cache, k, v, rows, r.pos0, kv_heads, hd);
-    attention_cached(shape, r.pos0, q, *r.cache, a.att.data(), threads, ops.p_point(l, rows, r.pos0 + rows));
-    ops.p_done();
+    const AttentionShape one{1, r.T, heads, kv_heads, hd};
+    for (std::size_t b = 0; b < r.B; ++b) {
+      write_cache(r.cache[b], k + b * r.T * kvd, v + b * r.T * kvd, r.T, r.pos0, kv_heads, hd);
+      attention_cached(one, r.pos0, q + b * r.T * qd, r.cache[b], a.att.data() + b * r.T * qd, threads,
+                       ops.p_point(l, r.T, r.pos0 + r.T));
+      ops.p_done();
+    }
   } else {
     if (a.keep) a.p.resize(r.B * heads * r.T * r.T);
     attention_forward(shape, q, k, v, a.att.data(), a.keep ? a.p.data() : nullptr, threads);

@@ -92,13 +92,14 @@ struct BlockActs {
   std::vector<float> q_pre, k_pre, invq, invk;  // QK-norm's inputs and 1/rms per head
 };
 
-// The rows block_forward runs: B sequences of T tokens at positions pos0 .. pos0 + T - 1. With a
-// cache (B = 1), their K and V go to cache rows [pos0, pos0 + T) and the queries attend over cache
-// rows [0, pos0 + T): a window is T tokens from pos0 = 0, a decode step T = 1 at pos. Without
-// one (training), each sequence attends over its own K and V (pos0 = 0).
+// The rows block_forward runs: B sequences of T tokens at positions pos0 .. pos0 + T - 1. With
+// caches (cache[b] for sequence b), sequence b's K and V go to its cache rows [pos0, pos0 + T)
+// and its queries attend over cache rows [0, pos0 + T): a window is T tokens from pos0 = 0, a
+// decode step T = 1 at pos, sensitivity's stacked windows B of them. Without (training), each
+// sequence attends over its own K and V (pos0 = 0).
 struct BlockRows {
   std::size_t B = 1, T = 0, pos0 = 0;
-  const KvLayer* cache = nullptr;
+  const KvLayer* cache = nullptr;  // B of them, or none
 };
 
 // Layer l on x (B*T x dim, the residual stream), in place.

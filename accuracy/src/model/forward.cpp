@@ -264,4 +264,35 @@ void forward_window_from(const PreparedModel& pm, std::size_t from, std::span<co
   w.run_from(from, logits, first_logit, {});
 }
 
+void forward_stacked(std::span<const PreparedModel* const> pms, std::size_t from, std::span<const float> x,
+                     float* logits, std::span<ErrorLog> logs, int threads, std::size_t first_logit) {
+  const PreparedModel& pm = *pms[0];
+  const std::size_t n = pms.size(), dim = static_cast<std::size_t>(pm.cfg.dim), T = x.size() / dim,
+                    vocab = static_cast<std::size_t>(pm.cfg.vocab_size);
+  KvCache caches(n, static_cast<std::size_t>(pm.cfg.n_kv_heads), static_cast<std::size_t>(pm.cfg.head_dim()), T);
+  std::vector<KvLayer> kv(n);
+  std::vector<float> xs(n * T * dim);
+  BlockActs acts;
+  for (std::size_t i = 0; i < n; ++i) {  // each model's own layer
+    kv[i] = caches.layer(i);
+    std::copy(x.begin(), x.end(), xs.begin() + static_cast<std::ptrdiff_t>(i * T * dim));
+    ForwardOps ops(*pms[i], logs[i], threads);
+    block_forward(ops, static_cast<int>(from), xs.data() + i * T * dim, BlockRows{1, T, 0, &kv[i]}, acts);
+  }
+  ErrorLog shared;  // stays empty: no point after `from`
+  ForwardOps ops(pm, shared, threads);
+  for (std::size_t l = from + 1; l < pm.layers.size(); ++l)
+    block_forward(ops, static_cast<int>(l), xs.data(), BlockRows{n, T, 0, kv.data()}, acts);
+  // The head on every window's rows [first_logit, T) at once (rows are independent in the
+  // final RMSNorm and the GEMM), then each window's logits to its place.
+  const std::size_t S = T - first_logit;
+  std::vector<float> rows(n * S * dim), out(n * S * vocab);
+  for (std::size_t i = 0; i < n; ++i)
+    std::copy_n(xs.data() + (i * T + first_logit) * dim, S * dim, rows.data() + i * S * dim);
+  head_forward(ops, rows.data(), n * S, 0, out.data(), acts.xn1);
+  for (std::size_t i = 0; i < n; ++i)
+    std::copy_n(out.data() + i * S * vocab, S * vocab, logits + (i * T + first_logit) * vocab);
+  if (!shared.entries().empty()) throw Error("forward_stacked: a quantization point after layer " + std::to_string(from));
+}
+
 }  // namespace lowp::accuracy::detail

@@ -86,6 +86,7 @@ SweepJob SensitivityPlan::job(const LlamaModel& model, std::span<const int> toke
   if (reuse_prefix) {
     j.prefix_base = &base;
     j.resume = resume;
+    j.only_resume_layer = true;
   }
   return j;
 }

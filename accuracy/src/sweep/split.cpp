@@ -124,44 +124,102 @@ std::vector<SweepUnit> run_units(const SweepJob& job, std::size_t begin, std::si
 
   prefixes.fill(job);
 
-  for (std::size_t k = first_recipe; k < runs; ++k) {
-    const Recipe& recipe = job.recipes[k - first_recipe];
-    const auto t0 = std::chrono::steady_clock::now();
+  // Each recipe's evaluator, prepared at its first unit (a failed preparation fails its units).
+  struct Member {
+    std::size_t k = 0;
     std::optional<WindowEvaluator> ev;
     std::string failed;
     double setup = 0;
-    for (std::size_t w = w0; w < w1; ++w) {
-      if (!mine(w, k)) continue;
-      SweepUnit u;
-      u.window = w;
-      u.run = k;
-      const auto t1 = std::chrono::steady_clock::now();
-      if (!ev && failed.empty()) {
-        try {
-          ev.emplace(job.model, job.tokens, recipe, job.opt);
-          if (w == 0) u.errors = ev->weight_errors();
-        } catch (const Error& e) {
-          failed = e.what();
-        }
-        setup = seconds_since(t0);
-      }
-      if (!failed.empty()) {
-        u.error = failed;
-      } else {
-        try {
-          EvalRun r;
-          const std::optional<WindowPrefix> prefix = prefixes.find(job, k - first_recipe, w);
-          auto errors = ev->run(w, r, prefix ? &*prefix : nullptr);
-          u.errors.insert(u.errors.end(), errors.begin(), errors.end());
-          if (!base_mismatch) u.stats = position_stats(ref.at(w), r);
-        } catch (const Error& e) {
-          u.error = e.what();
-        }
-      }
-      u.seconds = seconds_since(t1) + std::exchange(setup, 0.0);
-      out.push_back(std::move(u));
-      step(recipe.name);
+    bool tried = false;
+  };
+  const auto prepare = [&](Member& m, SweepUnit& u, std::size_t w) {
+    if (m.tried) return;
+    m.tried = true;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      m.ev.emplace(job.model, job.tokens, job.recipes[m.k - first_recipe], job.opt);
+      if (w == 0) u.errors = m.ev->weight_errors();
+    } catch (const Error& e) {
+      m.failed = e.what();
     }
+    m.setup = seconds_since(t0);
+  };
+  const auto run_one = [&](Member& m, SweepUnit& u, std::size_t w) {
+    if (!m.failed.empty()) {
+      u.error = m.failed;
+      return;
+    }
+    try {
+      EvalRun r;
+      const std::optional<WindowPrefix> prefix = prefixes.find(job, m.k - first_recipe, w);
+      auto errors = m.ev->run(w, r, prefix ? &*prefix : nullptr);
+      u.errors.insert(u.errors.end(), errors.begin(), errors.end());
+      if (!base_mismatch) u.stats = position_stats(ref.at(w), r);
+    } catch (const Error& e) {
+      u.error = e.what();
+    }
+  };
+  // Recipes stacked per window: sensitivity's over an identity base, resuming at the same layer
+  // inside the model; as many as the memory for their logits allows (a window's T x vocab each,
+  // twice: the evaluator's and the stacked run's).
+  const auto n_layers = static_cast<std::size_t>(job.model.config.n_layers), vocab = static_cast<std::size_t>(job.model.config.vocab_size);
+  const auto stackable = [&](std::size_t k) {
+    const std::size_t i = k - first_recipe;
+    return job.only_resume_layer && job.prefix_base->is_identity() && resumes(job, i) && job.resume[i] < n_layers;
+  };
+  const std::size_t per_member = 8 * win.ctx * vocab, cap = std::clamp<std::size_t>((std::size_t{256} << 20) / per_member, 1, 32);
+
+  for (std::size_t k = first_recipe; k < runs;) {
+    std::size_t k2 = k + 1;
+    if (stackable(k))
+      while (k2 < runs && k2 - k < cap && stackable(k2) && job.resume[k2 - first_recipe] == job.resume[k - first_recipe]) ++k2;
+    std::vector<Member> group(k2 - k);
+    for (std::size_t j = 0; j < group.size(); ++j) group[j].k = k + j;
+    for (std::size_t w = w0; w < w1; ++w) {
+      std::vector<Member*> members;
+      std::vector<SweepUnit> units;
+      for (Member& m : group) {
+        if (!mine(w, m.k)) continue;
+        SweepUnit u;
+        u.window = w;
+        u.run = m.k;
+        prepare(m, u, w);
+        members.push_back(&m);
+        units.push_back(std::move(u));
+      }
+      const auto t1 = std::chrono::steady_clock::now();
+      // Stacked when two or more are ready on this window's prefix; else (or if that throws) one by one.
+      std::vector<std::size_t> ready;
+      for (std::size_t j = 0; j < members.size(); ++j)
+        if (members[j]->failed.empty()) ready.push_back(j);
+      const std::optional<WindowPrefix> prefix = ready.size() > 1 ? prefixes.find(job, members[ready[0]]->k - first_recipe, w)
+                                                                   : std::nullopt;
+      bool stacked = false;
+      if (prefix) {
+        try {
+          std::vector<WindowEvaluator*> evs;
+          for (std::size_t j : ready) evs.push_back(&*members[j]->ev);
+          std::vector<EvalRun> r(evs.size());
+          const auto errors = WindowEvaluator::run_stacked(evs, w, r, *prefix);
+          for (std::size_t i = 0; i < ready.size(); ++i) {
+            SweepUnit& u = units[ready[i]];
+            u.errors.insert(u.errors.end(), errors[i].begin(), errors[i].end());
+            if (!base_mismatch) u.stats = position_stats(ref.at(w), r[i]);
+          }
+          stacked = true;
+        } catch (const Error&) {  // run them one by one: each unit gets its own error
+        }
+      }
+      const double shared = stacked ? seconds_since(t1) / static_cast<double>(members.size()) : 0.0;
+      for (std::size_t j = 0; j < members.size(); ++j) {
+        const auto t2 = std::chrono::steady_clock::now();
+        if (!stacked || !members[j]->failed.empty()) run_one(*members[j], units[j], w);
+        units[j].seconds = seconds_since(t2) + shared + std::exchange(members[j]->setup, 0.0);
+        out.push_back(std::move(units[j]));
+        step(job.recipes[members[j]->k - first_recipe].name);
+      }
+    }
+    k = k2;
   }
   return out;
 }

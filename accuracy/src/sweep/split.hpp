@@ -36,6 +36,9 @@ struct SweepJob {
   // Empty: every recipe runs whole.
   const Recipe* prefix_base = nullptr;
   std::span<const std::size_t> resume = {};
+  // Sensitivity's recipes also compute the base's ops after layer resume[i]: over an identity
+  // base, recipes resuming at one layer run the layers after it side by side (forward_stacked).
+  bool only_resume_layer = false;
   std::size_t windows() const;
   std::size_t runs() const { return recipes.size() + (base ? 0 : 1); }
   std::size_t units() const { return windows() * runs(); }
