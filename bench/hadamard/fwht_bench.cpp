@@ -118,6 +118,45 @@ void BM_memcpy_cache(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * c.bytes));
 }
 
+// The arithmetic floor of BM_fwht_f32_cache: an FWHT with the reference's bits rounds log2(n)
+// additions per element (one per stage) plus the scale's multiply, so the same bytes take
+// rows x n x (log2 n + 1) floating-point operations. Here they run as independent vector
+// adds and multiplies on registers (half each, the two kinds of pipes), no memory and no lane
+// shuffles: the fastest this CPU can do them. fwht / floor shows how much of the FP rate the
+// transform reaches; memcpy / floor is the best ratio to memcpy any such FWHT can have here.
+typedef float Vec16 __attribute__((vector_size(64)));
+typedef float Vec8 __attribute__((vector_size(32)));
+typedef float Vec4 __attribute__((vector_size(16)));
+template <class V, int W>
+struct FloorOps {
+  static constexpr int kChains = 7;  // per kind: latency 3 x 2 pipes needs 6; 7 + 7 + 2 constants = 16 registers
+  __attribute__((always_inline)) static inline float run(std::size_t vector_ops) {  // in the target function
+    V a[kChains], m[kChains], d = V{} + 0x1p-20f, one = V{} + 1.0f;
+    for (int k = 0; k < kChains; ++k) a[k] = V{} + static_cast<float>(k), m[k] = V{} + (1.0f + static_cast<float>(k) * 0x1p-10f);
+    asm("" : "+m"(d), "+m"(one));  // unknown to the optimiser: a + d and m * one stay
+    const V dd = d, oo = one;
+    for (std::size_t i = 0; i < vector_ops; i += 2 * kChains)
+      for (int k = 0; k < kChains; ++k) a[k] += dd, m[k] *= oo;
+    float sink = 0;
+    for (int k = 0; k < kChains; ++k) sink += a[k][0] + m[k][0];
+    return sink;
+  }
+};
+__attribute__((target("avx512f"))) float floor_avx512(std::size_t ops) { return FloorOps<Vec16, 16>::run(ops); }
+__attribute__((target("avx2"))) float floor_avx2(std::size_t ops) { return FloorOps<Vec8, 8>::run(ops); }
+float floor_sse(std::size_t ops) { return FloorOps<Vec4, 4>::run(ops); }
+
+void BM_fp_floor_cache(benchmark::State& state) {
+  const CacheShape c(state);
+  // The widest vectors this CPU has, as lowp's own FWHT kernels pick them.
+  const bool avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
+  const std::size_t lanes = avx512 ? 16 : avx2 ? 8 : 4;
+  const std::size_t ops = c.rows * c.n / lanes * static_cast<std::size_t>(state.range(0) + 1);
+  for (auto _ : state) benchmark::DoNotOptimize(avx512 ? floor_avx512(ops) : avx2 ? floor_avx2(ops) : floor_sse(ops));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * c.bytes));
+  state.counters["vector_ops"] = static_cast<double>(ops);
+}
+
 // Streaming: every row of a 256 MiB matrix transformed once per pass.
 // bytes_per_second is per CPU second of the benchmark thread, like every figure here;
 // wall_bytes_per_second divides by elapsed time instead, which shows what a second thread adds.
@@ -175,6 +214,7 @@ void Sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_fwht_f32_cache)->Apply(Sizes);
 BENCHMARK(BM_memcpy_cache)->Apply(Sizes);
+BENCHMARK(BM_fp_floor_cache)->Arg(10)->Arg(12)->Arg(14);
 BENCHMARK(BM_fwht_f32_scalar_cache)->Apply(Sizes);
 BENCHMARK(BM_fwht_f32_l1)->Arg(10)->Arg(12);
 BENCHMARK(BM_memcpy_l1);
