@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "common.hpp"
+#include "lowp/accuracy/calibrate.hpp"
 #include "lowp/accuracy/eval.hpp"
 #include "lowp/accuracy/eval_text.hpp"
 #include "lowp/accuracy/loaders.hpp"
@@ -87,6 +88,23 @@ py::list tensor_errors(const std::vector<TensorError>& errs) {
   return out;
 }
 
+// calib_tokens= / calib_text=: the calibration text of recipes with weights.calibrate or static
+// scales (`--calib FILE` of the CLI), given and tokenized as tokens= / text= are (the same bos=);
+// not cached on disk. A recipe that needs it and has none: ValueError naming the key.
+std::shared_ptr<const CalibrationText> calib_arg(const std::vector<accuracy::Recipe>& recipes, const py::object& tokens,
+                                                 const std::optional<std::string>& text, const std::string& model_path,
+                                                 int vocab, const std::string& bos) {
+  std::shared_ptr<CalibrationText> t;
+  if (!tokens.is_none() || text) {
+    t = std::make_shared<CalibrationText>();
+    t->tokens = tokens_arg(tokens, text, model_path, vocab, text ? bos : std::string("auto"), t->bos);
+  }
+  for (const accuracy::Recipe& r : recipes)
+    if (const std::string key = missing_calibration(r, t.get()); !key.empty())
+      throw py::value_error("recipe '" + r.name + "' has " + key + ": give the calibration text with calib_text= or calib_tokens=");
+  return t;
+}
+
 // The model argument as `lowp eval --model` takes it: a path or a built-in name (shakespeare).
 std::string model_arg(const std::string& name_or_path) {
   try {
@@ -98,7 +116,7 @@ std::string model_arg(const std::string& name_or_path) {
 
 py::dict eval(const std::string& model_name, const py::object& tokens, const std::optional<std::string>& text,
               const std::string& recipe_name, std::optional<int> ctx, bool score_all, int threads,
-              const std::string& bos) {
+              const std::string& bos, const py::object& calib_tokens, const std::optional<std::string>& calib_text) {
   const accuracy::Recipe recipe = recipe_arg(recipe_name);
   EvalOptions opt = options_arg(ctx, score_all, threads);
   const std::string model_path = model_arg(model_name);
@@ -108,6 +126,7 @@ py::dict eval(const std::string& model_name, const py::object& tokens, const std
     model = load_model(model_path, WeightStorage::mapped);
   }
   const std::vector<int> ids = tokens_arg(tokens, text, model_path, model.config.vocab_size, bos, opt.bos);
+  opt.calib = calib_arg({recipe}, calib_tokens, calib_text, model_path, model.config.vocab_size, bos);
   EvalRun run;
   {
     py::gil_scoped_release nogil;
@@ -129,7 +148,8 @@ py::dict eval(const std::string& model_name, const py::object& tokens, const std
 
 py::list sweep(const std::string& model_name, const py::object& tokens, const std::optional<std::string>& text,
                const std::optional<std::vector<std::string>>& recipe_names, std::optional<int> ctx, bool score_all,
-               int threads, const std::string& bos) {
+               int threads, const std::string& bos, const py::object& calib_tokens,
+               const std::optional<std::string>& calib_text) {
   std::vector<accuracy::Recipe> recipes;
   for (const std::string& n : recipe_names ? *recipe_names : default_sweep_recipes()) recipes.push_back(recipe_arg(n));
   if (recipes.empty()) throw py::value_error("recipes= is empty");
@@ -141,6 +161,7 @@ py::list sweep(const std::string& model_name, const py::object& tokens, const st
     model = load_model(model_path, WeightStorage::mapped);
   }
   const std::vector<int> ids = tokens_arg(tokens, text, model_path, model.config.vocab_size, bos, opt.bos);
+  opt.calib = calib_arg(recipes, calib_tokens, calib_text, model_path, model.config.vocab_size, bos);
   ModelSweep s;
   {
     py::gil_scoped_release nogil;
@@ -179,17 +200,21 @@ py::list sweep(const std::string& model_name, const py::object& tokens, const st
 void bind_accuracy(py::module_& m) {
   m.def("eval", &eval, py::arg("model"), py::arg("tokens") = py::none(), py::arg("text") = py::none(),
         py::arg("recipe") = "fp32", py::arg("ctx") = py::none(), py::arg("score_all") = false, py::arg("threads") = 0,
-        py::arg("bos") = "auto",
+        py::arg("bos") = "auto", py::arg("calib_tokens") = py::none(), py::arg("calib_text") = py::none(),
         "Teacher-forced evaluation of a checkpoint (llama2.c .bin, GGUF, safetensors, or a built-in name such as\n"
         "'shakespeare') under a recipe, as `lowp eval`, with its numbers. tokens: a sequence of ids or a token\n"
         "file path (used as given); text: the text itself, BOS first as bos= says ('auto': the tokenizer's\n"
-        "add_bos, as `lowp eval --bos auto`; 'on'; 'off'). Returns a dict:\n"
+        "add_bos, as `lowp eval --bos auto`; 'on'; 'off'). calib_tokens / calib_text: the calibration text of a\n"
+        "recipe with weights.calibrate or static scales (`--calib`), taken as tokens / text are; not cached.\n"
+        "Returns a dict:\n"
         "model, recipe, tokens, scored, mean_nll, ppl, nonfinite, layers (SQNR per quantization point).");
   m.def("sweep", &sweep, py::arg("model"), py::arg("tokens") = py::none(), py::arg("text") = py::none(),
         py::arg("recipes") = py::none(), py::arg("ctx") = py::none(), py::arg("score_all") = false,
-        py::arg("threads") = 0, py::arg("bos") = "auto",
+        py::arg("threads") = 0, py::arg("bos") = "auto", py::arg("calib_tokens") = py::none(),
+        py::arg("calib_text") = py::none(),
         "The model sweep of `lowp sweep --model`: the fp32 reference, then each recipe (default: the CLI's\n"
-        "list), sorted by mean KLD. Returns one dict per recipe with the CSV's columns (docs/sweep.md).");
+        "list), sorted by mean KLD; calib_tokens / calib_text as in eval(). Returns one dict per recipe with\n"
+        "the CSV's columns (docs/sweep.md).");
 }
 
 }  // namespace lowp::python

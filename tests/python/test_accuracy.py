@@ -1,6 +1,7 @@
 """lowp.eval and lowp.sweep on the 260K-parameter Llama in ../shared: the float64 oracle's NLL,
 and the sweep's dicts against the `lowp sweep --csv` program's output."""
 import csv
+import pathlib
 import subprocess
 
 import numpy as np
@@ -57,3 +58,37 @@ def test_sweep_matches_cli_csv(shared, cli, tmp_path):
             elif k != "seconds":
                 assert r[k] == (int(v) if k in ("tokens", "nonfinite") else float(v)), k
     assert rows[0]["kld_mean"] <= rows[1]["kld_mean"]  # sorted by mean KLD
+
+
+def test_calibrated_recipes_match_the_cli(shared, cli, tmp_path):
+    """calib_text= is the CLI's --calib: a static-scale recipe file and a GPTQ recipe give the CLI's
+    numbers on the same texts; a recipe that needs calibration and has none names its key.
+    Mutant checked: calib_text= read as evaluation-style tokens with BOS off changes the static
+    scales' windows and the KLD no longer matches the CLI's."""
+    recipe_dir = pathlib.Path(__file__).resolve().parents[2] / "docs" / "recipes"
+    static = str(recipe_dir / "nvfp4-static.txt")
+    gptq = tmp_path / "gptq.txt"
+    gptq.write_text("name = w4-gptq\nweights = int4:b32:pad\nweights.calibrate = gptq\n")
+    model = str(shared / "models" / "tinyllamas" / "stories260K.bin")
+    corpus = (shared / "data" / "tinyshakespeare.txt").read_text()
+    text, calib = corpus[:3000], corpus[50000:56000]
+    (tmp_path / "t.txt").write_text(text)
+    (tmp_path / "c.txt").write_text(calib)
+    recipes = [static, str(gptq)]
+    rows = lowp.sweep(model, text=text, recipes=recipes, threads=1, calib_text=calib)
+    out = tmp_path / "s.csv"
+    subprocess.run([cli, "sweep", "--model", model, "--text", str(tmp_path / "t.txt"), "--recipes", ",".join(recipes),
+                    "--calib", str(tmp_path / "c.txt"), "--calib-cache", str(tmp_path / "cache"), "--csv", str(out),
+                    "--threads", "1"], check=True, capture_output=True)
+    with open(out) as f:
+        want = {w["recipe"]: w for w in csv.DictReader(f)}
+    assert sorted(r["recipe"] for r in rows) == sorted(want) == ["nvfp4-static", "w4-gptq"]
+    for r in rows:
+        assert r["error"] == "" and r["kld_mean"] > 0
+        assert r["kld_mean"] == float(want[r["recipe"]]["kld_mean"]), r["recipe"]
+    one = lowp.eval(model, text=text, recipe=static, calib_text=calib, threads=1)
+    assert np.isfinite(one["ppl"])
+    with pytest.raises(ValueError, match=r"recipe 'nvfp4-static' has act.scale = static:amax: give the calibration text with calib_text="):
+        lowp.eval(model, text=text, recipe=static)
+    with pytest.raises(ValueError, match=r"recipe 'w4-gptq' has weights.calibrate = gptq: give"):
+        lowp.sweep(model, text=text, recipes=[str(gptq)])

@@ -44,15 +44,10 @@ void add_calib_options(CLI::App* app, CalibArgs& a) {
 }
 
 void require_calibration(const accuracy::Recipe& r, const accuracy::CalibrationText* text) {
-  if (r.calibrate.method != accuracy::CalibMethod::none && !r.is_identity() && !text)
-    throw Failure{exit_usage, "recipe '" + r.name + "' has weights.calibrate = " +
-                                  std::string(accuracy::calib_method_name(r.calibrate.method)) +
-                                  ": give the calibration text with --calib FILE"};
-  if (!r.static_scales() || r.is_identity() || (text && !text->tokens.empty())) return;
-  const std::string key = r.act_scale.fixed ? "act.scale = " + accuracy::scale_source_text(r.act_scale)
-                                            : "attn.scale = " + accuracy::scale_source_text(r.attn_scale);
-  throw Failure{exit_usage, "recipe '" + r.name + "' has " + key +
-                                ": give the calibration text with --calib FILE (the scales are cached per text)"};
+  const std::string key = accuracy::missing_calibration(r, text);
+  if (key.empty()) return;
+  throw Failure{exit_usage, "recipe '" + r.name + "' has " + key + ": give the calibration text with --calib FILE" +
+                                (key.starts_with("weights.") ? "" : " (the scales are cached per text)")};
 }
 
 std::shared_ptr<const accuracy::CalibrationText> calibration_text(const CalibArgs& a, const std::string& model_path,

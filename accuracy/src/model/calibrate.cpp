@@ -364,4 +364,12 @@ std::map<std::string, std::vector<float>> importance_matrix(const LlamaModel& mo
   return out;
 }
 
+std::string missing_calibration(const Recipe& r, const CalibrationText* text) {
+  if (r.is_identity()) return {};
+  if (r.calibrate.method != CalibMethod::none && !text)
+    return "weights.calibrate = " + std::string(calib_method_name(r.calibrate.method));
+  if (!r.static_scales() || (text && !text->tokens.empty())) return {};
+  return r.act_scale.fixed ? "act.scale = " + scale_source_text(r.act_scale) : "attn.scale = " + scale_source_text(r.attn_scale);
+}
+
 }  // namespace lowp::accuracy

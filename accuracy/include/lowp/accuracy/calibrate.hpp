@@ -40,6 +40,11 @@ std::map<std::string, std::vector<float>> importance_matrix(const LlamaModel& mo
 std::map<std::string, float> static_scales(const LlamaModel& model, const Recipe& recipe, const CalibrationText& text,
                                            int threads = 0);
 
+// The key of `recipe` that needs calibration text `text` does not bring ("weights.calibrate =
+// gptq", "act.scale = static:amax", ...; text null: none given); empty when nothing is missing.
+// Each front end (CLI, Python) words the advice in its own terms.
+std::string missing_calibration(const Recipe& recipe, const CalibrationText* text);
+
 // The GGUF tensor name of a linear of layer `layer` (blk.<layer>.attn_q.weight, ...).
 std::string gguf_linear_name(int layer, std::size_t kind);
 
