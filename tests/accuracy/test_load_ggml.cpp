@@ -434,15 +434,15 @@ TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
   constexpr std::uint16_t edges[] = {0x0000, 0x8000, 0x0001, 0x03FF, 0x3C00, 0xBC00,
                                      0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01};
   std::mt19937 gen(23);
-  for (const std::uint32_t type : {ggml::q8_0, ggml::q4_k, ggml::q6_k}) {
+  for (const std::uint32_t type : {ggml::q4_0, ggml::q8_0, ggml::q4_k, ggml::q5_k, ggml::q6_k}) {
     const ggml::LaneDecoder lanes = ggml::lane_decoder(type, lowp::Isa::avx2);
     ASSERT_NE(lanes, nullptr) << ggml::type_name(type);
     EXPECT_EQ(ggml::lane_decoder(type, lowp::Isa::scalar), nullptr);
     const std::size_t K = 768, bb = ggml::block_bytes(type), blocks = K / ggml::block_size(type);
-    // The f16 scale fields of a block (Q8_0: d; Q4_K: d, dmin; Q6_K: d).
-    const std::vector<std::size_t> at = type == ggml::q8_0 ? std::vector<std::size_t>{0}
-                                        : type == ggml::q4_k ? std::vector<std::size_t>{0, 2}
-                                                             : std::vector<std::size_t>{208};
+    // The f16 scale fields of a block (Q4_0, Q8_0: d; Q4_K, Q5_K: d, dmin; Q6_K: d).
+    const std::vector<std::size_t> at = type == ggml::q6_k                         ? std::vector<std::size_t>{208}
+                                        : type == ggml::q4_k || type == ggml::q5_k ? std::vector<std::size_t>{0, 2}
+                                                                                   : std::vector<std::size_t>{0};
     for (int trial = 0; trial < 40; ++trial) {
       std::vector<std::uint8_t> bytes(8 * (blocks * bb + 3));
       for (auto& b : bytes) b = static_cast<std::uint8_t>(gen());

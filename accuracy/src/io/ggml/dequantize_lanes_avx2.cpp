@@ -1,4 +1,4 @@
-// AVX2 lane decoders (ggml_types.hpp's LaneDecoder) of Q8_0, Q4_K and Q6_K: 8 rows and 32
+// AVX2 lane decoders (ggml_types.hpp's LaneDecoder) of Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: 8 rows and 32
 // elements at a time. Each row's small integers are made in one register (32 bytes), an
 // 8 x 32 byte transpose puts row r in lane r, and the scalar decoders' float operations run
 // lane-wise with one scale per lane (dequantize.cpp): q * d, (d sc) q - dmin m, (d sc) q. The
@@ -92,19 +92,38 @@ void lanes_q8_0(const void* const* rows, std::size_t k0, std::size_t n, float* o
   }
 }
 
-// Q4_K (144-byte blocks of 256): sub-block j (32 elements) is the low (j even) or high nibbles
-// of bytes 16 + 32 (j / 2) ..; (d sc_j) q - dmin m_j, the 6-bit sc_j and m_j unpacked from the
-// 12 bytes at 4 as scale_min_k4 does, for the 8 rows at once.
-void lanes_q4_k(const void* const* rows, std::size_t k0, std::size_t n, float* out, std::size_t ld) {
-  const __m256i low = _mm256_set1_epi8(0x0F);
+// Q4_0 (18-byte blocks of 32): low nibbles are elements 0..15, high ones 16..31; (q - 8) d.
+void lanes_q4_0(const void* const* rows, std::size_t k0, std::size_t n, float* out, std::size_t ld) {
+  const __m128i low = _mm_set1_epi8(0x0F);
+  const __m256i eight = _mm256_set1_epi8(8);
+  for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, out += 32 * ld) {
+    __m256i q[8];
+    for (int r = 0; r < 8; ++r) {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_at(rows, r, u * 18 + 2)));
+      const __m256i nib = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low), _mm_and_si128(b, low));
+      q[r] = _mm256_sub_epi8(nib, eight);
+    }
+    const __m256 dv = halves(rows, u * 18);
+    transpose_out(q, [&](__m256 f, int) { return _mm256_mul_ps(f, dv); }, out, ld);
+  }
+}
+
+// Q4_K (144-byte blocks of 256) and Q5_K (176, kFive): sub-block j (32 elements) is the low
+// (j even) or high nibbles of the bytes at 16 (Q5_K: 48) + 32 (j / 2), Q5_K adding bit j of the
+// 32 bytes at 16 as 16; (d sc_j) q - dmin m_j, the 6-bit sc_j and m_j unpacked from the 12
+// bytes at 4 as scale_min_k4 does, for the 8 rows at once.
+template <bool kFive>
+void lanes_q45_k(const void* const* rows, std::size_t k0, std::size_t n, float* out, std::size_t ld) {
+  constexpr std::size_t bytes = kFive ? 176 : 144, qs = kFive ? 48 : 16;
+  const __m256i low = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
   __m256 s[8], m[8];  // the block's d sc_j and dmin m_j
   for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, out += 32 * ld) {
     const std::size_t blk = u / 8;
     const int j = static_cast<int>(u % 8);
     if (u == k0 / 32 || j == 0) {
-      const __m256 d = halves(rows, blk * 144), dmin = halves(rows, blk * 144 + 2);
+      const __m256 d = halves(rows, blk * bytes), dmin = halves(rows, blk * bytes + 2);
       __m256i v[8], b[12];
-      bytes16(rows, blk * 144 + 4, v);
+      bytes16(rows, blk * bytes + 4, v);
       for (int c = 0; c < 12; ++c) b[c] = _mm256_cvtepu8_epi32(column(v, c));
       const __m256i six = _mm256_set1_epi32(63), four = _mm256_set1_epi32(15);
       for (int i = 0; i < 8; ++i) {
@@ -120,10 +139,15 @@ void lanes_q4_k(const void* const* rows, std::size_t k0, std::size_t n, float* o
         m[i] = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(mn));
       }
     }
+    const __m128i bit = _mm_cvtsi32_si128(j);
     __m256i q[8];
     for (int r = 0; r < 8; ++r) {
-      const __m256i v = load32(row_at(rows, r, blk * 144 + 16 + 32 * (j / 2)));
+      const __m256i v = load32(row_at(rows, r, blk * bytes + qs + 32 * (j / 2)));
       q[r] = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(v, 4) : v, low);
+      if constexpr (kFive) {
+        const __m256i h = _mm256_and_si256(_mm256_srl_epi16(load32(row_at(rows, r, blk * bytes + 16)), bit), one);
+        q[r] = _mm256_or_si256(q[r], _mm256_slli_epi16(h, 4));
+      }
     }
     const __m256 sv = s[j], mv = m[j];
     transpose_out(q, [&](__m256 f, int) { return _mm256_sub_ps(_mm256_mul_ps(sv, f), mv); }, out, ld);
@@ -163,7 +187,9 @@ void lanes_q6_k(const void* const* rows, std::size_t k0, std::size_t n, float* o
 LaneDecoder lane_decoder_avx2(std::uint32_t type) {
   switch (type) {
     case q8_0: return &lanes_q8_0;
-    case q4_k: return &lanes_q4_k;
+    case q4_0: return &lanes_q4_0;
+    case q4_k: return &lanes_q45_k<false>;
+    case q5_k: return &lanes_q45_k<true>;
     case q6_k: return &lanes_q6_k;
     default: return nullptr;
   }

@@ -48,7 +48,7 @@ void dequantize(std::uint32_t type, const void* blocks, float* out, std::size_t 
 // k0 + k of rows[r] (r < 8, k < n), bitwise dequantize()'s float; k0 and n multiples of 32.
 using LaneDecoder = void (*)(const void* const* rows, std::size_t k0, std::size_t n, float* out, std::size_t ld);
 // The lane decoder of `type` with instruction set `isa` (available on this CPU), or nullptr:
-// Q8_0, Q4_K and Q6_K have AVX2 ones.
+// Q4_0, Q8_0, Q4_K, Q5_K and Q6_K have AVX2 ones.
 LaneDecoder lane_decoder(std::uint32_t type, Isa isa);
 
 }  // namespace lowp::accuracy::ggml
