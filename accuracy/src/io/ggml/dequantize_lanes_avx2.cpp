@@ -1,7 +1,7 @@
-// AVX2 lane decoders (ggml_types.hpp's LaneDecoder) of Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: 8 rows and 32
-// elements at a time. Each row's small integers are made in one register (32 bytes), an
+// AVX2 lane decoders (ggml_types.hpp's LaneDecoder) of Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: 8 rows
+// and 32 elements at a time. Each row's small integers are made in one register (32 bytes), an
 // 8 x 32 byte transpose puts row r in lane r, and the scalar decoders' float operations run
-// lane-wise with one scale per lane (dequantize.cpp): q * d, (d sc) q - dmin m, (d sc) q. The
+// lane-wise with one scale per lane (dequantize.cpp): q d, (d sc) q - dmin m, (d sc) q. The
 // integers convert to float exactly and each lane's operations are its row's, so every value
 // is bitwise the scalar decoder's. Compiled with -ffp-contract=off like them.
 #include <immintrin.h>
