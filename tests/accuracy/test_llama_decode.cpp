@@ -178,13 +178,13 @@ TEST(Decode, BadInputIsOneLine) {
 }
 
 // `lowp generate` reads a GGUF's weights mapped in their stored type, each decode step's
-// one-row products widening them (Q4_K, Q6_K, Q8_0 blocks, bf16) as it goes: its logits are
-// bitwise the evaluator's on the float32 copy that load_gguf widens at load (ggml's own values,
-// GgmlDequant.BitExactAgainstGgml), at two threads (the GEMV splits the rows of the larger
-// weights between them).
+// one-row products widening them (Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 blocks through the lanes
+// decoders, bf16) as it goes: its logits are bitwise the evaluator's on the float32 copy that
+// load_gguf widens at load (ggml's own values, GgmlDequant.BitExactAgainstGgml), at two threads
+// (the GEMV splits the rows of the larger weights between them).
 TEST(Decode, MappedGgufWeightsGiveTheWidenedEvaluatorsLogits) {
   const std::string dir = shared_path("gguf");
-  for (const std::string t : {"Q4_K_M", "Q6_K", "Q8_0", "BF16"}) {
+  for (const std::string t : {"Q4_K_M", "Q5_K_M", "Q4_0", "Q6_K", "Q8_0", "BF16"}) {
     const std::string path = dir + "/modelA-" + t + ".gguf";
     if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " (../shared/gguf) is absent";
     const LlamaModel mapped = load_gguf(path, WeightStorage::mapped), widened = load_gguf(path);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cstring>
+#include <iterator>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -419,6 +421,58 @@ TEST(GgmlDequant, SimdDecodersAreBitwiseTheScalarOnes) {
     std::size_t differ = 0;
     for (std::size_t i = 0; i < n; ++i) differ += std::bit_cast<std::uint32_t>(scalar[i]) != std::bit_cast<std::uint32_t>(simd[i]);
     EXPECT_EQ(differ, 0u) << ggml::type_name(type);
+  }
+}
+
+// The lane decoders (8 rows at once, element k of row r at out[k * ld + r]) against the scalar
+// decoders (ggml's arithmetic, checked bit-exact above), row by row: random blocks at odd
+// addresses, with the f16 scales of some blocks set to the edge values (zero, -0, the smallest
+// and largest subnormals, +-1, +-max, +-infinity, a quiet and a signalling NaN), over every
+// 32-aligned span that a 64-element call covers and over whole rows.
+TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
+  if (!lowp::isa_available(lowp::Isa::avx2)) GTEST_SKIP() << "no AVX2 on this CPU";
+  constexpr std::uint16_t edges[] = {0x0000, 0x8000, 0x0001, 0x03FF, 0x3C00, 0xBC00,
+                                     0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01};
+  std::mt19937 gen(23);
+  for (const std::uint32_t type : {ggml::q4_0, ggml::q8_0, ggml::q4_k, ggml::q5_k, ggml::q6_k}) {
+    const ggml::LaneDecoder lanes = ggml::lane_decoder(type, lowp::Isa::avx2);
+    ASSERT_NE(lanes, nullptr) << ggml::type_name(type);
+    EXPECT_EQ(ggml::lane_decoder(type, lowp::Isa::scalar), nullptr);
+    const std::size_t K = 768, bb = ggml::block_bytes(type), blocks = K / ggml::block_size(type);
+    // The f16 scale fields of a block (Q4_0, Q8_0: d; Q4_K, Q5_K: d, dmin; Q6_K: d).
+    const std::vector<std::size_t> at = type == ggml::q6_k                         ? std::vector<std::size_t>{208}
+                                        : type == ggml::q4_k || type == ggml::q5_k ? std::vector<std::size_t>{0, 2}
+                                                                                   : std::vector<std::size_t>{0};
+    for (int trial = 0; trial < 40; ++trial) {
+      std::vector<std::uint8_t> bytes(8 * (blocks * bb + 3));
+      for (auto& b : bytes) b = static_cast<std::uint8_t>(gen());
+      const void* rows[8];
+      std::vector<float> want(8 * K);
+      for (std::size_t r = 0; r < 8; ++r) {
+        std::uint8_t* row = bytes.data() + r * (blocks * bb + 3) + 1 + r % 3;  // not aligned
+        for (std::size_t b = 0; b < blocks; ++b)
+          for (std::size_t o : at)
+            if (gen() % 3 == 0) {
+              const std::uint16_t h = edges[gen() % std::size(edges)];
+              std::memcpy(row + b * bb + o, &h, 2);
+            }
+        rows[r] = row;
+        ggml::dequantize(type, row, want.data() + r * K, K, lowp::Isa::scalar);
+      }
+      const std::size_t ld = 11;  // wider than the 8 lanes: the stride is the caller's
+      std::vector<float> got(K * ld);
+      for (std::size_t k0 = 0; k0 < K; k0 += 64) lanes(rows, k0, 64, got.data() + k0 * ld, ld);
+      std::vector<float> whole(K * ld);
+      lanes(rows, 0, K, whole.data(), ld);
+      std::size_t differ = 0;
+      for (std::size_t r = 0; r < 8; ++r)
+        for (std::size_t k = 0; k < K; ++k) {
+          const std::uint32_t w = std::bit_cast<std::uint32_t>(want[r * K + k]);
+          differ += w != std::bit_cast<std::uint32_t>(got[k * ld + r]);
+          differ += w != std::bit_cast<std::uint32_t>(whole[k * ld + r]);
+        }
+      ASSERT_EQ(differ, 0u) << ggml::type_name(type) << " trial " << trial;
+    }
   }
 }
 

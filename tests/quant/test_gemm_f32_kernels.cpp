@@ -117,17 +117,25 @@ TEST(GemmF32Kernels, LayoutsGiveTheBitsOfTheTransposedCopies) {
 // Custom stored type for the test: blocks of 32 int8 codes after a float scale (a Q8_0-like
 // layout written here), decoded by the callback.
 struct Q8Ctx {
-  int calls = 0;
+  int calls = 0, lane_calls = 0;
 };
+float q8_at(const void* row, std::size_t k) {  // element k of a row of that type
+  const auto* p = static_cast<const std::uint8_t*>(row) + k / 32 * 36;
+  float d;
+  std::memcpy(&d, p, 4);
+  return d * static_cast<float>(static_cast<std::int8_t>(p[4 + k % 32]));
+}
 void widen_q8(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
   ++const_cast<Q8Ctx*>(static_cast<const Q8Ctx*>(ctx))->calls;
-  const auto* p = static_cast<const std::uint8_t*>(row);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t k = k0 + i, blk = k / 32;
-    float d;
-    std::memcpy(&d, p + blk * 36, 4);
-    out[i] = d * static_cast<float>(static_cast<std::int8_t>(p[blk * 36 + 4 + k % 32]));
-  }
+  for (std::size_t i = 0; i < n; ++i) out[i] = q8_at(row, k0 + i);
+}
+// The same type decoded 8 rows at a time into lanes (StoredMatrix::widen_lanes).
+void widen_q8_lanes(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, float* out,
+                    std::size_t ld) {
+  ++const_cast<Q8Ctx*>(static_cast<const Q8Ctx*>(ctx))->lane_calls;
+  EXPECT_TRUE(k0 % 32 == 0 && n % 32 == 0 && ld >= 8) << k0 << " " << n << " " << ld;
+  for (std::size_t r = 0; r < 8; ++r)
+    for (std::size_t k = 0; k < n; ++k) out[k * ld + r] = q8_at(rows[r], k0 + k);
 }
 
 // B (N x K) stored every way gemm_f32 reads it (f32, bf16, f16, rows through row_map, the Q8-like
@@ -181,6 +189,9 @@ struct StoredCases {
         }
       cases.push_back(
           {"custom q8", {StoredType::custom, q8.data(), N, K, nullptr, (K / 32) * 36, 32, &widen_q8, &ctx}, wq});
+      StoredMatrix lanes = cases.back().m;
+      lanes.widen_lanes = &widen_q8_lanes;
+      cases.push_back({"custom q8 lanes", lanes, wq});
     }
   }
 };
@@ -217,10 +228,11 @@ TEST(GemmF32Kernels, StoredMatrixBadArguments) {
 
 // ---- The one-row GEMM (gemv_f32_kernels.hpp), which gemm_f32 runs when M = 1.
 
-// N x K: row counts around each kernel's rows (4, 8, 16) and K around its squares and the
-// K block of 256, so that both the kernels' tails and the driver's last rows run.
+// N x K: row counts around each kernel's rows (4, 8, 16, and the 32 of the lanes path) and K
+// around its squares and the K block of 256, so that both the kernels' tails and the driver's
+// last rows run.
 const std::size_t kGemvShapes[][2] = {{1, 1},   {3, 5},    {16, 16},  {17, 31},  {33, 256},
-                                      {70, 257}, {48, 544}, {100, 600}, {37, 1000}};
+                                      {70, 257}, {48, 544}, {100, 600}, {37, 1000}, {100, 640}};
 
 TEST(GemvF32Kernels, EveryIsaAndStoredTypeMatchesTheFmaOracleBitwise) {
   for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
@@ -260,6 +272,9 @@ TEST(GemvF32Kernels, EveryIsaAndStoredTypeMatchesTheFmaOracleBitwise) {
               << isa_name(isa) << " B transposed N=" << N << " K=" << K << " accumulate=" << acc
               << " threads=" << threads;
         }
+      if (K % 32 == 0) {
+        EXPECT_GT(sc.ctx.lane_calls, 0) << "N=" << N << " K=" << K;  // the lanes path ran
+      }
     }
   }
 }

@@ -13,6 +13,7 @@ namespace {
 struct BlockType {
   std::uint32_t type = 0;
   std::size_t elems = 0, bytes = 0;  // elems 0: not mappable
+  ggml::LaneDecoder lanes = nullptr;  // the one-row GEMV's 8-rows-at-once decoder, if the type has one
 };
 constexpr std::uint32_t max_types = 64;
 
@@ -23,7 +24,7 @@ const BlockType* block_type(std::uint32_t type) {
       t[i].type = i;
       if (!ggml::can_dequantize(i)) continue;
       const std::size_t e = ggml::block_size(i);
-      if (256 % e == 0) t[i] = {i, e, ggml::block_bytes(i)};
+      if (256 % e == 0) t[i] = {i, e, ggml::block_bytes(i), ggml::lane_decoder(i, best_isa())};
     }
     return t;
   }();
@@ -33,6 +34,10 @@ const BlockType* block_type(std::uint32_t type) {
 void widen_blocks(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
   const auto& t = *static_cast<const BlockType*>(ctx);
   ggml::dequantize(t.type, static_cast<const std::uint8_t*>(row) + k0 / t.elems * t.bytes, out, n);
+}
+
+void widen_lanes(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, float* out, std::size_t ld) {
+  static_cast<const BlockType*>(ctx)->lanes(rows, k0, n, out, ld);
 }
 
 }  // namespace
@@ -57,6 +62,7 @@ quant::StoredMatrix ggml_matrix(std::uint32_t type, const void* data, std::size_
   m.block = t->elems;
   m.widen = &widen_blocks;
   m.ctx = t;
+  if (t->lanes && cols % 32 == 0) m.widen_lanes = &widen_lanes;
   return m;
 }
 

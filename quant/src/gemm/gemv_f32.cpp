@@ -43,6 +43,11 @@ void scalar_cols(const float* x, const float* bt, std::size_t ldb, std::size_t k
   }
 }
 
+void scalar_lanes(const float* x, const float* w, std::size_t n, float* acc) {
+  for (std::size_t k = 0; k < n; ++k)
+    for (std::size_t r = 0; r < kGemvLaneRows; ++r) acc[r] = std::fma(x[k], w[k * kGemvLaneRows + r], acc[r]);
+}
+
 // y[0..n) = acc (the first K block, not accumulating) or y + acc: gemm_f32's C = acc / C + acc.
 void fold(float* y, const float* acc, std::size_t n, bool add) {
   for (std::size_t j = 0; j < n; ++j) y[j] = add ? y[j] + acc[j] : acc[j];
@@ -65,8 +70,9 @@ void rows_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x,
   const StoredMatrix& b = g.b;
   const std::size_t R = kern.rows;
   float* acc = accbuf.get(R);
-  // f32, f16 and bf16 rows are read in place; custom (block-coded) rows are decoded one K block
-  // at a time into `wide` (R x kGemmKc floats, in L1) and read from there as float32.
+  // f32, f16 and bf16 rows are read in place; custom (block-coded) rows without a lanes
+  // decoder (lanes_block) are decoded one K block at a time into `wide` (R x kGemmKc floats,
+  // in L1) and read from there as float32.
   const bool in_place = b.type != StoredType::custom;
   const std::size_t esize = b.type == StoredType::f32 ? 4 : 2;
   float* buf = in_place ? nullptr : wide.get(R * kGemmKc);
@@ -98,6 +104,56 @@ void rows_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x,
   }
 }
 
+// Whether B's rows are decoded by StoredMatrix::widen_lanes (custom blocks).
+bool by_lanes(const StoredMatrix& b) { return b.type == StoredType::custom && b.widen_lanes && b.cols % 32 == 0; }
+
+// Rows [j0, j1) of B decoded kGemvLaneRows at a time straight into lanes, kLaneChunk columns
+// per call: a 32 x 128 float tile (16 KiB) stays in L1 between the decode and the fmas, and a
+// 256-element block's scales are unpacked twice (measured faster than 64 or 256 columns).
+void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x, std::size_t j0, std::size_t j1) {
+  constexpr std::size_t kLaneChunk = 128;
+  static thread_local Scratch tile, accbuf;
+  const StoredMatrix& b = g.b;
+  float* buf = tile.get(kGemvLaneRows * kLaneChunk);
+  float* acc = accbuf.get(kGemvLaneRows);
+  const auto* bytes = static_cast<const std::uint8_t*>(b.data);
+  const void* w[2][kGemvLaneRows];  // this group's rows, the next group's
+  const auto rows_at = [&](std::size_t r0, const void** out) {
+    const std::size_t rows = std::min(kGemvLaneRows, j1 - r0);
+    for (std::size_t r = 0; r < kGemvLaneRows; ++r) {  // past B's end: row r0 again, its sums dropped
+      const std::size_t l = r0 + (r < rows ? r : 0);
+      out[r] = bytes + (b.row_map ? b.row_map[l] : l) * b.row_bytes;
+    }
+  };
+  const std::size_t steps = (g.K + kLaneChunk - 1) / kLaneChunk * (kGemvLaneRows / kGemvLaneGroup);
+  rows_at(j0, w[0]);
+  for (std::size_t r0 = j0, cur = 0; r0 < j1; r0 += kGemvLaneRows, cur ^= 1) {
+    const std::size_t rows = std::min(kGemvLaneRows, j1 - r0);
+    const bool next = r0 + kGemvLaneRows < j1;
+    if (next) rows_at(r0 + kGemvLaneRows, w[cur ^ 1]);
+    // The next group's rows are prefetched into L2 a share per decode call (the 32 rows'
+    // blocks are read in an order the hardware prefetcher does not follow). Written in line:
+    // GCC deems a function that only prefetches pure and drops its calls.
+    const std::size_t lines = (b.row_bytes + 63) / 64, total = next ? kGemvLaneRows * lines : 0;
+    std::size_t step = 0;
+    for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
+      const std::size_t kc = std::min(kGemmKc, g.K - k0);
+      std::fill(acc, acc + kGemvLaneRows, 0.0f);
+      for (std::size_t c = 0; c < kc; c += kLaneChunk) {
+        const std::size_t n = std::min(kLaneChunk, kc - c);
+        for (std::size_t q = 0; q < kGemvLaneRows; q += kGemvLaneGroup) {
+          for (std::size_t l = step * total / steps, e = (step + 1) * total / steps; l < e; ++l)
+            __builtin_prefetch(static_cast<const char*>(w[cur ^ 1][l / lines]) + 64 * (l % lines), 0, 2);
+          ++step;
+          b.widen_lanes(b.ctx, w[cur] + q, k0 + c, n, buf + q, kGemvLaneRows);
+        }
+        kern.dot_lanes(x + k0 + c, buf, n, acc);
+      }
+      fold(g.c + r0, acc, rows, k0 > 0 || g.accumulate);
+    }
+  }
+}
+
 }  // namespace
 
 void gemv_rows_tail(StoredType t, const float* x, const void* const* w, std::size_t rows, std::size_t k0,
@@ -112,7 +168,7 @@ void gemv_rows_tail(StoredType t, const float* x, const void* const* w, std::siz
 const GemvF32Kernel kGemvF32Scalar = {
     kScalarRows,
     {&scalar_rows<StoredType::f32>, &scalar_rows<StoredType::f16>, &scalar_rows<StoredType::bf16>},
-    &scalar_cols};
+    &scalar_cols, &scalar_lanes};
 
 const GemvF32Kernel& gemv_f32_kernel(Isa isa) {
   switch (isa) {
@@ -139,7 +195,8 @@ void gemv_f32_run(const GemmF32Args& args, const GemvF32Kernel& kern, int thread
   }
   // Tasks: contiguous runs of whole row groups (columns of 256 for a transposed B), one per
   // thread, so that each thread streams its own part of B.
-  const std::size_t unit = g.b_t ? 256 : kern.rows, units = (g.N + unit - 1) / unit;
+  const bool lanes = !g.b_t && by_lanes(g.b);
+  const std::size_t unit = g.b_t ? 256 : lanes ? kGemvLaneRows : kern.rows, units = (g.N + unit - 1) / unit;
   const std::size_t tasks = std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), units);
   const auto range = [&](std::size_t t) {
     return std::pair{std::min(g.N, t * units / tasks * unit), std::min(g.N, (t + 1) * units / tasks * unit)};
@@ -151,6 +208,8 @@ void gemv_f32_run(const GemmF32Args& args, const GemvF32Kernel& kern, int thread
     const auto [j0, j1] = range(t);
     if (g.b_t)
       cols_block(g, kern, x, j0, j1);
+    else if (lanes)
+      lanes_block(g, kern, x, j0, j1);
     else
       rows_block(g, kern, x, j0, j1);
   });

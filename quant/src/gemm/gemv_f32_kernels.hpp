@@ -5,7 +5,9 @@
 // acc = fma(x_k, b_jk, acc) from acc = 0, then y[j] = acc or y[j] + acc. A kernel keeps one row
 // of B per SIMD lane, so it needs B's rows transposed: it loads a square of rows x lanes
 // elements and transposes it in registers. Threads take contiguous runs of rows; a row's
-// chain is never split, so the thread count does not change the bits.
+// chain is never split, so the thread count does not change the bits. Block-coded (custom)
+// rows with a StoredMatrix::widen_lanes decoder skip the float transpose: it writes 32 rows'
+// floats already in lanes into an L1 tile, which dot_lanes runs its chains over.
 #pragma once
 #include <cstddef>
 
@@ -22,10 +24,18 @@ using GemvRowsFn = void (*)(const float* x, const void* const* w, std::size_t kc
 using GemvColsFn = void (*)(const float* x, const float* bt, std::size_t ldb, std::size_t kc, std::size_t n,
                             float* acc);
 
+// Rows of B whose custom blocks StoredMatrix::widen_lanes decodes into lanes (groups of 8 laid
+// side by side: element k of row r at w[k * kGemvLaneRows + r]); four independent groups of
+// 8 (two of 16 on AVX-512) keep the fma units busy while each chain waits on its latency.
+constexpr std::size_t kGemvLaneGroup = 8, kGemvLaneRows = 32;
+// acc[r] (r < kGemvLaneRows) continues its fma chain over k = 0 .. n-1 of x[k] * w[k * kGemvLaneRows + r].
+using GemvLanesFn = void (*)(const float* x, const float* w, std::size_t n, float* acc);
+
 struct GemvF32Kernel {
   std::size_t rows;        // rows of B per dot_rows call
   GemvRowsFn dot_rows[3];  // by StoredType: f32, f16, bf16
   GemvColsFn dot_cols;
+  GemvLanesFn dot_lanes;
 };
 
 const GemvF32Kernel& gemv_f32_kernel(Isa isa);  // isa must be available

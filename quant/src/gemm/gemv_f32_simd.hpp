@@ -60,13 +60,30 @@ void gemv_simd_rows(const float* x, const void* const* w, std::size_t kc, float*
   gemv_rows_tail(T, x, w, W, k, kc, acc);
 }
 
+// dot_lanes: kGemvLaneRows / W independent chains of W rows each, one register apiece.
+template <class Arch, class Fma>
+void gemv_simd_lanes(const float* x, const float* w, std::size_t n, float* acc) {
+  using F = xsimd::batch<float, Arch>;
+  constexpr std::size_t G = kGemvLaneRows / F::size;
+  F a[G];
+#pragma GCC unroll 4
+  for (std::size_t g = 0; g < G; ++g) a[g] = F::load_unaligned(acc + g * F::size);
+  for (std::size_t k = 0; k < n; ++k, w += kGemvLaneRows) {
+    const F xk(x[k]);
+#pragma GCC unroll 4
+    for (std::size_t g = 0; g < G; ++g) a[g] = Fma::fma(xk, F::load_aligned(w + g * F::size), a[g]);
+  }
+#pragma GCC unroll 4
+  for (std::size_t g = 0; g < G; ++g) a[g].store_unaligned(acc + g * F::size);
+}
+
 // The kernel table of an ISA: V and its loads of f32, f16 and bf16 rows.
 template <class V, class LoadF32, class LoadF16, class LoadBf16, class Fma, class Arch>
 constexpr GemvF32Kernel gemv_simd_table() {
   return {V::W,
           {&gemv_simd_rows<V, LoadF32, StoredType::f32>, &gemv_simd_rows<V, LoadF16, StoredType::f16>,
            &gemv_simd_rows<V, LoadBf16, StoredType::bf16>},
-          &gemv_simd_cols<Arch, Fma>};
+          &gemv_simd_cols<Arch, Fma>, &gemv_simd_lanes<Arch, Fma>};
 }
 
 }  // namespace lowp::quant::detail

@@ -417,4 +417,8 @@ void dequantize(std::uint32_t type, const void* blocks, float* out, std::size_t 
   for (std::size_t i = 0; i < n / t->block; ++i) decode(b + i * t->bytes, out + i * t->block);
 }
 
+LaneDecoder lane_decoder(std::uint32_t type, Isa isa) {
+  return isa == Isa::scalar ? nullptr : lane_decoder_avx2(type);
+}
+
 }  // namespace lowp::accuracy::ggml

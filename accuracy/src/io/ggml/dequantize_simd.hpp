@@ -33,5 +33,7 @@ using BlockDecoder = void (*)(const std::uint8_t* block, float* out);
 // The AVX2 decoder of `type` (dequantize_avx2.cpp), or nullptr when it has none; call only when
 // the CPU has AVX2.
 BlockDecoder block_decoder_avx2(std::uint32_t type);
+// The AVX2 lane decoder of `type` (dequantize_lanes_avx2.cpp), or nullptr.
+LaneDecoder lane_decoder_avx2(std::uint32_t type);
 
 }  // namespace lowp::accuracy::ggml

@@ -44,4 +44,11 @@ void dequantize(std::uint32_t type, const void* blocks, float* out, std::size_t 
 // same with every one): Q8_0, Q4_K and Q6_K have AVX2 decoders.
 void dequantize(std::uint32_t type, const void* blocks, float* out, std::size_t n, Isa isa);
 
+// Widens elements [k0, k0 + n) of 8 rows at once into SIMD lanes: out[k * ld + r] = element
+// k0 + k of rows[r] (r < 8, k < n), bitwise dequantize()'s float; k0 and n multiples of 32.
+using LaneDecoder = void (*)(const void* const* rows, std::size_t k0, std::size_t n, float* out, std::size_t ld);
+// The lane decoder of `type` with instruction set `isa` (available on this CPU), or nullptr:
+// Q4_0, Q8_0, Q4_K, Q5_K and Q6_K have AVX2 ones.
+LaneDecoder lane_decoder(std::uint32_t type, Isa isa);
+
 }  // namespace lowp::accuracy::ggml

@@ -29,6 +29,11 @@ enum class StoredType : std::uint8_t { f32, f16, bf16, custom };
 // custom: writes elements [k0, k0 + n) of one stored row as float32; k0 is a multiple of
 // `block`, and so is n except at the row's end.
 using WidenFn = void (*)(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out);
+// custom, optional: the same elements of 8 rows at once, laid out as the one-row GEMM's SIMD
+// lanes want them: out[k * ld + r] = element k0 + k of rows[r] (r < 8, k < n), each the float
+// `widen` gives; k0 and n are multiples of 32 (set it only when cols is).
+using WidenLanesFn = void (*)(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, float* out,
+                              std::size_t ld);
 struct StoredMatrix {
   StoredType type = StoredType::f32;
   const void* data = nullptr;
@@ -38,6 +43,7 @@ struct StoredMatrix {
   std::size_t row_bytes = 0, block = 1;
   WidenFn widen = nullptr;
   const void* ctx = nullptr;
+  WidenLanesFn widen_lanes = nullptr;
 };
 
 // C (M x B.rows) = A B^T (+ C), A: M x B.cols float32; the same bits as gemm_f32 on B widened.

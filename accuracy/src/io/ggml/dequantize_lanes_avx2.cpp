@@ -1,0 +1,198 @@
+// AVX2 lane decoders (ggml_types.hpp's LaneDecoder) of Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: 8 rows
+// and 32 elements at a time. Each row's small integers are made in one register (32 bytes), an
+// 8 x 32 byte transpose puts row r in lane r, and the scalar decoders' float operations run
+// lane-wise with one scale per lane (dequantize.cpp): q d, (d sc) q - dmin m, (d sc) q. The
+// integers convert to float exactly and each lane's operations are its row's, so every value
+// is bitwise the scalar decoder's. Compiled with -ffp-contract=off like them.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "io/ggml/dequantize_simd.hpp"
+
+namespace lowp::accuracy::ggml {
+namespace {
+
+const std::uint8_t* row_at(const void* const* rows, int r, std::size_t offset) {
+  return static_cast<const std::uint8_t*>(rows[r]) + offset;
+}
+
+__m256i load32(const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+// The byte transpose of 8 rows of 32 bytes q[r]: afterwards v[t] holds, as 8-byte words, the
+// 8 rows' bytes of columns 2t, 2t+1 (low half) and 2t+16, 2t+17 (high half); column() picks one.
+void transpose_bytes(const __m256i q[8], __m256i v[8]) {
+  // In each 128-bit half L (columns 16L ..): a[p], a[4 + p]: 16-bit words j = columns j, 8 + j of rows 2p, 2p+1.
+  __m256i a[8];
+  for (int p = 0; p < 4; ++p) {
+    a[p] = _mm256_unpacklo_epi8(q[2 * p], q[2 * p + 1]);
+    a[4 + p] = _mm256_unpackhi_epi8(q[2 * p], q[2 * p + 1]);
+  }
+  for (int h = 0; h < 2; ++h)
+    for (int u = 0; u < 2; ++u) {
+      // 32-bit words j: column 8h + 4u + j of rows 0-3, then of rows 4-7.
+      const __m256i* s = a + 4 * h;
+      const __m256i r03 = u ? _mm256_unpackhi_epi16(s[0], s[1]) : _mm256_unpacklo_epi16(s[0], s[1]);
+      const __m256i r47 = u ? _mm256_unpackhi_epi16(s[2], s[3]) : _mm256_unpacklo_epi16(s[2], s[3]);
+      v[4 * h + 2 * u] = _mm256_unpacklo_epi32(r03, r47);  // 64-bit words j: column 8h + 4u + j, rows 0-7
+      v[4 * h + 2 * u + 1] = _mm256_unpackhi_epi32(r03, r47);
+    }
+}
+
+// Column c of transpose_bytes' result in the low 8 bytes.
+__m128i column(const __m256i v[8], int c) {
+  const __m256i t = v[(c % 16) / 2];
+  const __m128i half = c < 16 ? _mm256_castsi256_si128(t) : _mm256_extracti128_si256(t, 1);
+  return c % 2 ? _mm_unpackhi_epi64(half, half) : half;
+}
+
+// q[r]: the 32 int8 of row r (element c is byte c). Writes out[c * ld + r] = op(float(q[.][c]), c)
+// for c < 32, with op(f, c) the type's float operations on column c's 8 lanes.
+template <class Op>
+void transpose_out(const __m256i q[8], const Op& op, float* out, std::size_t ld) {
+  __m256i v[8];
+  transpose_bytes(q, v);
+  alignas(32) std::uint8_t t[256];  // read back with the widening loads (fewer shuffles than extracts)
+  for (int i = 0; i < 8; ++i) _mm256_store_si256(reinterpret_cast<__m256i*>(t) + i, v[i]);
+#pragma GCC unroll 32
+  for (int c = 0; c < 32; ++c) {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(t + 32 * ((c % 16) / 2) + 16 * (c / 16) + 8 * (c % 2)));
+    _mm256_storeu_ps(out + static_cast<std::size_t>(c) * ld, op(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), c));
+  }
+}
+
+// The 16 bytes at `offset` in each row, transposed: column(v, c) = byte c of the 8 rows.
+void bytes16(const void* const* rows, std::size_t offset, __m256i v[8]) {
+  __m256i q[8];
+  for (int r = 0; r < 8; ++r)
+    q[r] = _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row_at(rows, r, offset))));
+  transpose_bytes(q, v);
+}
+
+// The f16 at `offset` in each row as a float per lane. F16C converts every f16 exactly as
+// f16_to_f32 does, except that it may quiet a signalling NaN, which the product it enters
+// quiets anyway: the values out are the same bits.
+__m256 halves(const void* const* rows, std::size_t offset) {
+  const auto h = [&](int r) {
+    std::uint16_t v;
+    std::memcpy(&v, row_at(rows, r, offset), 2);
+    return static_cast<short>(v);
+  };
+  return _mm256_cvtph_ps(_mm_setr_epi16(h(0), h(1), h(2), h(3), h(4), h(5), h(6), h(7)));
+}
+
+
+// Q8_0 (34-byte blocks of 32): q * d.
+void lanes_q8_0(const void* const* rows, std::size_t k0, std::size_t n, float* out, std::size_t ld) {
+  for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, out += 32 * ld) {
+    __m256i q[8];
+    for (int r = 0; r < 8; ++r) q[r] = load32(row_at(rows, r, u * 34 + 2));
+    const __m256 dv = halves(rows, u * 34);
+    transpose_out(q, [&](__m256 f, int) { return _mm256_mul_ps(f, dv); }, out, ld);
+  }
+}
+
+// Q4_0 (18-byte blocks of 32): low nibbles are elements 0..15, high ones 16..31; (q - 8) d.
+void lanes_q4_0(const void* const* rows, std::size_t k0, std::size_t n, float* out, std::size_t ld) {
+  const __m128i low = _mm_set1_epi8(0x0F);
+  const __m256i eight = _mm256_set1_epi8(8);
+  for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, out += 32 * ld) {
+    __m256i q[8];
+    for (int r = 0; r < 8; ++r) {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_at(rows, r, u * 18 + 2)));
+      const __m256i nib = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low), _mm_and_si128(b, low));
+      q[r] = _mm256_sub_epi8(nib, eight);
+    }
+    const __m256 dv = halves(rows, u * 18);
+    transpose_out(q, [&](__m256 f, int) { return _mm256_mul_ps(f, dv); }, out, ld);
+  }
+}
+
+// Q4_K (144-byte blocks of 256) and Q5_K (176, kFive): sub-block j (32 elements) is the low
+// (j even) or high nibbles of the bytes at 16 (Q5_K: 48) + 32 (j / 2), Q5_K adding bit j of the
+// 32 bytes at 16 as 16; (d sc_j) q - dmin m_j, the 6-bit sc_j and m_j unpacked from the 12
+// bytes at 4 as scale_min_k4 does, for the 8 rows at once.
+template <bool kFive>
+void lanes_q45_k(const void* const* rows, std::size_t k0, std::size_t n, float* out, std::size_t ld) {
+  constexpr std::size_t bytes = kFive ? 176 : 144, qs = kFive ? 48 : 16;
+  const __m256i low = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+  __m256 s[8], m[8];  // the block's d sc_j and dmin m_j
+  for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, out += 32 * ld) {
+    const std::size_t blk = u / 8;
+    const int j = static_cast<int>(u % 8);
+    if (u == k0 / 32 || j == 0) {
+      const __m256 d = halves(rows, blk * bytes), dmin = halves(rows, blk * bytes + 2);
+      __m256i v[8], b[12];
+      bytes16(rows, blk * bytes + 4, v);
+      for (int c = 0; c < 12; ++c) b[c] = _mm256_cvtepu8_epi32(column(v, c));
+      const __m256i six = _mm256_set1_epi32(63), four = _mm256_set1_epi32(15);
+      for (int i = 0; i < 8; ++i) {
+        __m256i sc, mn;
+        if (i < 4) {
+          sc = _mm256_and_si256(b[i], six);
+          mn = _mm256_and_si256(b[i + 4], six);
+        } else {
+          sc = _mm256_or_si256(_mm256_and_si256(b[i + 4], four), _mm256_slli_epi32(_mm256_srli_epi32(b[i - 4], 6), 4));
+          mn = _mm256_or_si256(_mm256_srli_epi32(b[i + 4], 4), _mm256_slli_epi32(_mm256_srli_epi32(b[i], 6), 4));
+        }
+        s[i] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(sc));
+        m[i] = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(mn));
+      }
+    }
+    const __m128i bit = _mm_cvtsi32_si128(j);
+    __m256i q[8];
+    for (int r = 0; r < 8; ++r) {
+      const __m256i v = load32(row_at(rows, r, blk * bytes + qs + 32 * (j / 2)));
+      q[r] = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(v, 4) : v, low);
+      if constexpr (kFive) {
+        const __m256i h = _mm256_and_si256(_mm256_srl_epi16(load32(row_at(rows, r, blk * bytes + 16)), bit), one);
+        q[r] = _mm256_or_si256(q[r], _mm256_slli_epi16(h, 4));
+      }
+    }
+    const __m256 sv = s[j], mv = m[j];
+    transpose_out(q, [&](__m256 f, int) { return _mm256_sub_ps(_mm256_mul_ps(sv, f), mv); }, out, ld);
+  }
+}
+
+// Q6_K (210-byte blocks of 256, two halves of 128): quarter t of a half takes the low (t < 2)
+// or high nibbles of ql[32 (t % 2) ..] and bits 2t, 2t+1 of qh, minus 32; (d sc) q with one
+// int8 scale per 16 elements.
+void lanes_q6_k(const void* const* rows, std::size_t k0, std::size_t n, float* out, std::size_t ld) {
+  const __m256i low = _mm256_set1_epi8(0x0F), two = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(32);
+  __m256 s[16];  // the block's d sc_i
+  for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, out += 32 * ld) {
+    const std::size_t blk = u / 8;
+    const int h = static_cast<int>(u % 8) / 4, t = static_cast<int>(u % 4);
+    if (u == k0 / 32 || u % 8 == 0) {
+      const __m256 d = halves(rows, blk * 210 + 208);
+      __m256i v[8];
+      bytes16(rows, blk * 210 + 192, v);
+      for (int i = 0; i < 16; ++i) s[i] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(column(v, i))));
+    }
+    const __m128i shift_lo = _mm_cvtsi32_si128(4 * (t / 2)), shift_hi = _mm_cvtsi32_si128(2 * t);
+    __m256i q[8];
+    for (int r = 0; r < 8; ++r) {
+      const std::uint8_t* b = row_at(rows, r, blk * 210);
+      const __m256i lo4 = _mm256_and_si256(_mm256_srl_epi16(load32(b + 64 * h + 32 * (t % 2)), shift_lo), low);
+      const __m256i hi2 = _mm256_and_si256(_mm256_srl_epi16(load32(b + 128 + 32 * h), shift_hi), two);
+      q[r] = _mm256_sub_epi8(_mm256_or_si256(lo4, _mm256_slli_epi16(hi2, 4)), bias);
+    }
+    const __m256 sv0 = s[8 * h + 2 * t], sv1 = s[8 * h + 2 * t + 1];
+    transpose_out(q, [&](__m256 f, int c) { return _mm256_mul_ps(c < 16 ? sv0 : sv1, f); }, out, ld);
+  }
+}
+
+}  // namespace
+
+LaneDecoder lane_decoder_avx2(std::uint32_t type) {
+  switch (type) {
+    case q8_0: return &lanes_q8_0;
+    case q4_0: return &lanes_q4_0;
+    case q4_k: return &lanes_q45_k<false>;
+    case q5_k: return &lanes_q45_k<true>;
+    case q6_k: return &lanes_q6_k;
+    default: return nullptr;
+  }
+}
+
+}  // namespace lowp::accuracy::ggml
