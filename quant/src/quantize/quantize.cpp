@@ -94,9 +94,8 @@ void fill_scales(QuantizedTensor& t, const float* amax, std::size_t g0, std::siz
     case ScaleRule::absmax_int:
       for (std::size_t i = g0; i < g1; ++i) {
         const float a = amax[i - g0];
-        const float m = spec.rule == ScaleRule::amax_pow2    ? amax_pow2_multiplier(a, fmax)
-                        : spec.rule == ScaleRule::absmax_int ? absmax_int_multiplier(a, f)
-                                                             : amax_multiplier(a, fmax);
+        // absmax_int_multiplier(a, f) is amax_multiplier(a, format_max(f)): fmax, taken once.
+        const float m = spec.rule == ScaleRule::amax_pow2 ? amax_pow2_multiplier(a, fmax) : amax_multiplier(a, fmax);
         t.multipliers[i] = m;
         t.scales[i] = 1.0f / m;
       }
@@ -109,13 +108,15 @@ void fill_scales(QuantizedTensor& t, const float* amax, std::size_t g0, std::siz
     case ScaleRule::mx_te_mxfp4:
     case ScaleRule::mx_gfloat:
     case ScaleRule::mx_mlx:
-    case ScaleRule::mx_aiter:
+    case ScaleRule::mx_aiter: {
+      const MxElement el = mx_element(f);
       for (std::size_t i = g0; i < g1; ++i) {
-        const int e = mx_rule_exponent(spec.rule, amax[i - g0], f);
+        const int e = mx_rule_exponent(spec.rule, amax[i - g0], el);
         t.scale_codes[i] = e8m0_code(e);
         t.scales[i] = e8m0_scale(e);
       }
       return;
+    }
     case ScaleRule::nvfp4:
       nvfp4_block_scales(amax, g1 - g0, t.tensor_scale, fmax, t.scale_codes.data() + g0, t.scales.data() + g0);
       return;
