@@ -3,9 +3,11 @@
 // random signs of a random Hadamard transform.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <span>
 #include <string>
 
+#include "../quantize/quantize_kernels.hpp"
 #include "linear_operand.hpp"
 #include "lowp/formats/bulk.hpp"
 #include "lowp/formats/registry.hpp"
@@ -225,12 +227,21 @@ void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint
   for (std::ptrdiff_t c = 0; c < chunks; ++c) {
     const std::size_t a = static_cast<std::size_t>(c) * kSpecialPiece, b = std::min(n, a + kSpecialPiece);
     float p[kSpecialPiece / G];
+    std::uint32_t amax_bits[kSpecialPiece / G];  // finite amax per group, as finite_amax gives it
+    quant_kernels().group_max(x + a, b - a, G, amax_bits);
     for (std::size_t g = 0; g < (b - a) / G; ++g) {
       float* v = x + a + g * G;
-      const float amax = tensor_amax(v, G);
+      float amax;
+      std::memcpy(&amax, amax_bits + g, 4);
       p[g] = amax > 0 ? pow2_floor(amax) : 0.0f;
-      if (p[g] > 0)
+      // x / 2^e is x * 2^-e (both the one rounding of the same value) while 2^-e is a float:
+      // for e >= -126.
+      if (p[g] >= 0x1p-126f) {
+        const float inv = 1.0f / p[g];
+        for (std::size_t i = 0; i < G; ++i) v[i] = v[i] * inv * 3.0f;
+      } else if (p[g] > 0) {
         for (std::size_t i = 0; i < G; ++i) v[i] = v[i] / p[g] * 3.0f;
+      }
     }
     BulkOptions o;
     o.cast = CastOptions{Round::stochastic, true, false};
