@@ -4,10 +4,12 @@
 // the names ending in _medium, "medium" (dim 256, hidden 768, head_dim 64; the rest the same).
 //   BM_train_step_<recipe>[_medium]   counters: tokens_per_second (wall), tokens_per_cpu_second;
 //                            x_fp32 = this step's CPU time / the fp32 step's of the same config,
-//                            an fp32 step (untimed) after each timed step, in this process
+//                            an untimed fp32 step beside each timed one (after, then before, in
+//                            turn), in this process
 //   BM_train_step_fp32[_medium]  also mfu = model FLOPs per CPU second (6 x parameters x tokens +
-//                            attention) / the float32 GEMM rate per CPU second measured here
-//                            (gemm_f32 on the step's largest linear shape: 1024 x hidden x dim);
+//                            attention) / the float32 GEMM rate per CPU second measured in the
+//                            same turns (gemm_f32 on the step's largest linear shape: 1024 x
+//                            hidden x dim);
 //                            mfu_wall the same on wall time (both at the process's threads;
 //                            OMP_WAIT_POLICY=active spins idle threads: CPU time, not wall, grows)
 //   BM_train_attention[_medium]  one layer's attention forward and backward (model/attention.cpp)
@@ -84,20 +86,39 @@ void train_step(benchmark::State& state, const std::string& recipe, const std::s
   Setup s(recipe, config);
   Setup& base = fp32_setup(config);
   s.run();
-  // Each timed step is followed by an untimed fp32 step of the same config: on a shared
-  // machine the two see the same load, so their ratio holds when either alone would drift.
+  // Each timed step has an untimed fp32 step of the same config beside it (after it, then
+  // before the next, in turn, so that neither order is favoured): on a shared machine the two
+  // see the same load, so their ratio holds when either alone would drift.
+  // The fp32 step's mfu takes the GEMM reference rate in the same turns (5 GEMMs a step).
+  const bool fp32 = recipe == "fp32";
+  const std::size_t M = kBatch * kCtx, N = static_cast<std::size_t>(s.c.hidden_dim), K = static_cast<std::size_t>(s.c.dim);
+  std::vector<float> ga(fp32 ? M * K : 0, 0.5f), gb(fp32 ? N * K : 0, 0.25f), gc(fp32 ? M * N : 0);
+  const auto gemm = [&] { lowp::quant::gemm_f32(ga.data(), gb.data(), gc.data(), M, N, K); };
+  if (fp32) gemm();  // warm up
   double wall = 0, cpu = 0, base_cpu = 0;
+  Times g{0, 0};
+  bool base_first = false;
+  const auto run_base = [&] {
+    state.PauseTiming();
+    const double b0 = cpu_now();
+    base.run();
+    base_cpu += cpu_now() - b0;
+    if (fp32) {
+      const Times t = seconds_per(gemm, 5);
+      g.wall += t.wall;
+      g.cpu += t.cpu;
+    }
+    state.ResumeTiming();
+  };
   for (auto _ : state) {
+    if (base_first) run_base();
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = cpu_now();
     s.run();
     cpu += cpu_now() - c0;
     wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    state.PauseTiming();
-    const double b0 = cpu_now();
-    base.run();
-    base_cpu += cpu_now() - b0;
-    state.ResumeTiming();
+    if (!base_first) run_base();
+    base_first = !base_first;
   }
   const double n = static_cast<double>(state.iterations());
   wall /= n;
@@ -105,11 +126,10 @@ void train_step(benchmark::State& state, const std::string& recipe, const std::s
   state.counters["tokens_per_second"] = static_cast<double>(kBatch * kCtx) / wall;
   state.counters["tokens_per_cpu_second"] = static_cast<double>(kBatch * kCtx) / cpu;
   state.counters["x_fp32"] = cpu / (base_cpu / n);  // CPU time of this step / CPU time of the fp32 step
-  if (recipe == "fp32") {
-    const std::size_t M = kBatch * kCtx, N = static_cast<std::size_t>(s.c.hidden_dim), K = static_cast<std::size_t>(s.c.dim);
-    std::vector<float> a(M * K, 0.5f), b(N * K, 0.25f), c(M * N);
-    const Times g = seconds_per([&] { lowp::quant::gemm_f32(a.data(), b.data(), c.data(), M, N, K); }, 50);
+  if (fp32) {
     const double gemm_flops = 2.0 * M * N * K;
+    g.wall /= n;
+    g.cpu /= n;
     state.counters["gemm_gflops_per_cpu_s"] = gemm_flops / g.cpu * 1e-9;
     state.counters["mfu"] = model_flops_per_step(s.c) / cpu / (gemm_flops / g.cpu);
     state.counters["mfu_wall"] = model_flops_per_step(s.c) / wall / (gemm_flops / g.wall);
