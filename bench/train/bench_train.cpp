@@ -4,10 +4,14 @@
 // the names ending in _medium, "medium" (dim 256, hidden 768, head_dim 64; the rest the same).
 //   BM_train_step_<recipe>[_medium]   counters: tokens_per_second (wall), tokens_per_cpu_second;
 //                            x_fp32 = this step's CPU time / the fp32 step's of the same config,
-//                            both in this process
+//                            an untimed fp32 step beside each timed one (after, then before, in
+//                            turn), in this process
 //   BM_train_step_fp32[_medium]  also mfu = model FLOPs per CPU second (6 x parameters x tokens +
-//                            attention) / the float32 GEMM rate per CPU second measured here
-//                            (gemm_f32 on the step's largest linear shape: 1024 x hidden x dim)
+//                            attention) / the float32 GEMM rate per CPU second measured in the
+//                            same turns (gemm_f32 on the step's largest linear shape: 1024 x
+//                            hidden x dim);
+//                            mfu_wall the same on wall time (both at the process's threads;
+//                            OMP_WAIT_POLICY=active spins idle threads: CPU time, not wall, grows)
 //   BM_train_attention[_medium]  one layer's attention forward and backward (model/attention.cpp)
 //                            on the step's shapes; mfu as above with the attention's share of the
 //                            model FLOPs (12 T^2 dim per sequence, the full T x T products)
@@ -46,21 +50,28 @@ struct Setup : lowp::bench::TrainSetup {
 // time, which other processes disturb far less than wall time.
 double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
-double cpu_seconds_per(const std::function<void()>& f, int reps) {
-  f();  // warm up
-  const double t0 = cpu_now();
+// Seconds of wall and CPU time a function takes per call, over `reps` calls after a warm-up.
+struct Times {
+  double wall, cpu;
+};
+Times seconds_per(const std::function<void()>& f, int reps) {
+  f();
+  const auto t0 = std::chrono::steady_clock::now();
+  const double c0 = cpu_now();
   for (int i = 0; i < reps; ++i) f();
-  return (cpu_now() - t0) / reps;
+  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps,
+          (cpu_now() - c0) / reps};
 }
 
-// The fp32 step's CPU time per config, measured once in this process: the baseline of every x_fp32.
-double fp32_step_cpu_seconds(const std::string& config) {
-  static std::map<std::string, double> s;
-  if (!s.count(config)) {
-    Setup fp32("fp32", config);
-    s[config] = cpu_seconds_per([&] { fp32.run(); }, 3);
+// The fp32 step of a config, kept for the whole process: the baseline of every x_fp32.
+Setup& fp32_setup(const std::string& config) {
+  static std::map<std::string, std::unique_ptr<Setup>> s;
+  auto& p = s[config];
+  if (!p) {
+    p = std::make_unique<Setup>("fp32", config);
+    p->run();  // warm up
   }
-  return s[config];
+  return *p;
 }
 
 double model_flops_per_step(const LlamaConfig& c) {
@@ -73,23 +84,55 @@ double model_flops_per_step(const LlamaConfig& c) {
 
 void train_step(benchmark::State& state, const std::string& recipe, const std::string& config) {
   Setup s(recipe, config);
-  const double base = fp32_step_cpu_seconds(config);
+  Setup& base = fp32_setup(config);
   s.run();
-  const auto t0 = std::chrono::steady_clock::now();
-  const double c0 = cpu_now();
-  for (auto _ : state) s.run();
+  // Each timed step has an untimed fp32 step of the same config beside it (after it, then
+  // before the next, in turn, so that neither order is favoured): on a shared machine the two
+  // see the same load, so their ratio holds when either alone would drift.
+  // The fp32 step's mfu takes the GEMM reference rate in the same turns (5 GEMMs a step).
+  const bool fp32 = recipe == "fp32";
+  const std::size_t M = kBatch * kCtx, N = static_cast<std::size_t>(s.c.hidden_dim), K = static_cast<std::size_t>(s.c.dim);
+  std::vector<float> ga(fp32 ? M * K : 0, 0.5f), gb(fp32 ? N * K : 0, 0.25f), gc(fp32 ? M * N : 0);
+  const auto gemm = [&] { lowp::quant::gemm_f32(ga.data(), gb.data(), gc.data(), M, N, K); };
+  if (fp32) gemm();  // warm up
+  double wall = 0, cpu = 0, base_cpu = 0;
+  Times g{0, 0};
+  bool base_first = false;
+  const auto run_base = [&] {
+    state.PauseTiming();
+    const double b0 = cpu_now();
+    base.run();
+    base_cpu += cpu_now() - b0;
+    if (fp32) {
+      const Times t = seconds_per(gemm, 5);
+      g.wall += t.wall;
+      g.cpu += t.cpu;
+    }
+    state.ResumeTiming();
+  };
+  for (auto _ : state) {
+    if (base_first) run_base();
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = cpu_now();
+    s.run();
+    cpu += cpu_now() - c0;
+    wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!base_first) run_base();
+    base_first = !base_first;
+  }
   const double n = static_cast<double>(state.iterations());
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
-  const double cpu = (cpu_now() - c0) / n;
+  wall /= n;
+  cpu /= n;
   state.counters["tokens_per_second"] = static_cast<double>(kBatch * kCtx) / wall;
   state.counters["tokens_per_cpu_second"] = static_cast<double>(kBatch * kCtx) / cpu;
-  state.counters["x_fp32"] = cpu / base;  // CPU time of this step / CPU time of the fp32 step
-  if (recipe == "fp32") {
-    const std::size_t M = kBatch * kCtx, N = static_cast<std::size_t>(s.c.hidden_dim), K = static_cast<std::size_t>(s.c.dim);
-    std::vector<float> a(M * K, 0.5f), b(N * K, 0.25f), c(M * N);
-    const double g = cpu_seconds_per([&] { lowp::quant::gemm_f32(a.data(), b.data(), c.data(), M, N, K); }, 50);
-    state.counters["gemm_gflops_per_cpu_s"] = 2.0 * M * N * K / g * 1e-9;
-    state.counters["mfu"] = model_flops_per_step(s.c) / cpu / (2.0 * M * N * K / g);
+  state.counters["x_fp32"] = cpu / (base_cpu / n);  // CPU time of this step / CPU time of the fp32 step
+  if (fp32) {
+    const double gemm_flops = 2.0 * M * N * K;
+    g.wall /= n;
+    g.cpu /= n;
+    state.counters["gemm_gflops_per_cpu_s"] = gemm_flops / g.cpu * 1e-9;
+    state.counters["mfu"] = model_flops_per_step(s.c) / cpu / (gemm_flops / g.cpu);
+    state.counters["mfu_wall"] = model_flops_per_step(s.c) / wall / (gemm_flops / g.wall);
   }
 }
 
@@ -97,7 +140,7 @@ void train_step(benchmark::State& state, const std::string& recipe, const std::s
 double gemm_rate(const LlamaConfig& c) {
   const std::size_t M = kBatch * kCtx, N = static_cast<std::size_t>(c.hidden_dim), K = static_cast<std::size_t>(c.dim);
   std::vector<float> a(M * K, 0.5f), b(N * K, 0.25f), out(M * N);
-  const double g = cpu_seconds_per([&] { lowp::quant::gemm_f32(a.data(), b.data(), out.data(), M, N, K); }, 50);
+  const double g = seconds_per([&] { lowp::quant::gemm_f32(a.data(), b.data(), out.data(), M, N, K); }, 50).cpu;
   return 2.0 * M * N * K / g;
 }
 
@@ -143,6 +186,7 @@ void train_attention(benchmark::State& state, const std::string& config) {
 LOWP_TRAIN_STEP(fp32, "fp32");
 LOWP_TRAIN_STEP(bf16, "bf16");
 LOWP_TRAIN_STEP(fp8_tensorwise, "fp8-tensorwise");
+LOWP_TRAIN_STEP(fp8_block128, "fp8-block128");
 LOWP_TRAIN_STEP(mxfp8, "mxfp8");
 LOWP_TRAIN_STEP(nvfp4, "nvfp4");
 LOWP_TRAIN_STEP(quartet, "quartet-fp4");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -144,6 +145,44 @@ TEST(QuantizeShapes, ZeroNanAndInfGroups) {
     for (const float v : dq(q)) EXPECT_EQ(v, 0.0f) << s;
     for (const float sc : q.scales) EXPECT_TRUE(std::isfinite(sc) && sc > 0) << s;
     EXPECT_TRUE(std::isfinite(q.tensor_scale) && q.tensor_scale > 0) << s;
+  }
+}
+
+// fake_quant into another array: dequantize(quantize(x)) (the codes' path, the definition),
+// with x left as it was, under every kind of rule (none, per tensor, fused row / block
+// passes, the two-level NVFP4, tiles, MSE, stochastic rounding), padded and not, one thread's
+// piece and many.
+TEST(QuantizeShapes, FakeQuantIntoAnotherArrayIsDequantizeOfQuantize) {
+  struct Case {
+    const char* spec;
+    std::size_t rows, cols;
+  };
+  const Case cases[] = {{"bf16", 40, 96},           {"int8:row", 40, 96},         {"e4m3:tensor:amax", 40, 96},
+                        {"mxfp8", 300, 256},        {"e4m3:b32:rceil", 40, 96},   {"nvfp4", 300, 256},
+                        {"e2m1:t16:nvfp4", 48, 96}, {"e2m1:b16:mse", 8, 64},      {"e5m2:b32:mx:stochastic", 300, 256},
+                        {"e4m3:b128:amax:pad", 40, 200}, {"int8_sym:b32:int", 40, 96}};
+  std::uint32_t state = 7;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.spec);
+    QuantSpec spec = parse_quant_spec(c.spec);
+    spec.seed = 11;
+    std::vector<float> x(c.rows * c.cols);
+    for (float& v : x) v = static_cast<float>(static_cast<std::int32_t>(state = state * 1664525u + 1013904223u)) * 0x1p-28f;
+    x[5] = kNaN;
+    x[9] = -kInf;
+    const std::vector<float> before = x;
+    const std::vector<float> want = dq(quantize(spec, x.data(), c.rows, c.cols));
+    std::vector<float> out(x.size(), 123.0f);
+    const FakeQuantReport rep = fake_quant(spec, x.data(), out.data(), c.rows, c.cols);
+    EXPECT_EQ(rep.nan_inputs, 1u);
+    EXPECT_EQ(rep.inf_inputs, 1u);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(std::isnan(out[i]), std::isnan(want[i])) << i;
+      if (!std::isnan(want[i])) {
+        ASSERT_EQ(out[i], want[i]) << i;
+      }
+      ASSERT_TRUE(x[i] == before[i] || (std::isnan(x[i]) && std::isnan(before[i]))) << "input changed at " << i;
+    }
   }
 }
 

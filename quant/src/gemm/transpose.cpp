@@ -1,9 +1,44 @@
 // The blocked transpose the GEMM drivers and the linear layer share.
 #include "transpose.hpp"
 
+#include <xsimd/xsimd.hpp>
+
 #include <algorithm>
+#include <type_traits>
 
 namespace lowp::quant::detail {
+namespace {
+
+// Columns [0, cols - cols % 4) of a strip of 16 float rows (src: row stride `cols`) into dst
+// (row stride `rows`), by 4 x 4 register transposes in the baseline ISA's 4-float vectors
+// (SSE2 on x86-64: no dispatch needed); returns the columns done.
+#if XSIMD_WITH_SSE2
+std::size_t transpose_strip16(const float* src, float* dst, std::size_t rows, std::size_t cols) {
+  using F = xsimd::batch<float, xsimd::sse2>;
+  using D = xsimd::batch<double, xsimd::sse2>;
+  const std::size_t done = cols / 4 * 4;
+  for (std::size_t c = 0; c < done; c += 4)
+    for (std::size_t q = 0; q < 16; q += 4) {
+      const float* s = src + q * cols + c;
+      const F a0 = F::load_unaligned(s), a1 = F::load_unaligned(s + cols), a2 = F::load_unaligned(s + 2 * cols),
+              a3 = F::load_unaligned(s + 3 * cols);
+      // (a0[0] a1[0] a0[1] a1[1]), (a0[2] a1[2] a0[3] a1[3]), the same for a2, a3; then their
+      // 64-bit halves pair up into the four columns.
+      const D t0 = xsimd::bitwise_cast<D>(xsimd::zip_lo(a0, a1)), t1 = xsimd::bitwise_cast<D>(xsimd::zip_hi(a0, a1));
+      const D t2 = xsimd::bitwise_cast<D>(xsimd::zip_lo(a2, a3)), t3 = xsimd::bitwise_cast<D>(xsimd::zip_hi(a2, a3));
+      float* d = dst + c * rows + q;
+      xsimd::bitwise_cast<F>(xsimd::zip_lo(t0, t2)).store_unaligned(d);
+      xsimd::bitwise_cast<F>(xsimd::zip_hi(t0, t2)).store_unaligned(d + rows);
+      xsimd::bitwise_cast<F>(xsimd::zip_lo(t1, t3)).store_unaligned(d + 2 * rows);
+      xsimd::bitwise_cast<F>(xsimd::zip_hi(t1, t3)).store_unaligned(d + 3 * rows);
+    }
+  return done;
+}
+#else
+std::size_t transpose_strip16(const float*, float*, std::size_t, std::size_t) { return 0; }  // all scalar
+#endif
+
+}  // namespace
 
 template <class T>
 void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols) {
@@ -15,7 +50,10 @@ void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols) {
 #pragma omp parallel for schedule(static) if (rows * cols > (1u << 16))
   for (std::size_t s = 0; s < strips; ++s) {
     const std::size_t r0 = s * H, r1 = std::min(rows, r0 + H);
-    for (std::size_t c = 0; c < cols; ++c)
+    std::size_t c0 = 0;
+    if constexpr (std::is_same_v<T, float>)
+      if (r1 - r0 == H) c0 = transpose_strip16(src + r0 * cols, dst + r0, rows, cols);
+    for (std::size_t c = c0; c < cols; ++c)
       for (std::size_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
   }
 }

@@ -417,10 +417,11 @@ void QuantLinear::forward(const float* X, std::size_t M, float* Y, std::uint64_t
       for (std::size_t i = 0; i < M; ++i)
         for (std::size_t j = 0; j < N; ++j) Y[i * N + j] += s.b[j];
     }
+    // Swapped, not moved: the scratch keeps X's old buffer (no allocation, no page faults per step).
     if (s.r.backward_from_forward_operands) {
-      s.X = std::move(s.opA.own);  // the quantized X in the forward's rotated basis
+      std::swap(s.X, s.opA.own);  // the quantized X in the forward's rotated basis
     } else if (s.r.wgrad_uses_quantized_x && !s.opA.own.empty()) {
-      s.X = std::move(s.opA.own);  // natural layout: X is never transposed here
+      std::swap(s.X, s.opA.own);  // natural layout: X is never transposed here
       if (s.r.fwd.rotation != hadamard::RotationKind::none) {
         hadamard::Rotation rot = s.plan(kFwd, 0, seed).rotation;
         rot.size = K;

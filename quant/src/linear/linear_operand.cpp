@@ -57,21 +57,17 @@ std::uint32_t code_at(const std::vector<std::uint8_t>& codes, int bits, std::siz
   }
 }
 
-// Fake-quantizes x in place; with `count`, through the codes, returning how many elements
-// were clipped (their code is the format's largest magnitude and the input exceeds it).
-std::size_t quantize_in_place(const OperandPlan& plan, const QuantSpec& spec, float* x, std::size_t rows,
-                              std::size_t cols, bool count) {
+// x <- the fake-quantized `from` (which may be x itself); with `count`, through the codes,
+// returning how many elements were clipped (their code is the format's largest magnitude and
+// the input exceeds it).
+std::size_t quantize_into(const OperandPlan& plan, const QuantSpec& spec, const float* from, float* x,
+                          std::size_t rows, std::size_t cols, bool count) {
   QuantSpec s = spec;
   s.seed = plan.seed;
-  if (!count) {
-    if (plan.delayed) {
-      fake_quant_delayed(s, x, rows, cols, *plan.delayed);
-    } else {
-      fake_quant(s, x, rows, cols);
-    }
-    return 0;
-  }
   const std::size_t n = rows * cols;
+  if (!count && !plan.delayed) return fake_quant(s, from, x, rows, cols), 0;
+  if (from != x) std::copy(from, from + n, x);
+  if (!count) return fake_quant_delayed(s, x, rows, cols, *plan.delayed), 0;
   const std::vector<float> pre(x, x + n);
   const QuantizedTensor q =
       plan.delayed ? quantize_delayed(s, pre.data(), rows, cols, *plan.delayed) : quantize(s, pre.data(), rows, cols);
@@ -103,26 +99,31 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
   const bool rotate = rot.kind != hadamard::RotationKind::none || plan.signs != BlockSigns::none ||
                       plan.special != SpecialQuant::none;  // all act along L's rows
   const std::size_t n = rows * cols;
-  out.own.clear();
   try {
     if (rot.kind != hadamard::RotationKind::none) rot.validate();
     if (spec) check_shape(*spec, rows, cols);
     if (!spec && !rotate) {
+      out.own.clear();
       out.data = src;
       out.transposed = transpose_it;
       return;
     }
     std::optional<QuantSpec> natural = spec;
     if (transpose_it && spec && !rotate) natural = transposed_spec(*spec);
-    out.own.resize(n);
+    out.own.resize(n);  // every element written below (no zero fill when the size is kept)
     float* x = out.own.data();
+    const float* from = x;  // what the quantizer reads
     if (transpose_it && (rotate || !natural)) {
       // Materialise L: the rotation and 1-D blocks act along L's rows.
       transpose(src, x, src_rows, src_cols);
       out.transposed = false;
       natural = spec;
     } else {
-      std::copy(src, src + n, x);
+      // Quantized straight from src when nothing else acts on the copy first.
+      if (rotate || plan.stats)
+        std::copy(src, src + n, x);
+      else
+        from = src;
       out.transposed = transpose_it;
     }
     if (plan.signs == BlockSigns::per_index) apply_random_signs(x, rows, cols, plan.signs_seed);
@@ -146,7 +147,7 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
       quartet_sr_quantize(x, rows, cols, plan.seed);  // the largest of a group lands below 6
     } else if (natural) {
       const std::size_t r = out.transposed ? cols : rows, c = out.transposed ? rows : cols;
-      sat = quantize_in_place(plan, *natural, x, r, c, plan.stats != nullptr);
+      sat = quantize_into(plan, *natural, from, x, r, c, plan.stats != nullptr);
     }
     if (!pre.empty()) {
       OperandStats& st = *plan.stats;

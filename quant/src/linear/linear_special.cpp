@@ -3,9 +3,11 @@
 // random signs of a random Hadamard transform.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <span>
 #include <string>
 
+#include "../quantize/quantize_kernels.hpp"
 #include "linear_operand.hpp"
 #include "lowp/formats/bulk.hpp"
 #include "lowp/formats/registry.hpp"
@@ -47,6 +49,11 @@ float pow2_floor(float v) {
 
 float tensor_amax(const float* x, std::size_t n) { return finite_amax(x, n); }
 
+// The chunk the per-group quantizers work in (a multiple of their groups of 16 and 32; on the
+// stack), and the size from which they run in parallel. The bits do not depend on either.
+constexpr std::size_t kSpecialPiece = 4096, kSpecialParallelMin = std::size_t{1} << 16;
+std::size_t piece_count(std::size_t n, std::size_t piece) { return (n + piece - 1) / piece; }
+
 // NVFP4 value of one block: codes q (already E2M1 values) times tensor_scale * block scale,
 // the product in float32 as quantize.hpp's NVFP4 does.
 double block_sq_error(const float* x, const float* q, std::size_t n, float mult) {
@@ -73,23 +80,33 @@ constexpr float kQuestScale = 2.92247856f / 6.0f;
 void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<std::uint8_t>* clip_mask) {
   constexpr std::size_t G = 32;
   check_groups("quest", cols, G);
-  if (clip_mask) clip_mask->assign(rows * cols, 0);
-  float y[G];
-  for (std::size_t g = 0; g < rows * cols / G; ++g) {
-    float* v = x + g * G;
-    float sum = 0, sq = 0;
-    for (std::size_t i = 0; i < G; ++i) sum += v[i], sq += v[i] * v[i];
-    const float mean = sum / G, msq = sq / G, var = msq - mean * mean;
-    const float sd = var >= 0 ? std::sqrt(var) : 1.0f;
-    // Quartet's QuestMXFP4Quantizer (and QuTLASS's fused kernel): 2.92247856 / 6 * std, the
-    // clipping point 6 * scale near the MSE-optimal 2.92 std of a Gaussian on the E2M1 grid.
-    const float scale = pow2_floor(kQuestScale * sd + 1e-8f);
-    for (std::size_t i = 0; i < G; ++i) {
-      y[i] = v[i] / scale;
-      if (clip_mask) (*clip_mask)[g * G + i] = std::fabs(y[i]) < 6.0f;
+  const std::size_t n = rows * cols;
+  if (clip_mask) clip_mask->resize(n);  // every element written below
+  std::uint8_t* mask = clip_mask ? clip_mask->data() : nullptr;
+  // Chunks of groups, each scaled, cast (element-wise: in one call per chunk) and unscaled
+  // while in cache; the chunks in parallel.
+  const std::ptrdiff_t chunks = static_cast<std::ptrdiff_t>(piece_count(n, kSpecialPiece));
+#pragma omp parallel for schedule(static) if (n >= kSpecialParallelMin)
+  for (std::ptrdiff_t c = 0; c < chunks; ++c) {
+    const std::size_t a = static_cast<std::size_t>(c) * kSpecialPiece, b = std::min(n, a + kSpecialPiece);
+    float scale[kSpecialPiece / G];
+    for (std::size_t g = 0; g < (b - a) / G; ++g) {
+      float* v = x + a + g * G;
+      float sum = 0, sq = 0;
+      for (std::size_t i = 0; i < G; ++i) sum += v[i], sq += v[i] * v[i];
+      const float mean = sum / G, msq = sq / G, var = msq - mean * mean;
+      const float sd = var >= 0 ? std::sqrt(var) : 1.0f;
+      // Quartet's QuestMXFP4Quantizer (and QuTLASS's fused kernel): 2.92247856 / 6 * std, the
+      // clipping point 6 * scale near the MSE-optimal 2.92 std of a Gaussian on the E2M1 grid.
+      scale[g] = pow2_floor(kQuestScale * sd + 1e-8f);
+      for (std::size_t i = 0; i < G; ++i) {
+        v[i] /= scale[g];
+        if (mask) mask[a + g * G + i] = std::fabs(v[i]) < 6.0f;
+      }
     }
-    e2m1_rtn(y);
-    for (std::size_t i = 0; i < G; ++i) v[i] = y[i] * scale;
+    e2m1_rtn({x + a, b - a});
+    for (std::size_t g = 0; g < (b - a) / G; ++g)
+      for (std::size_t i = 0; i < G; ++i) x[a + g * G + i] *= scale[g];
   }
 }
 
@@ -182,8 +199,18 @@ std::vector<float> block_sign_vector(BlockSigns signs, std::size_t block, std::u
 
 void apply_block_signs(float* x, std::size_t rows, std::size_t cols, const std::vector<float>& d) {
   const std::size_t b = d.size();
-  for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t j = 0; j < cols; ++j) x[r * cols + j] *= d[j % b];
+  const float* dv = d.data();
+  // Row by row, block by block: the multiplies by +-1 vectorise; the bits are those of
+  // x[r][j] *= d[j mod b].
+  const auto nrows = static_cast<std::ptrdiff_t>(rows);
+#pragma omp parallel for schedule(static) if (rows * cols >= kSpecialParallelMin)
+  for (std::ptrdiff_t r = 0; r < nrows; ++r) {
+    float* xr = x + static_cast<std::size_t>(r) * cols;
+    std::size_t j = 0;
+    for (; j + b <= cols; j += b)
+      for (std::size_t t = 0; t < b; ++t) xr[j + t] *= dv[t];
+    for (std::size_t t = 0; j + t < cols; ++t) xr[j + t] *= dv[t];
+  }
 }
 
 void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed) {
@@ -193,21 +220,38 @@ void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint
   // 2^e with e = floor(log2 amax) per group (the exponent field, as the kernels mask it); x / 2^e
   // is exact and in [-2, 2), so x * 3 / 2^e has one rounding (the kernels' x * (3 / 2^e)) and
   // the largest element lands in [3, 6). An all-zero group keeps p = 0 and stays zero.
-  std::vector<float> p(n / G, 0.0f);
-  for (std::size_t g = 0; g < n / G; ++g) {
-    float* v = x + g * G;
-    const float a = tensor_amax(v, G);
-    if (!(a > 0)) continue;
-    p[g] = pow2_floor(a);
-    for (std::size_t i = 0; i < G; ++i) v[i] = v[i] / p[g] * 3.0f;
+  // Per chunk of groups, in parallel: element i still rounds with random_bits(rng_key(seed), i)
+  // (BulkOptions::offset).
+  const std::ptrdiff_t chunks = static_cast<std::ptrdiff_t>(piece_count(n, kSpecialPiece));
+#pragma omp parallel for schedule(static) if (n >= kSpecialParallelMin)
+  for (std::ptrdiff_t c = 0; c < chunks; ++c) {
+    const std::size_t a = static_cast<std::size_t>(c) * kSpecialPiece, b = std::min(n, a + kSpecialPiece);
+    float p[kSpecialPiece / G];
+    std::uint32_t amax_bits[kSpecialPiece / G];  // finite amax per group, as finite_amax gives it
+    quant_kernels().group_max(x + a, b - a, G, amax_bits);
+    for (std::size_t g = 0; g < (b - a) / G; ++g) {
+      float* v = x + a + g * G;
+      float amax;
+      std::memcpy(&amax, amax_bits + g, 4);
+      p[g] = amax > 0 ? pow2_floor(amax) : 0.0f;
+      // x / 2^e is x * 2^-e (both the one rounding of the same value) while 2^-e is a float:
+      // for e >= -126.
+      if (p[g] >= 0x1p-126f) {
+        const float inv = 1.0f / p[g];
+        for (std::size_t i = 0; i < G; ++i) v[i] = v[i] * inv * 3.0f;
+      } else if (p[g] > 0) {
+        for (std::size_t i = 0; i < G; ++i) v[i] = v[i] / p[g] * 3.0f;
+      }
+    }
+    BulkOptions o;
+    o.cast = CastOptions{Round::stochastic, true, false};
+    o.seed = seed;
+    o.offset = a;
+    fake_quant_f32(e2m1(), {x + a, b - a}, o);
+    for (std::size_t g = 0; g < (b - a) / G; ++g)
+      if (p[g] > 0)
+        for (std::size_t i = 0; i < G; ++i) x[a + g * G + i] = x[a + g * G + i] * p[g] / 3.0f;
   }
-  BulkOptions o;  // element i rounds with random_bits(rng_key(seed), i)
-  o.cast = CastOptions{Round::stochastic, true, false};
-  o.seed = seed;
-  fake_quant_f32(e2m1(), {x, n}, o);
-  for (std::size_t g = 0; g < n / G; ++g)
-    if (p[g] > 0)
-      for (std::size_t i = 0; i < G; ++i) x[g * G + i] = x[g * G + i] * p[g] / 3.0f;
 }
 
 }  // namespace lowp::quant::detail

@@ -94,9 +94,8 @@ void fill_scales(QuantizedTensor& t, const float* amax, std::size_t g0, std::siz
     case ScaleRule::absmax_int:
       for (std::size_t i = g0; i < g1; ++i) {
         const float a = amax[i - g0];
-        const float m = spec.rule == ScaleRule::amax_pow2    ? amax_pow2_multiplier(a, fmax)
-                        : spec.rule == ScaleRule::absmax_int ? absmax_int_multiplier(a, f)
-                                                             : amax_multiplier(a, fmax);
+        // absmax_int_multiplier(a, f) is amax_multiplier(a, format_max(f)): fmax, taken once.
+        const float m = spec.rule == ScaleRule::amax_pow2 ? amax_pow2_multiplier(a, fmax) : amax_multiplier(a, fmax);
         t.multipliers[i] = m;
         t.scales[i] = 1.0f / m;
       }
@@ -109,13 +108,15 @@ void fill_scales(QuantizedTensor& t, const float* amax, std::size_t g0, std::siz
     case ScaleRule::mx_te_mxfp4:
     case ScaleRule::mx_gfloat:
     case ScaleRule::mx_mlx:
-    case ScaleRule::mx_aiter:
+    case ScaleRule::mx_aiter: {
+      const MxElement el = mx_element(f);
       for (std::size_t i = g0; i < g1; ++i) {
-        const int e = mx_rule_exponent(spec.rule, amax[i - g0], f);
+        const int e = mx_rule_exponent(spec.rule, amax[i - g0], el);
         t.scale_codes[i] = e8m0_code(e);
         t.scales[i] = e8m0_scale(e);
       }
       return;
+    }
     case ScaleRule::nvfp4:
       nvfp4_block_scales(amax, g1 - g0, t.tensor_scale, fmax, t.scale_codes.data() + g0, t.scales.data() + g0);
       return;
@@ -224,10 +225,11 @@ bool int_nearest(const Format& f, const CastOptions& c) {
   return f.kind == Kind::integer && f.bits() <= 24 && c.round == Round::nearest_even;
 }
 
-// Where a cast pass writes: codes (quantize) or x itself (fake-quant, in place).
+// Where a cast pass writes: codes (quantize) or fake-quantized values (fake-quant: x itself,
+// or another array).
 struct Target {
   const float* x;
-  float* fake = nullptr;          // == x when faking
+  float* fake = nullptr;          // fake-quant
   std::uint8_t* codes = nullptr;  // quantize
 };
 
@@ -238,7 +240,8 @@ CastReport cast_piece(const QuantSpec& spec, const BulkOptions& base, const Grid
   BulkOptions o = base;
   o.offset = a;
   if (t.fake) {
-    if (!ops.identity) detail::scale_range(g, t.fake, t.fake, 0, a, b, ops.q, ops.q_mul);
+    if (!ops.identity) detail::scale_range(g, t.x, t.fake, 0, a, b, ops.q, ops.q_mul);
+    else if (t.fake != t.x) std::copy(t.x + a, t.x + b, t.fake + a);
     CastReport r;
     if (int_nearest(f, o.cast)) {  // the codec's integer cast, vectorised (bulk.hpp's is scalar)
       detail::quant_kernels().round_int(t.fake + a, b - a, static_cast<float>(f.int_min),
@@ -385,13 +388,13 @@ QuantizedTensor quantize_impl(const QuantSpec& spec, const float* x, std::size_t
   return q;
 }
 
-FakeQuantReport fake_quant_impl(const QuantSpec& spec, float* x, std::size_t rows, std::size_t cols,
+FakeQuantReport fake_quant_impl(const QuantSpec& spec, const float* x, float* out, std::size_t rows, std::size_t cols,
                                 const float* fixed_multiplier, float* amax_out, const float* fixed_amax = nullptr) {
   QuantizedTensor q;  // the scales only
   q.spec = spec;
   q.rows = rows;
   q.cols = cols;
-  const CastReport r = run(q, {x, x, nullptr}, fixed_multiplier, amax_out, fixed_amax);
+  const CastReport r = run(q, {x, out, nullptr}, fixed_multiplier, amax_out, fixed_amax);
   return {r.nan_inputs, r.inf_inputs};
 }
 
@@ -425,7 +428,13 @@ QuantizedTensor quantize(const QuantSpec& spec, const float* x, std::size_t rows
 
 FakeQuantReport fake_quant(const QuantSpec& spec, float* x, std::size_t rows, std::size_t cols) {
   check_args(spec, x, rows, cols, "fake_quant");
-  return fake_quant_impl(spec, x, rows, cols, nullptr, nullptr);
+  return fake_quant_impl(spec, x, x, rows, cols, nullptr, nullptr);
+}
+
+FakeQuantReport fake_quant(const QuantSpec& spec, const float* x, float* out, std::size_t rows, std::size_t cols) {
+  check_args(spec, x, rows, cols, "fake_quant");
+  if (out == nullptr && rows * cols != 0) throw Error("fake_quant: null output for a non-empty tensor");
+  return fake_quant_impl(spec, x, out, rows, cols, nullptr, nullptr);
 }
 
 bool has_tensor_scale(const QuantSpec& spec) noexcept {
@@ -439,7 +448,7 @@ FakeQuantReport fake_quant_static(const QuantSpec& spec, float* x, std::size_t r
     throw Error("fake_quant_static: " + describe(spec) + " has no tensor-level scale to fix");
   if (!(amax >= 0) || !std::isfinite(amax))
     throw Error("fake_quant_static: amax " + std::to_string(amax) + " is not a finite number >= 0");
-  return fake_quant_impl(spec, x, rows, cols, nullptr, nullptr, &amax);
+  return fake_quant_impl(spec, x, x, rows, cols, nullptr, nullptr, &amax);
 }
 
 void dequantize(const QuantizedTensor& q, float* out) {
@@ -479,7 +488,7 @@ FakeQuantReport fake_quant_with_multiplier(const QuantSpec& spec, float* x, std:
                                            std::size_t cols, float s, float& amax) {
   check_args(spec, x, rows, cols, "fake_quant (delayed scaling)");
   check_fixed(spec, s, "fake_quant");
-  return fake_quant_impl(spec, x, rows, cols, &s, &amax);
+  return fake_quant_impl(spec, x, x, rows, cols, &s, &amax);
 }
 
 }  // namespace detail

@@ -215,9 +215,17 @@ float stack_amax(ScaleRule rule, const float* x, std::size_t n) noexcept {
   return m;
 }
 
+MxElement mx_element(const Format& element) noexcept {
+  return {mx_emax_elem(element), format_max(element), element.man_bits};
+}
+
 int mx_rule_exponent(ScaleRule rule, float amax, const Format& element) noexcept {
-  const int emax = mx_emax_elem(element);
-  const float fmax = format_max(element);
+  return mx_rule_exponent(rule, amax, mx_element(element));
+}
+
+int mx_rule_exponent(ScaleRule rule, float amax, const MxElement& element) noexcept {
+  const int emax = element.emax;
+  const float fmax = element.fmax;
   switch (rule) {
     case ScaleRule::mx_ceil: return mx_ceil_scale_exponent(amax, emax);
     case ScaleRule::mx_even: return mx_even_scale_exponent(amax, emax, element.man_bits);

@@ -105,6 +105,9 @@ struct FakeQuantReport {
   std::size_t nan_inputs = 0, inf_inputs = 0;
 };
 FakeQuantReport fake_quant(const QuantSpec& spec, float* x, std::size_t rows, std::size_t cols);
+// out <- dequantize(quantize(x)): the same bits as copying x to out and fake_quant(out), in one
+// pass less. out may be x; otherwise the two must not overlap.
+FakeQuantReport fake_quant(const QuantSpec& spec, const float* x, float* out, std::size_t rows, std::size_t cols);
 // Static scaling (deployed FP8 / NVFP4 inference: scales calibrated once): fake_quant with the
 // tensor-level scale computed by the rule from `amax`, a calibrated bound on |x|, instead of
 // from x's own amax. That is the one scale of a per-tensor spec, or NVFP4's float32 tensor

@@ -107,6 +107,15 @@ constexpr bool mx_rule(ScaleRule r) noexcept {
 // The E8M0 rule `rule` names (FLOOR for any other rule), for element format `element`;
 // kE8m0Nan only from a stack's rule.
 int mx_rule_exponent(ScaleRule rule, float amax, const Format& element) noexcept;
+// What mx_rule_exponent reads of the element format, taken once for a tensor's many groups
+// (max_finite decodes the format's largest code: too slow to repeat per 32 elements).
+struct MxElement {
+  int emax = 0;      // mx_emax_elem
+  float fmax = 0;    // format_max
+  int man_bits = 0;  // the rule `even`'s rounding
+};
+MxElement mx_element(const Format& element) noexcept;
+int mx_rule_exponent(ScaleRule rule, float amax, const MxElement& element) noexcept;
 // 2^e as a float32 for an mx_rule_exponent: NaN for kE8m0Nan.
 float e8m0_scale(int exponent) noexcept;
 // E8M0 code of 2^e for e in [-127, 127] (bias 127); kE8m0Nan gives 0xFF.
