@@ -1,10 +1,11 @@
 // Internal: the float32 GEMM micro-kernels, one per instruction set, and the driver they plug into.
 //
-// A tile computes an MR x NR block of C from MR rows of A (row-major, reduction along the
-// row) and a packed sliver of B (for each k, NR consecutive floats). Each element is one
-// fused multiply-add chain acc = fma(a_k, b_k, acc) from acc = 0 over the kc steps, then
-// C = acc or C = C + acc. Every kernel performs exactly these roundings, so all kernels, tile
-// shapes and thread splits give the same bits; only the K block (kGemmKc) sets the order.
+// A tile computes an MR x NR block of C from a packed sliver of A (for each k, MR consecutive
+// floats: the rows) and a packed sliver of B (for each k, NR consecutive floats: the columns).
+// Each element is one fused multiply-add chain acc = fma(a_k, b_k, acc) from acc = 0 over the
+// kc steps, then C = acc or C = C + acc. Every kernel performs exactly these roundings, so all
+// kernels, tile shapes, blockings and thread splits give the same bits; only the K block
+// (kGemmKc) sets the order.
 #pragma once
 #include <cstddef>
 #include <cstdlib>
@@ -20,10 +21,9 @@ constexpr std::size_t kGemmKc = 256;  // K block: sums run over 256 products, th
 
 struct GemmF32Kernel {
   std::size_t mr, nr;
-  // c (mr x nr, row stride ldc) = or += a (mr x kc, row stride lda) times the packed sliver
-  // bp (kc x nr, 64-byte aligned).
-  void (*tile)(const float* a, std::size_t lda, const float* bp, std::size_t kc, float* c, std::size_t ldc,
-               bool add);
+  // c (mr x nr, row stride ldc) = or += the packed slivers ap (kc x mr) times bp (kc x nr, 64-byte
+  // aligned).
+  void (*tile)(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc, bool add);
 };
 
 const GemmF32Kernel& gemm_f32_kernel(Isa isa);  // isa must be available
