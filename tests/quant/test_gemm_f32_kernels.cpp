@@ -125,6 +125,34 @@ TEST(GemmF32Kernels, BlockingBoundariesMatchTheFmaOracleBitwise) {
   }
 }
 
+// Each instruction set's packing of slivers against its definition: out[k * width + r] = row r's
+// element k, zeros for the rows past n, nothing written past kc * width; widths of every
+// kernel's mr and nr, row counts from 0 to the width, kc around the 8 x 8 squares, rows at byte
+// offsets that no float alignment shares.
+TEST(GemmF32Kernels, PackRowsIsTheTransposeOfTheRows) {
+  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+    if (!isa_available(isa)) continue;
+    const detail::PackRowsFn pack = detail::gemm_f32_kernel(isa).pack_rows;
+    for (std::size_t width : {3, 4, 6, 7, 12, 16, 32})
+      for (std::size_t n = 0; n <= width; ++n)
+        for (std::size_t kc : {1, 7, 8, 9, 16, 23, 256}) {
+          const auto vals = test::normal_floats(width * kc, static_cast<std::uint32_t>(width * 1000 + kc));
+          std::vector<std::uint8_t> store(width * (kc * 4 + 3));
+          std::vector<const void*> rows(width);
+          for (std::size_t r = 0; r < width; ++r) {  // row r at byte offset r % 4 of its slot
+            std::uint8_t* p = store.data() + r * (kc * 4 + 3) + r % 4;
+            std::memcpy(p, vals.data() + r * kc, kc * 4);
+            rows[r] = p;
+          }
+          std::vector<float> out(kc * width + 8, -7.0f), want(kc * width + 8, -7.0f);
+          for (std::size_t k = 0; k < kc; ++k)
+            for (std::size_t r = 0; r < width; ++r) want[k * width + r] = r < n ? vals[r * kc + k] : 0.0f;
+          pack(rows.data(), n, width, kc, out.data());
+          EXPECT_TRUE(same_bits(out, want)) << isa_name(isa) << " width=" << width << " n=" << n << " kc=" << kc;
+        }
+  }
+}
+
 // The public gemm_f32 with operands laid out either way round: the oracle's bits every time.
 TEST(GemmF32Kernels, LayoutsGiveTheBitsOfTheTransposedCopies) {
   for (const auto& s : kShapes) {

@@ -45,16 +45,13 @@ const std::uint8_t* f32_row(const StoredMatrix& b, std::size_t r) {
   return static_cast<const std::uint8_t*>(b.data) + 4 * (b.row_map ? b.row_map[r] : r) * b.cols;
 }
 
-constexpr std::size_t kMaxNr = 32;  // the widest kernel's nr
-
 // bp = B rows [j0, j0 + nj) x columns [k0, k0 + kc) as slivers of nr columns: sliver s holds,
-// for each k, columns j0 + s nr .. + nr - 1 (zeros past nj). Each sliver reads its nr rows
-// side by side (nr memory streams at once, the writes in order); rows stored in another type
-// are widened into a buffer first.
-void pack_b(const GemmF32Args& g, std::size_t j0, std::size_t nj, std::size_t k0, std::size_t kc, std::size_t nr,
-            float* bp) {
+// for each k, columns j0 + s nr .. + nr - 1 (zeros past nj). Rows stored in another type than
+// float32 are widened into a buffer first.
+void pack_b(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t j0, std::size_t nj, std::size_t k0,
+            std::size_t kc, float* bp) {
   static thread_local Scratch rowbuf;
-  const std::size_t slivers = (nj + nr - 1) / nr;
+  const std::size_t nr = kern.nr, slivers = (nj + nr - 1) / nr;
   for (std::size_t s = 0; s < slivers; ++s) {
     float* out = bp + s * kc * nr;
     const std::size_t cols = std::min(nr, nj - s * nr), j = j0 + s * nr;
@@ -65,41 +62,38 @@ void pack_b(const GemmF32Args& g, std::size_t j0, std::size_t nj, std::size_t k0
       }
       continue;
     }
-    const std::uint8_t* src[kMaxNr];  // row c's element k0 + k at src[c] + 4 k
+    const void* rows[kMaxWidth];
     if (g.b.type == StoredType::f32) {
-      for (std::size_t c = 0; c < cols; ++c) src[c] = f32_row(g.b, j + c) + 4 * k0;
+      for (std::size_t c = 0; c < cols; ++c) rows[c] = f32_row(g.b, j + c) + 4 * k0;
     } else {
-      float* rows = rowbuf.get(kMaxNr * kGemmKc);
+      float* wide = rowbuf.get(kMaxWidth * kGemmKc);
       for (std::size_t c = 0; c < cols; ++c) {
-        widen_row(g.b, j + c, k0, kc, rows + c * kc);
-        src[c] = reinterpret_cast<const std::uint8_t*>(rows + c * kc);
+        widen_row(g.b, j + c, k0, kc, wide + c * kc);
+        rows[c] = wide + c * kc;
       }
     }
-    // Rows read in place come from memory in short runs (kc floats of each) the hardware
-    // prefetcher barely starts on: fetch the next sliver's rows a cache line per row every
-    // 16 k, a sliver ahead.
-    const bool ahead = g.b.type == StoredType::f32 && s + 1 < slivers;
-    const std::size_t next_cols = ahead ? std::min(nr, nj - (s + 1) * nr) : 0;
-    for (std::size_t k = 0; k < kc; ++k) {
-      if (k % 16 == 0)
-        for (std::size_t c = 0; c < next_cols; ++c) __builtin_prefetch(f32_row(g.b, j + nr + c) + 4 * (k0 + k));
-      for (std::size_t c = 0; c < cols; ++c) std::memcpy(out + k * nr + c, src[c] + 4 * k, sizeof(float));
-      for (std::size_t c = cols; c < nr; ++c) out[k * nr + c] = 0.0f;
-    }
+    kern.pack_rows(rows, cols, nr, kc, out);
   }
 }
 
 // ap = A rows [i0, i0 + mi) x columns [k0, k0 + kc) as slivers of mr rows: sliver t holds, for
-// each k, rows i0 + t mr .. + mr - 1 (zeros past mi). The mr rows are read side by side.
-void pack_a(const GemmF32Args& g, std::size_t i0, std::size_t mi, std::size_t k0, std::size_t kc, std::size_t mr,
-            float* ap) {
+// each k, rows i0 + t mr .. + mr - 1 (zeros past mi).
+void pack_a(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t i0, std::size_t mi, std::size_t k0,
+            std::size_t kc, float* ap) {
+  const std::size_t mr = kern.mr;
   for (std::size_t t = 0; t * mr < mi; ++t) {
     float* out = ap + t * kc * mr;
     const std::size_t rows = std::min(mr, mi - t * mr);
     const float* a = g.a + (i0 + t * mr) * g.a_rs + k0 * g.a_cs;
-    for (std::size_t k = 0; k < kc; ++k) {
+    if (g.a_cs == 1) {  // rows along k
+      const void* p[kMaxWidth];
+      for (std::size_t r = 0; r < rows; ++r) p[r] = a + r * g.a_rs;
+      kern.pack_rows(p, rows, mr, kc, out);
+      continue;
+    }
+    for (std::size_t k = 0; k < kc; ++k) {  // stored transposed: the rows of a k side by side
       for (std::size_t r = 0; r < rows; ++r) out[k * mr + r] = a[r * g.a_rs + k * g.a_cs];
-      for (std::size_t r = rows; r < mr; ++r) out[k * mr + r] = 0.0f;
+      std::fill(out + k * mr + rows, out + (k + 1) * mr, 0.0f);
     }
   }
 }
@@ -109,11 +103,17 @@ void pack_a(const GemmF32Args& g, std::size_t i0, std::size_t mi, std::size_t k0
 void compute_block(const GemmF32Args& g, const GemmF32Kernel& kern, const float* ap, std::size_t i0, std::size_t mi,
                    const float* bp, std::size_t s0, std::size_t s1, std::size_t j0, std::size_t j1, std::size_t kc,
                    bool add, float* ct) {
-  const std::size_t mr = kern.mr, nr = kern.nr, ldc = g.N;
+  const std::size_t mr = kern.mr, nr = kern.nr, ldc = g.N, tiles = (mi + mr - 1) / mr;
+  const std::size_t lines = kc * nr * sizeof(float) / 64;  // of a B sliver (64-byte aligned)
   for (std::size_t s = s0; s < s1; ++s) {
     const std::size_t j = j0 + s * nr, cols = std::min(nr, j1 - j);
     const float* b = bp + s * kc * nr;
     for (std::size_t i = 0; i < mi; i += mr) {
+      // The next sliver comes from L3 (the panel is larger than L2), where the tiles would wait
+      // for it line by line: fetch it a share at a time over this sliver's tiles.
+      if (s + 1 < s1)
+        for (std::size_t l = i / mr * lines / tiles; l < (i / mr + 1) * lines / tiles; ++l)
+          __builtin_prefetch(b + kc * nr + l * 16, 0, 1);
       const std::size_t rows = std::min(mr, mi - i);
       float* c = g.c + (i0 + i) * ldc + j;
       const float* a = ap + i * kc;
@@ -155,7 +155,16 @@ void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t
   }
 }
 
-const GemmF32Kernel kGemmF32Scalar = {kScalarMr, kScalarNr, &scalar_tile};
+void pack_rows_scalar(const void* const* rows, std::size_t n, std::size_t width, std::size_t kc, float* out) {
+  for (std::size_t k = 0; k < kc; ++k)
+    for (std::size_t r = 0; r < width; ++r) {
+      float v = 0.0f;
+      if (r < n) std::memcpy(&v, static_cast<const std::uint8_t*>(rows[r]) + 4 * k, sizeof(float));
+      out[k * width + r] = v;
+    }
+}
+
+const GemmF32Kernel kGemmF32Scalar = {kScalarMr, kScalarNr, &scalar_tile, &pack_rows_scalar};
 
 const GemmF32Kernel& gemm_f32_kernel(Isa isa) {
   switch (isa) {
@@ -205,13 +214,13 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
       for_tasks(
           (slivers + chunk - 1) / chunk, failed, failure, [&](std::size_t t) {
             const std::size_t s = t * chunk, n = std::min(chunk, slivers - s);
-            pack_b(g, j0 + s * nr, std::min(n * nr, j1 - j0 - s * nr), k0, kc, nr, bp + s * kc * nr);
+            pack_b(g, kern, j0 + s * nr, std::min(n * nr, j1 - j0 - s * nr), k0, kc, bp + s * kc * nr);
           });
       for_tasks<false>(rb * runs, failed, failure, [&](std::size_t t) {
         const std::size_t i0 = t / runs * mc, mi = std::min(mc, g.M - i0), s0 = t % runs * per_run;
         if (s0 >= slivers) return;
         float* ap = abuf.get(mc * kGemmKc);
-        pack_a(g, i0, mi, k0, kc, mr, ap);
+        pack_a(g, kern, i0, mi, k0, kc, ap);
         compute_block(g, kern, ap, i0, mi, bp, s0, std::min(slivers, s0 + per_run), j0, j1, kc,
                       k0 > 0 || g.accumulate, tbuf.get(mr * nr));
       });

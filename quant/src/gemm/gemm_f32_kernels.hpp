@@ -19,11 +19,20 @@ namespace lowp::quant::detail {
 
 constexpr std::size_t kGemmKc = 256;  // K block: sums run over 256 products, then into C
 
+// out[k * width + r] = element k of row r (float32, at any alignment) for r < n, 0 for
+// n <= r < width, k < kc: how both operands' slivers are packed (width = mr or nr, up to
+// kMaxWidth; kc up to kGemmKc).
+using PackRowsFn = void (*)(const void* const* rows, std::size_t n, std::size_t width, std::size_t kc, float* out);
+constexpr std::size_t kMaxWidth = 32;
+void pack_rows_scalar(const void* const* rows, std::size_t n, std::size_t width, std::size_t kc, float* out);
+void pack_rows_avx2(const void* const* rows, std::size_t n, std::size_t width, std::size_t kc, float* out);
+
 struct GemmF32Kernel {
   std::size_t mr, nr;
   // c (mr x nr, row stride ldc) = or += the packed slivers ap (kc x mr) times bp (kc x nr, 64-byte
   // aligned).
   void (*tile)(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc, bool add);
+  PackRowsFn pack_rows;
 };
 
 const GemmF32Kernel& gemm_f32_kernel(Isa isa);  // isa must be available

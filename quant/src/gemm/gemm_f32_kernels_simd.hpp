@@ -46,7 +46,7 @@ struct GemmF32Simd {
       }
   }
 
-  static constexpr GemmF32Kernel table() { return {MR, NR, &tile}; }
+  static constexpr GemmF32Kernel table(PackRowsFn pack) { return {MR, NR, &tile, pack}; }
 };
 
 }  // namespace lowp::quant::detail
