@@ -109,8 +109,8 @@ void compute_block(const GemmF32Args& g, const GemmF32Kernel& kern, const float*
     const std::size_t j = j0 + s * nr, cols = std::min(nr, j1 - j);
     const float* b = bp + s * kc * nr;
     for (std::size_t i = 0; i < mi; i += mr) {
-      // The next sliver comes from L3 (the panel is larger than L2), where the tiles would wait
-      // for it line by line: fetch it a share at a time over this sliver's tiles.
+      // The next sliver is in L3 once the panel outgrows L2 (from ~400 columns), where the
+      // tiles would wait for it line by line: fetch it a share at a time over this sliver's tiles.
       if (s + 1 < s1)
         for (std::size_t l = i / mr * lines / tiles; l < (i / mr + 1) * lines / tiles; ++l)
           __builtin_prefetch(b + kc * nr + l * 16, 0, 1);
