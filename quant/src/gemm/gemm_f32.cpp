@@ -197,8 +197,9 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
   const std::size_t kblocks = (g.K + kGemmKc - 1) / kGemmKc, stride = nc * kGemmKc;
   // Two panel buffers, alternating: a K block is packed into the one the block before last
   // used, which every thread has finished with when it passed the last packing's barrier.
+  // One thread reuses one (half the footprint in L3).
   static thread_local Scratch shared;  // the calling thread's; the team reads it
-  float* packed = shared.get(2 * stride);
+  float* packed = shared.get((nt > 1 ? 2 : 1) * stride);
   Error failure("");
   bool failed = false;
   // A failure (a custom stored type's decoder throwing) is kept and thrown at the end; every
@@ -209,7 +210,7 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
     for (std::size_t step = 0; step < panels * kblocks; ++step) {
       const std::size_t j0 = step / kblocks * nc, j1 = std::min(g.N, j0 + nc), k0 = step % kblocks * kGemmKc;
       const std::size_t kc = std::min(kGemmKc, g.K - k0), slivers = (j1 - j0 + nr - 1) / nr;
-      float* bp = packed + step % 2 * stride;
+      float* bp = packed + (nt > 1 ? step % 2 : 0) * stride;
       const std::size_t chunk = (slivers + 2 * nt - 1) / (2 * nt);  // slivers packed per task
       for_tasks(
           (slivers + chunk - 1) / chunk, failed, failure, [&](std::size_t t) {
