@@ -47,10 +47,14 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-// With two threads the last three take several row panels per column panel, where B is packed
-// once into a buffer the tiles share ({200, 520, 600}: three column panels, three K blocks).
-const std::size_t kShapes[][3] = {{1, 1, 1},     {13, 33, 7},    {12, 32, 256},  {25, 70, 257},
-                                  {7, 300, 600}, {130, 17, 513}, {49, 260, 100}, {200, 520, 600}};
+// With two threads the row blocks of a column panel, which share its packed B, are split
+// between the threads ({200, 520, 600}: two row blocks, three K blocks). The last four sit at
+// the driver's blocking boundaries: a row count of a few slivers, where two threads split each
+// column panel into runs of B slivers; N past one column panel of 4096 (two panels, the last
+// sliver partial); M past two row blocks of up to 144 rows, the last row sliver partial.
+const std::size_t kShapes[][3] = {{1, 1, 1},      {13, 33, 7},    {12, 32, 256},  {25, 70, 257},
+                                  {7, 300, 600},  {130, 17, 513}, {49, 260, 100}, {200, 520, 600},
+                                  {3, 300, 300},  {5, 70, 20},    {9, 4200, 17},  {301, 40, 260}};
 
 TEST(GemmF32Kernels, EveryIsaMatchesTheFmaOracleBitwise) {
   for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
@@ -91,6 +95,34 @@ TEST(GemmF32Kernels, EveryIsaMatchesTheFmaOracleBitwise) {
                 << isa_name(isa) << " M=" << M << " N=" << N << " K=" << K << " accumulate=" << acc
                 << " layout=" << layout << " threads=" << threads;
           }
+  }
+}
+
+// Each instruction set's packing of slivers against its definition: out[k * width + r] = row r's
+// element k, zeros for the rows past n, nothing written past kc * width; widths of every
+// kernel's mr and nr, row counts from 0 to the width, kc around the 8 x 8 squares, rows at byte
+// offsets that no float alignment shares.
+TEST(GemmF32Kernels, PackRowsIsTheTransposeOfTheRows) {
+  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+    if (!isa_available(isa)) continue;
+    const detail::PackRowsFn pack = detail::gemm_f32_kernel(isa).pack_rows;
+    for (std::size_t width : {3, 4, 6, 7, 12, 16, 32})
+      for (std::size_t n = 0; n <= width; ++n)
+        for (std::size_t kc : {1, 7, 8, 9, 16, 23, 256}) {
+          const auto vals = test::normal_floats(width * kc, static_cast<std::uint32_t>(width * 1000 + kc));
+          std::vector<std::uint8_t> store(width * (kc * 4 + 3));
+          std::vector<const void*> rows(width);
+          for (std::size_t r = 0; r < width; ++r) {  // row r at byte offset r % 4 of its slot
+            std::uint8_t* p = store.data() + r * (kc * 4 + 3) + r % 4;
+            std::memcpy(p, vals.data() + r * kc, kc * 4);
+            rows[r] = p;
+          }
+          std::vector<float> out(kc * width + 8, -7.0f), want(kc * width + 8, -7.0f);
+          for (std::size_t k = 0; k < kc; ++k)
+            for (std::size_t r = 0; r < width; ++r) want[k * width + r] = r < n ? vals[r * kc + k] : 0.0f;
+          pack(rows.data(), n, width, kc, out.data());
+          EXPECT_TRUE(same_bits(out, want)) << isa_name(isa) << " width=" << width << " n=" << n << " kc=" << kc;
+        }
   }
 }
 

@@ -1,5 +1,5 @@
 // C = A B^T in float32: the scalar reference tile, the run-time choice of kernel and the
-// blocked driver (B packed, and widened from its stored type, one K block of a panel at a time).
+// blocked driver (A and B packed, B widened from its stored type, one K block at a time).
 //
 // The bits of C depend on the shape alone: each element is a fused multiply-add chain per K
 // block of kGemmKc (see gemm_f32_kernels.hpp). Threads take whole tiles of C, so the thread
@@ -24,122 +24,107 @@ namespace {
 
 constexpr std::size_t kScalarMr = 4, kScalarNr = 16;
 
-void scalar_tile(const float* a, std::size_t lda, const float* bp, std::size_t kc, float* c, std::size_t ldc,
-                 bool add) {
+void scalar_tile(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc, bool add) {
   float acc[kScalarMr][kScalarNr] = {};
   for (std::size_t k = 0; k < kc; ++k)
     for (std::size_t r = 0; r < kScalarMr; ++r)
-      for (std::size_t j = 0; j < kScalarNr; ++j) acc[r][j] = std::fma(a[r * lda + k], bp[k * kScalarNr + j], acc[r][j]);
+      for (std::size_t j = 0; j < kScalarNr; ++j)
+        acc[r][j] = std::fma(ap[k * kScalarMr + r], bp[k * kScalarNr + j], acc[r][j]);
   for (std::size_t r = 0; r < kScalarMr; ++r)
     for (std::size_t j = 0; j < kScalarNr; ++j) c[r * ldc + j] = add ? c[r * ldc + j] + acc[r][j] : acc[r][j];
 }
 
+// The loop nest (BLIS's): C is cut into column panels of up to kNc columns; for each K block
+// the panel's B (kc x nc floats, up to 4 MB: in L3) is packed once and shared by the threads.
+// A task takes a block of up to kMc rows of A, packs it (mc x kc, 144 KB: in L2) and runs it
+// against its run of B slivers, each sliver (kc x nr, in L1) against every A sliver of the block.
+constexpr std::size_t kNc = 4096, kMc = 144;  // kMc: a multiple of every kernel's mr
+
+// Where the float32 elements of logical row r of an f32 StoredMatrix start (at any alignment).
+const std::uint8_t* f32_row(const StoredMatrix& b, std::size_t r) {
+  return static_cast<const std::uint8_t*>(b.data) + 4 * (b.row_map ? b.row_map[r] : r) * b.cols;
+}
+
 // bp = B rows [j0, j0 + nj) x columns [k0, k0 + kc) as slivers of nr columns: sliver s holds,
-// for each k, columns j0 + s nr .. + nr - 1 (zeros past nj).
-void pack_b(const GemmF32Args& g, std::size_t j0, std::size_t nj, std::size_t k0, std::size_t kc, std::size_t nr,
-            float* bp) {
+// for each k, columns j0 + s nr .. + nr - 1 (zeros past nj). Rows stored in another type than
+// float32 are widened into a buffer first.
+void pack_b(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t j0, std::size_t nj, std::size_t k0,
+            std::size_t kc, float* bp) {
   static thread_local Scratch rowbuf;
-  const std::size_t slivers = (nj + nr - 1) / nr;
+  const std::size_t nr = kern.nr, slivers = (nj + nr - 1) / nr;
   for (std::size_t s = 0; s < slivers; ++s) {
     float* out = bp + s * kc * nr;
-    const std::size_t cols = std::min(nr, nj - s * nr);
+    const std::size_t cols = std::min(nr, nj - s * nr), j = j0 + s * nr;
     if (g.b_t) {
       for (std::size_t k = 0; k < kc; ++k) {
-        std::memcpy(out + k * nr, g.b_t + (k0 + k) * g.N + j0 + s * nr, cols * sizeof(float));
+        std::memcpy(out + k * nr, g.b_t + (k0 + k) * g.N + j, cols * sizeof(float));
         std::fill(out + k * nr + cols, out + (k + 1) * nr, 0.0f);
       }
       continue;
     }
-    float* row = rowbuf.get(kGemmKc);
-    for (std::size_t c = 0; c < nr; ++c) {
-      if (c < cols) {
-        widen_row(g.b, j0 + s * nr + c, k0, kc, row);
-        for (std::size_t k = 0; k < kc; ++k) out[k * nr + c] = row[k];
-      } else {
-        for (std::size_t k = 0; k < kc; ++k) out[k * nr + c] = 0.0f;
+    const void* rows[kMaxWidth];
+    if (g.b.type == StoredType::f32) {
+      for (std::size_t c = 0; c < cols; ++c) rows[c] = f32_row(g.b, j + c) + 4 * k0;
+    } else {
+      float* wide = rowbuf.get(kMaxWidth * kGemmKc);
+      for (std::size_t c = 0; c < cols; ++c) {
+        widen_row(g.b, j + c, k0, kc, wide + c * kc);
+        rows[c] = wide + c * kc;
       }
+    }
+    kern.pack_rows(rows, cols, nr, kc, out);
+  }
+}
+
+// ap = A rows [i0, i0 + mi) x columns [k0, k0 + kc) as slivers of mr rows: sliver t holds, for
+// each k, rows i0 + t mr .. + mr - 1 (zeros past mi).
+void pack_a(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t i0, std::size_t mi, std::size_t k0,
+            std::size_t kc, float* ap) {
+  const std::size_t mr = kern.mr;
+  for (std::size_t t = 0; t * mr < mi; ++t) {
+    float* out = ap + t * kc * mr;
+    const std::size_t rows = std::min(mr, mi - t * mr);
+    const float* a = g.a + (i0 + t * mr) * g.a_rs + k0 * g.a_cs;
+    if (g.a_cs == 1) {  // rows along k
+      const void* p[kMaxWidth];
+      for (std::size_t r = 0; r < rows; ++r) p[r] = a + r * g.a_rs;
+      kern.pack_rows(p, rows, mr, kc, out);
+      continue;
+    }
+    for (std::size_t k = 0; k < kc; ++k) {  // stored transposed: the rows of a k side by side
+      for (std::size_t r = 0; r < rows; ++r) out[k * mr + r] = a[r * g.a_rs + k * g.a_cs];
+      std::fill(out + k * mr + rows, out + (k + 1) * mr, 0.0f);
     }
   }
 }
 
-// ab (mi x kc, row-major) = rows [i0, i0 + mi) x columns [k0, k0 + kc) of an A stored
-// transposed (element (i, k) at a[i + k * a_cs]), in 16 x 16 blocks so that both the reads and
-// the writes stay within a few cache lines.
-void gather_a_transposed(const GemmF32Args& g, std::size_t i0, std::size_t mi, std::size_t k0, std::size_t kc,
-                         float* ab) {
-  constexpr std::size_t kB = 16;
-  for (std::size_t kb = 0; kb < kc; kb += kB)
-    for (std::size_t ib = 0; ib < mi; ib += kB) {
-      const std::size_t ke = std::min(kc, kb + kB), ie = std::min(mi, ib + kB);
-      for (std::size_t k = kb; k < ke; ++k) {
-        const float* src = g.a + (i0 * g.a_rs) + (k0 + k) * g.a_cs;
-        for (std::size_t i = ib; i < ie; ++i) ab[i * kc + k] = src[i * g.a_rs];
-      }
-    }
-}
-
-// C rows [i0, i1) x columns [j0, j1) over the K block [k0, k0 + kc), from its packed B panel bp.
-void compute_block(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t i0, std::size_t i1, std::size_t j0,
-                   std::size_t j1, std::size_t k0, std::size_t kc, const float* bp) {
-  static thread_local Scratch abuf, tail, cbuf;
-  const std::size_t mr = kern.mr, nr = kern.nr, nj = j1 - j0, mi = i1 - i0;
-  const std::size_t slivers = (nj + nr - 1) / nr;
-  float* ct = cbuf.get(mr * nr);
-  float* at = tail.get(mr * kGemmKc);
-  const std::size_t ldc = g.N;
-  const bool add = k0 > 0 || g.accumulate;
-  const float* ablk;
-  std::size_t lda;
-  if (g.a_cs == 1) {
-    ablk = g.a + i0 * g.a_rs + k0;
-    lda = g.a_rs;
-  } else {  // A stored transposed: gather this block's rows
-    float* ab = abuf.get(mi * kc);
-    gather_a_transposed(g, i0, mi, k0, kc, ab);
-    ablk = ab;
-    lda = kc;
-  }
-  for (std::size_t i = 0; i < mi; i += mr) {
-    const std::size_t rows = std::min(mr, mi - i);
-    const float* ap = ablk + i * lda;
-    std::size_t la = lda;
-    if (rows < mr) {  // the last rows, padded with zero rows
-      for (std::size_t r = 0; r < mr; ++r)
-        if (r < rows)
-          std::memcpy(at + r * kc, ap + r * lda, kc * sizeof(float));
-        else
-          std::fill(at + r * kc, at + (r + 1) * kc, 0.0f);
-      ap = at;
-      la = kc;
-    }
-    float* crow = g.c + (i0 + i) * ldc;
-    for (std::size_t s = 0; s < slivers; ++s) {
-      const std::size_t j = j0 + s * nr, cols = std::min(nr, j1 - j);
-      const float* b = bp + s * kc * nr;
+// C rows [i0, i0 + mi) x the columns of B slivers [s0, s1) of the panel starting at column j0
+// (ending at j1), over one K block: packed A block ap times packed B panel bp.
+void compute_block(const GemmF32Args& g, const GemmF32Kernel& kern, const float* ap, std::size_t i0, std::size_t mi,
+                   const float* bp, std::size_t s0, std::size_t s1, std::size_t j0, std::size_t j1, std::size_t kc,
+                   bool add, float* ct) {
+  const std::size_t mr = kern.mr, nr = kern.nr, ldc = g.N, tiles = (mi + mr - 1) / mr;
+  const std::size_t lines = kc * nr * sizeof(float) / 64;  // of a B sliver (64-byte aligned)
+  for (std::size_t s = s0; s < s1; ++s) {
+    const std::size_t j = j0 + s * nr, cols = std::min(nr, j1 - j);
+    const float* b = bp + s * kc * nr;
+    for (std::size_t i = 0; i < mi; i += mr) {
+      // The next sliver is in L3 once the panel outgrows L2 (from ~400 columns), where the
+      // tiles would wait for it line by line: fetch it a share at a time over this sliver's tiles.
+      if (s + 1 < s1)
+        for (std::size_t l = i / mr * lines / tiles; l < (i / mr + 1) * lines / tiles; ++l)
+          __builtin_prefetch(b + kc * nr + l * 16, 0, 1);
+      const std::size_t rows = std::min(mr, mi - i);
+      float* c = g.c + (i0 + i) * ldc + j;
+      const float* a = ap + i * kc;
       if (rows == mr && cols == nr) {
-        kern.tile(ap, la, b, kc, crow + j, ldc, add);
+        kern.tile(a, b, kc, c, ldc, add);
         continue;
       }
-      kern.tile(ap, la, b, kc, ct, nr, false);
+      kern.tile(a, b, kc, ct, nr, false);  // an edge tile: through a full one
       for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c) {
-          float& dst = crow[r * ldc + j + c];
-          dst = add ? dst + ct[r * nr + c] : ct[r * nr + c];
-        }
+        for (std::size_t q = 0; q < cols; ++q) c[r * ldc + q] = add ? c[r * ldc + q] + ct[r * nr + q] : ct[r * nr + q];
     }
-  }
-}
-
-// C rows [i0, i1) x columns [j0, j1), all of K, packing B as it goes.
-void run_tile_block(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t i0, std::size_t i1, std::size_t j0,
-                    std::size_t j1) {
-  static thread_local Scratch bbuf;
-  const std::size_t nr = kern.nr, slivers = (j1 - j0 + nr - 1) / nr;
-  float* bp = bbuf.get(slivers * nr * kGemmKc);
-  for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
-    const std::size_t kc = std::min(kGemmKc, g.K - k0);
-    pack_b(g, j0, j1 - j0, k0, kc, nr, bp);
-    compute_block(g, kern, i0, i1, j0, j1, k0, kc, bp);
   }
 }
 
@@ -156,7 +141,7 @@ void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t
   };
   switch (b.type) {
     case StoredType::f32:
-      std::memcpy(out, bytes + 4 * (s * b.cols + k0), n * sizeof(float));
+      std::memcpy(out, f32_row(b, r) + 4 * k0, n * sizeof(float));
       return;
     case StoredType::bf16:
       for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(u16(i));
@@ -170,7 +155,16 @@ void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t
   }
 }
 
-const GemmF32Kernel kGemmF32Scalar = {kScalarMr, kScalarNr, &scalar_tile};
+void pack_rows_scalar(const void* const* rows, std::size_t n, std::size_t width, std::size_t kc, float* out) {
+  for (std::size_t k = 0; k < kc; ++k)
+    for (std::size_t r = 0; r < width; ++r) {
+      float v = 0.0f;
+      if (r < n) std::memcpy(&v, static_cast<const std::uint8_t*>(rows[r]) + 4 * k, sizeof(float));
+      out[k * width + r] = v;
+    }
+}
+
+const GemmF32Kernel kGemmF32Scalar = {kScalarMr, kScalarNr, &scalar_tile, &pack_rows_scalar};
 
 const GemmF32Kernel& gemm_f32_kernel(Isa isa) {
   switch (isa) {
@@ -181,77 +175,57 @@ const GemmF32Kernel& gemm_f32_kernel(Isa isa) {
   return kGemmF32Scalar;
 }
 
-void gemm_f32_run(const GemmF32Args& args, const GemmF32Kernel& kern, int threads) {
-  GemmF32Args g = args;
+void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) {
   if (g.M == 0 || g.N == 0) return;
   if (g.K == 0) {
     if (!g.accumulate)
       for (std::size_t i = 0; i < g.M; ++i) std::fill(g.c + i * g.N, g.c + (i + 1) * g.N, 0.0f);
     return;
   }
-  // Tiles of C: column panels of up to 256 (a multiple of every kernel's nr; the packed B
-  // panel, 256 x kGemmKc floats, stays in L2), and row panels only when there are too few
-  // column panels to keep every thread busy (each row panel packs B again).
-  constexpr std::size_t kPanelN = 256;
-  const std::size_t tn = (g.N + kPanelN - 1) / kPanelN;
-  const std::size_t want = 4 * static_cast<std::size_t>(threads);
-  std::size_t tm = threads > 1 && tn < want ? (want + tn - 1) / tn : 1;
-  tm = std::min(tm, (g.M + 47) / 48);  // row panels of at least 48 rows
-  const std::size_t rows_per = ((g.M + tm - 1) / tm + kern.mr - 1) / kern.mr * kern.mr;
-  tm = (g.M + rows_per - 1) / rows_per;
-  const std::size_t tasks = tm * tn;
-  // Task t: C rows [i0, i1) x columns [j0, j1), column panel tj.
-  struct Tile {
-    std::size_t i0, i1, j0, j1, tj;
-  };
-  const auto tile = [&](std::size_t t) {
-    const std::size_t tj = t % tn, i0 = t / tn * rows_per, j0 = tj * kPanelN;
-    return Tile{i0, std::min(g.M, i0 + rows_per), j0, std::min(g.N, j0 + kPanelN), tj};
-  };
+  const std::size_t mr = kern.mr, nr = kern.nr, nt = static_cast<std::size_t>(threads);
+  // Column panels of equal widths (multiples of nr) up to kNc.
+  const std::size_t panels = (g.N + kNc - 1) / kNc;
+  const std::size_t nc = ((g.N + panels - 1) / panels + nr - 1) / nr * nr;
+  // Row blocks of equal heights (multiples of mr) up to kMc, as many as a multiple of the thread
+  // count when there are enough rows; with fewer blocks than threads, each panel's slivers are
+  // split into runs as well (each run packing the block's A again).
+  const std::size_t row_slivers = (g.M + mr - 1) / mr;
+  std::size_t rb = std::min(row_slivers, ((g.M + kMc - 1) / kMc + nt - 1) / nt * nt);
+  const std::size_t mc = (row_slivers + rb - 1) / rb * mr;
+  rb = (g.M + mc - 1) / mc;
+  const std::size_t runs = std::min(nc / nr, rb < nt ? (nt + rb - 1) / rb : 1), per_run = (nc / nr + runs - 1) / runs;
+  const std::size_t kblocks = (g.K + kGemmKc - 1) / kGemmKc, stride = nc * kGemmKc;
+  // Two panel buffers, alternating: a K block is packed into the one the block before last
+  // used, which every thread has finished with when it passed the last packing's barrier.
+  // One thread reuses one (half the footprint in L3).
+  static thread_local Scratch shared;  // the calling thread's; the team reads it
+  float* packed = shared.get((nt > 1 ? 2 : 1) * stride);
   Error failure("");
   bool failed = false;
-  // An A stored transposed would be gathered by every column panel's tiles: with more than
-  // one, gather it once (up to 64 MB) into the calling thread's scratch, in blocks of 16 rows.
-  if (g.a_cs != 1 && tn > 1 && g.M * g.K * sizeof(float) <= (std::size_t{64} << 20)) {
-    static thread_local Scratch natural;
-    float* a = natural.get(g.M * g.K);
-    const std::size_t blocks = (g.M + 15) / 16;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (std::ptrdiff_t b = 0; b < static_cast<std::ptrdiff_t>(blocks); ++b) {
-      const std::size_t i0 = static_cast<std::size_t>(b) * 16;
-      gather_a_transposed(g, i0, std::min<std::size_t>(16, g.M - i0), 0, g.K, a + i0 * g.K);
-    }
-    g.a = a;
-    g.a_rs = g.K;
-    g.a_cs = 1;
-  }
-  // Several row panels per column panel: B is packed (and widened) once, by all threads, into
-  // one buffer the tiles share, instead of once per row panel; when that buffer would exceed
-  // 64 MB each tile packs its own. Either way every tile computes the same chains.
-  const std::size_t kblocks = (g.K + kGemmKc - 1) / kGemmKc, stride = kPanelN * kGemmKc;
-  if (tm > 1 && tn * kblocks * stride * sizeof(float) <= (std::size_t{64} << 20)) {
-    static thread_local Scratch shared;  // the calling thread's; the team only reads it
-    float* packed = shared.get(tn * kblocks * stride);
-#pragma omp parallel num_threads(threads)
-    {
-      for_tasks(tn * kblocks, failed, failure, [&](std::size_t t) {  // t: column panel x K block
-        const std::size_t j0 = t / kblocks * kPanelN, k0 = t % kblocks * kGemmKc;
-        pack_b(g, j0, std::min(g.N, j0 + kPanelN) - j0, k0, std::min(kGemmKc, g.K - k0), kern.nr, packed + t * stride);
+  // A failure (a custom stored type's decoder throwing) is kept and thrown at the end; every
+  // thread still runs every loop, so that all meet at the same barriers.
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    static thread_local Scratch abuf, tbuf;
+    for (std::size_t step = 0; step < panels * kblocks; ++step) {
+      const std::size_t j0 = step / kblocks * nc, j1 = std::min(g.N, j0 + nc), k0 = step % kblocks * kGemmKc;
+      const std::size_t kc = std::min(kGemmKc, g.K - k0), slivers = (j1 - j0 + nr - 1) / nr;
+      float* bp = packed + (nt > 1 ? step % 2 : 0) * stride;
+      const std::size_t chunk = (slivers + 2 * nt - 1) / (2 * nt);  // slivers packed per task
+      for_tasks(
+          (slivers + chunk - 1) / chunk, failed, failure, [&](std::size_t t) {
+            const std::size_t s = t * chunk, n = std::min(chunk, slivers - s);
+            pack_b(g, kern, j0 + s * nr, std::min(n * nr, j1 - j0 - s * nr), k0, kc, bp + s * kc * nr);
+          });
+      for_tasks<false>(rb * runs, failed, failure, [&](std::size_t t) {
+        const std::size_t i0 = t / runs * mc, mi = std::min(mc, g.M - i0), s0 = t % runs * per_run;
+        if (s0 >= slivers) return;
+        float* ap = abuf.get(mc * kGemmKc);
+        pack_a(g, kern, i0, mi, k0, kc, ap);
+        compute_block(g, kern, ap, i0, mi, bp, s0, std::min(slivers, s0 + per_run), j0, j1, kc,
+                      k0 > 0 || g.accumulate, tbuf.get(mr * nr));
       });
-      if (!failed)
-        for_tasks(tasks, failed, failure, [&](std::size_t t) {
-          const Tile c = tile(t);
-          for (std::size_t kb = 0; kb < kblocks; ++kb)
-            compute_block(g, kern, c.i0, c.i1, c.j0, c.j1, kb * kGemmKc, std::min(kGemmKc, g.K - kb * kGemmKc),
-                          packed + (c.tj * kblocks + kb) * stride);
-        });
     }
-  } else {
-#pragma omp parallel num_threads(threads) if (threads > 1 && tasks > 1)
-    for_tasks(tasks, failed, failure, [&](std::size_t t) {
-      const Tile c = tile(t);
-      run_tile_block(g, kern, c.i0, c.i1, c.j0, c.j1);
-    });
   }
   if (failed) throw failure;
 }

@@ -13,6 +13,7 @@ struct Fma512 {
 };
 }  // namespace
 
-const GemmF32Kernel kGemmF32Avx512 = GemmF32Simd<xsimd::avx512f, Fma512, 12, 2>::table();
+// The packing is AVX2's (every AVX-512 CPU has it).
+const GemmF32Kernel kGemmF32Avx512 = GemmF32Simd<xsimd::avx512f, Fma512, 12, 2>::table(&pack_rows_avx2);
 
 }  // namespace lowp::quant::detail

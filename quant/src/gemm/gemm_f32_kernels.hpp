@@ -1,10 +1,11 @@
 // Internal: the float32 GEMM micro-kernels, one per instruction set, and the driver they plug into.
 //
-// A tile computes an MR x NR block of C from MR rows of A (row-major, reduction along the
-// row) and a packed sliver of B (for each k, NR consecutive floats). Each element is one
-// fused multiply-add chain acc = fma(a_k, b_k, acc) from acc = 0 over the kc steps, then
-// C = acc or C = C + acc. Every kernel performs exactly these roundings, so all kernels, tile
-// shapes and thread splits give the same bits; only the K block (kGemmKc) sets the order.
+// A tile computes an MR x NR block of C from a packed sliver of A (for each k, MR consecutive
+// floats: the rows) and a packed sliver of B (for each k, NR consecutive floats: the columns).
+// Each element is one fused multiply-add chain acc = fma(a_k, b_k, acc) from acc = 0 over the
+// kc steps, then C = acc or C = C + acc. Every kernel performs exactly these roundings, so all
+// kernels, tile shapes, blockings and thread splits give the same bits; only the K block
+// (kGemmKc) sets the order.
 #pragma once
 #include <cstddef>
 #include <cstdlib>
@@ -18,12 +19,20 @@ namespace lowp::quant::detail {
 
 constexpr std::size_t kGemmKc = 256;  // K block: sums run over 256 products, then into C
 
+// out[k * width + r] = element k of row r (float32, at any alignment) for r < n, 0 for
+// n <= r < width, k < kc: how both operands' slivers are packed (width = mr or nr, up to
+// kMaxWidth; kc up to kGemmKc).
+using PackRowsFn = void (*)(const void* const* rows, std::size_t n, std::size_t width, std::size_t kc, float* out);
+constexpr std::size_t kMaxWidth = 32;
+void pack_rows_scalar(const void* const* rows, std::size_t n, std::size_t width, std::size_t kc, float* out);
+void pack_rows_avx2(const void* const* rows, std::size_t n, std::size_t width, std::size_t kc, float* out);
+
 struct GemmF32Kernel {
   std::size_t mr, nr;
-  // c (mr x nr, row stride ldc) = or += a (mr x kc, row stride lda) times the packed sliver
-  // bp (kc x nr, 64-byte aligned).
-  void (*tile)(const float* a, std::size_t lda, const float* bp, std::size_t kc, float* c, std::size_t ldc,
-               bool add);
+  // c (mr x nr, row stride ldc) = or += the packed slivers ap (kc x mr) times bp (kc x nr, 64-byte
+  // aligned).
+  void (*tile)(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc, bool add);
+  PackRowsFn pack_rows;
 };
 
 const GemmF32Kernel& gemm_f32_kernel(Isa isa);  // isa must be available

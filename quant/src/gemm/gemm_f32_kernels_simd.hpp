@@ -13,8 +13,14 @@ struct GemmF32Simd {
   using F = xsimd::batch<float, Arch>;
   static constexpr std::size_t W = F::size, NR = NV * W;
 
-  static void tile(const float* a, std::size_t lda, const float* bp, std::size_t kc, float* c, std::size_t ldc,
-                   bool add) {
+  static void tile(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc, bool add) {
+    // C's rows are first touched after the kc steps (hundreds of cycles): fetch them now, both
+    // ends of each row since it may straddle two cache lines.
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < MR; ++r) {
+      __builtin_prefetch(c + r * ldc, 1);
+      __builtin_prefetch(c + r * ldc + NR - 1, 1);
+    }
     F acc[MR][NV];
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < MR; ++r)
@@ -26,7 +32,7 @@ struct GemmF32Simd {
       for (std::size_t v = 0; v < NV; ++v) b[v] = F::load_aligned(bp + k * NR + v * W);
 #pragma GCC unroll 16
       for (std::size_t r = 0; r < MR; ++r) {
-        const F x(a[r * lda + k]);
+        const F x(ap[k * MR + r]);
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Fma::fma(x, b[v], acc[r][v]);
       }
@@ -40,7 +46,7 @@ struct GemmF32Simd {
       }
   }
 
-  static constexpr GemmF32Kernel table() { return {MR, NR, &tile}; }
+  static constexpr GemmF32Kernel table(PackRowsFn pack) { return {MR, NR, &tile, pack}; }
 };
 
 }  // namespace lowp::quant::detail

@@ -8,10 +8,10 @@ namespace lowp::quant::detail {
 
 // Runs body(t) for t in [0, n) on the threads of the enclosing parallel region; the first
 // lowp::Error thrown is kept in `failure` (exceptions must not leave an OpenMP region).
-template <class F>
+// Wait = false: no barrier at the end (the caller synchronizes some other way).
+template <bool Wait = true, class F>
 void for_tasks(std::size_t n, bool& failed, Error& failure, F&& body) {
-#pragma omp for schedule(dynamic, 1)
-  for (std::ptrdiff_t t = 0; t < static_cast<std::ptrdiff_t>(n); ++t) {
+  const auto run = [&](std::ptrdiff_t t) {
     try {
       body(static_cast<std::size_t>(t));
     } catch (const Error& e) {
@@ -21,6 +21,14 @@ void for_tasks(std::size_t n, bool& failed, Error& failure, F&& body) {
         failure = e;
       }
     }
+  };
+  const auto n_ = static_cast<std::ptrdiff_t>(n);
+  if constexpr (Wait) {
+#pragma omp for schedule(dynamic, 1)
+    for (std::ptrdiff_t t = 0; t < n_; ++t) run(t);
+  } else {
+#pragma omp for schedule(dynamic, 1) nowait
+    for (std::ptrdiff_t t = 0; t < n_; ++t) run(t);
   }
 }
 
