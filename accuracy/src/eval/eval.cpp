@@ -117,14 +117,25 @@ WindowEvaluator::WindowEvaluator(const LlamaModel& model, std::span<const int> t
 
 WindowEvaluator::~WindowEvaluator() { omp_set_num_threads(saved_threads_); }
 
-std::vector<TensorError> WindowEvaluator::run(std::size_t w, EvalRun& run, const WindowPrefix* from,
-                                              const ResidualTap& tap) {
-  const std::size_t vocab = static_cast<std::size_t>(pm_.cfg.vocab_size);
-  const std::size_t start = windows_.start(w), T = windows_.length(w);
-  run.vocab = vocab;
+WindowEvaluator::Rows WindowEvaluator::rows(std::size_t w) const {
+  const std::size_t T = windows_.length(w);
   // Row t predicts token t + 1 of the window; llama.cpp scores the second half only.
   const std::size_t first = opt_.score_all ? 0 : T / 2;
-  std::span<const int> window = tokens_.subspan(start, T);
+  return {windows_.start(w), T, first, opt_.keep_logits ? 0 : first};
+}
+
+void WindowEvaluator::score(const Rows& r, EvalRun& run) const {
+  const std::size_t vocab = static_cast<std::size_t>(pm_.cfg.vocab_size);
+  run.vocab = vocab;
+  if (opt_.keep_logits)
+    run.logits.insert(run.logits.end(), logits_.begin(), logits_.begin() + static_cast<std::ptrdiff_t>(r.T * vocab));
+  score_window(logits_.data(), tokens_.subspan(r.start, r.T), r.first, vocab, run);
+}
+
+std::vector<TensorError> WindowEvaluator::run(std::size_t w, EvalRun& run, const WindowPrefix* from,
+                                              const ResidualTap& tap) {
+  const Rows r = rows(w);
+  std::span<const int> window = tokens_.subspan(r.start, r.T);
   std::vector<int> with_bos;
   if (opt_.bos >= 0) {  // llama.cpp's perplexity: the window's first input is BOS (its targets are unchanged)
     with_bos.assign(window.begin(), window.end());
@@ -132,40 +143,32 @@ std::vector<TensorError> WindowEvaluator::run(std::size_t w, EvalRun& run, const
     window = with_bos;
   }
   ErrorLog log;
-  const std::size_t first_logit = opt_.keep_logits ? 0 : first;
   if (from) {
     for (const TensorError& e : from->errors) log.add(e);
-    forward_window_from(pm_, from->layer, from->x, logits_.data(), log, threads_, first_logit);
+    forward_window_from(pm_, from->layer, from->x, logits_.data(), log, threads_, r.first_logit);
   } else {
-    forward_window(pm_, window, logits_.data(), log, threads_, first_logit, tap);
+    forward_window(pm_, window, logits_.data(), log, threads_, r.first_logit, tap);
   }
-  if (opt_.keep_logits)
-    run.logits.insert(run.logits.end(), logits_.begin(), logits_.begin() + static_cast<std::ptrdiff_t>(T * vocab));
-  score_window(logits_.data(), tokens_.subspan(start, T), first, vocab, run);
+  score(r, run);
   return log.entries();
 }
 
 std::vector<std::vector<TensorError>> WindowEvaluator::run_stacked(std::span<WindowEvaluator* const> evs,
                                                                    std::size_t w, std::span<EvalRun> runs,
                                                                    const WindowPrefix& from) {
-  const WindowEvaluator& e = *evs[0];
-  const std::size_t vocab = static_cast<std::size_t>(e.pm_.cfg.vocab_size), n = evs.size();
-  const std::size_t start = e.windows_.start(w), T = e.windows_.length(w);
-  const std::size_t first = e.opt_.score_all ? 0 : T / 2, first_logit = e.opt_.keep_logits ? 0 : first;
-  std::vector<ErrorLog> logs(n);
+  const Rows r = evs[0]->rows(w);
+  std::vector<ErrorLog> logs(evs.size());
   std::vector<const PreparedModel*> pms;
-  for (std::size_t i = 0; i < n; ++i) {
+  std::vector<float*> logits;  // each evaluator's own buffer
+  for (std::size_t i = 0; i < evs.size(); ++i) {
     for (const TensorError& t : from.errors) logs[i].add(t);
     pms.push_back(&evs[i]->pm_);
+    logits.push_back(evs[i]->logits_.data());
   }
-  std::vector<float> logits(n * T * vocab);
-  forward_stacked(pms, from.layer, from.x, logits.data(), logs, e.threads_, first_logit);
+  forward_stacked(pms, from.layer, from.x, logits, logs, evs[0]->threads_, r.first_logit);
   std::vector<std::vector<TensorError>> out;
-  for (std::size_t i = 0; i < n; ++i) {
-    const float* li = logits.data() + i * T * vocab;
-    runs[i].vocab = vocab;
-    if (e.opt_.keep_logits) runs[i].logits.insert(runs[i].logits.end(), li, li + T * vocab);
-    score_window(li, e.tokens_.subspan(start, T), first, vocab, runs[i]);
+  for (std::size_t i = 0; i < evs.size(); ++i) {
+    evs[i]->score(r, runs[i]);
     out.push_back(logs[i].entries());
   }
   return out;

@@ -67,6 +67,14 @@ class WindowEvaluator {
                                                            std::span<EvalRun> runs, const WindowPrefix& from);
 
  private:
+  // Window w's tokens [start, start + T), its first scored row and its first computed logit row.
+  struct Rows {
+    std::size_t start, T, first, first_logit;
+  };
+  Rows rows(std::size_t w) const;
+  // Appends window w's scored positions (and its logits with keep_logits) from logits_ to `run`.
+  void score(const Rows& r, EvalRun& run) const;
+
   std::span<const int> tokens_;
   EvalOptions opt_;
   Windows windows_;

@@ -265,7 +265,7 @@ void forward_window_from(const PreparedModel& pm, std::size_t from, std::span<co
 }
 
 void forward_stacked(std::span<const PreparedModel* const> pms, std::size_t from, std::span<const float> x,
-                     float* logits, std::span<ErrorLog> logs, int threads, std::size_t first_logit) {
+                     std::span<float* const> logits, std::span<ErrorLog> logs, int threads, std::size_t first_logit) {
   const PreparedModel& pm = *pms[0];
   const std::size_t n = pms.size(), dim = static_cast<std::size_t>(pm.cfg.dim), T = x.size() / dim,
                     vocab = static_cast<std::size_t>(pm.cfg.vocab_size);
@@ -291,7 +291,7 @@ void forward_stacked(std::span<const PreparedModel* const> pms, std::size_t from
     std::copy_n(xs.data() + (i * T + first_logit) * dim, S * dim, rows.data() + i * S * dim);
   head_forward(ops, rows.data(), n * S, 0, out.data(), acts.xn1);
   for (std::size_t i = 0; i < n; ++i)
-    std::copy_n(out.data() + i * S * vocab, S * vocab, logits + (i * T + first_logit) * vocab);
+    std::copy_n(out.data() + i * S * vocab, S * vocab, logits[i] + first_logit * vocab);
   if (!shared.entries().empty()) throw Error("forward_stacked: a quantization point after layer " + std::to_string(from));
 }
 

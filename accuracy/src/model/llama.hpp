@@ -203,9 +203,9 @@ void forward_window_from(const PreparedModel& pm, std::size_t from, std::span<co
 // forward_window_from for models pms[i] that differ only in layer `from` and have no
 // quantization point after it (sensitivity's recipes over a float32 base): each runs layer
 // `from` on x, then the layers after it and the head run once on the n streams side by side
-// (B = n sequences, pms[0]'s weights), which reads those weights once for all n. logits: n
-// windows of T x vocab; logs[i]: pms[i]'s errors. The same bits as forward_window_from of each.
+// (B = n sequences, pms[0]'s weights), which reads those weights once for all n. logits[i]:
+// pms[i]'s window, T x vocab; logs[i]: its errors. The same bits as forward_window_from of each.
 void forward_stacked(std::span<const PreparedModel* const> pms, std::size_t from, std::span<const float> x,
-                     float* logits, std::span<ErrorLog> logs, int threads, std::size_t first_logit);
+                     std::span<float* const> logits, std::span<ErrorLog> logs, int threads, std::size_t first_logit);
 
 }  // namespace lowp::accuracy::detail

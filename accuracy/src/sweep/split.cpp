@@ -161,7 +161,7 @@ std::vector<SweepUnit> run_units(const SweepJob& job, std::size_t begin, std::si
   };
   // Recipes stacked per window: sensitivity's over an identity base, resuming at the same layer
   // inside the model; as many as the memory for their logits allows (a window's T x vocab each,
-  // twice: the evaluator's and the stacked run's).
+  // twice: the evaluator's own and the stacked head's output).
   const auto n_layers = static_cast<std::size_t>(job.model.config.n_layers), vocab = static_cast<std::size_t>(job.model.config.vocab_size);
   const auto stackable = [&](std::size_t k) {
     const std::size_t i = k - first_recipe;
