@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "recipe/train_recipe.hpp"
 #include "train/llama_train.hpp"
 #include "train/probe/probe.hpp"
+#include "train/trainer.hpp"
 #include "train_files.hpp"
 
 namespace {
@@ -122,8 +124,8 @@ TEST(Probe, UsesSeedSaysWhichRecipesDrawsDiffer) {
   int seed_free = 0, seeded = 0;
   for (const lowp::train::TrainRecipe& r : lowp::train::builtin_train_recipes()) {
     if (r.scalify) continue;  // not a TrainLlama: the probe runs its every draw
-    TrainLlama net(theta, [&](int k, std::size_t l) { return lowp::train::linear_for(r, static_cast<LinearKind>(k), l, 2); },
-                   &r.classifier);
+    const std::unique_ptr<TrainModel> model = make_train_model(r, theta);  // as the probe builds it
+    TrainLlama& net = dynamic_cast<TrainLlama&>(*model);
     const std::vector<std::uint8_t> state = net.save_linear_state();  // as the probe: each draw from it
     std::vector<std::vector<float>> g(2);
     for (int d = 0; d < 2; ++d) {
