@@ -12,6 +12,7 @@
 #include <random>
 
 #include "lowp/hadamard/fwht.hpp"
+#include "lowp/numerics/cpu.hpp"
 
 namespace {
 
@@ -148,8 +149,10 @@ float floor_sse(std::size_t ops) { return FloorOps<Vec4, 4>::run(ops); }
 
 void BM_fp_floor_cache(benchmark::State& state) {
   const CacheShape c(state);
-  // The widest vectors this CPU has, as lowp's own FWHT kernels pick them.
-  const bool avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
+  // The vector width lowp's own FWHT kernels run at (its dispatch, LOWP_ISA honoured; scalar:
+  // SSE's 4 lanes, the baseline every x86-64 has).
+  const lowp::Isa isa = lowp::best_isa();
+  const bool avx512 = isa == lowp::Isa::avx512, avx2 = isa == lowp::Isa::avx2;
   const std::size_t lanes = avx512 ? 16 : avx2 ? 8 : 4;
   const std::size_t ops = c.rows * c.n / lanes * static_cast<std::size_t>(state.range(0) + 1);
   for (auto _ : state) benchmark::DoNotOptimize(avx512 ? floor_avx512(ops) : avx2 ? floor_avx2(ops) : floor_sse(ops));
