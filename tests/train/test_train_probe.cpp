@@ -6,9 +6,11 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli/cli_run.hpp"
 #include "lowp/quant/linear.hpp"
 #include "lowp/quant/quantize.hpp"
 #include "recipe/train_recipe.hpp"
@@ -358,6 +360,45 @@ TEST(Probe, FilesAreTheSameBytesAtAnyThreadCount) {
             "noise_ratio,loss_delta,saturated,flushed,scale_log2_sd");
   EXPECT_NE(csv[0].find("\nnvfp4,3,-1,model,grad,"), std::string::npos);
   EXPECT_NE(csv[0].find("\nfp8-tensorwise,0,1,w_down,wgrad,"), std::string::npos);
+}
+
+// `lowp probe` takes lowp train's shape options (cli/model_shape.hpp): given the same shape, lr,
+// batch and seed, the probe's fp32 trajectory (DIR/fp32/log.csv) is the training run's loss for
+// loss, so a probe can stand beside a comparison of the same model (docs/training.md, "Recipe
+// tables that rank"). Mutant checked: the probe forcing 2 layers whatever --layers says gives
+// other losses.
+TEST(Probe, CliTakesTrainsShapeOptionsAndFollowsTheSameRun) {
+  const auto dir = lowp::test::train_temp_dir("probe", "cli_shape");
+  const std::vector<std::string> shape = {"--corpus", lowp::test::train_corpus().string(), "--dim", "32", "--layers", "1",
+                                          "--heads", "2", "--kv-heads", "1", "--hidden", "64", "--ctx", "16",
+                                          "--batch", "2", "--lr", "3e-3", "--seed", "5", "--threads", "1"};
+  auto probe = std::vector<std::string>{"probe", "--recipes", "bf16", "--at", "0,4", "--batches", "1", "--draws", "2",
+                                        "--out", (dir / "probe").string()};
+  auto train = std::vector<std::string>{"train", "--steps", "4", "--out", (dir / "train").string()};
+  probe.insert(probe.end(), shape.begin(), shape.end());
+  train.insert(train.end(), shape.begin(), shape.end());
+  const auto p = lowp::test::lowp_run(probe), t = lowp::test::lowp_run(train);
+  ASSERT_EQ(p.code, 0) << p.err;
+  ASSERT_EQ(t.code, 0) << t.err;
+  const auto losses = [](const std::string& log) {  // step,train_loss of every row
+    std::vector<std::string> out;
+    std::stringstream ss(log);
+    std::string line;
+    std::getline(ss, line);
+    while (std::getline(ss, line)) out.push_back(line.substr(0, line.find(',', line.find(',') + 1)));
+    return out;
+  };
+  const auto from_probe = losses(lowp::test::slurp(dir / "probe" / "fp32" / "log.csv"));
+  EXPECT_EQ(from_probe.size(), 4u);
+  EXPECT_EQ(from_probe, losses(lowp::test::slurp(dir / "train" / "log.csv")));
+  // The shape of a checkpoint is its own, in both commands.
+  auto with_init = std::vector<std::string>{"probe", "--init", (dir / "train" / "model.bin").string(), "--dim", "32",
+                                            "--recipes", "bf16", "--corpus", lowp::test::train_corpus().string(),
+                                            "--out", (dir / "bad").string()};
+  const auto bad = lowp::test::lowp_run(with_init);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "lowp probe: --init takes the model's shape from " + (dir / "train" / "model.bin").string() +
+                         ": --dim/--layers/--heads/--kv-heads/--hidden cannot be given with it\n");
 }
 
 }  // namespace

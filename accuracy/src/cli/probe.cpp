@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "cli/model_shape.hpp"
 #include "dist/comm.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/numerics/error.hpp"
@@ -17,8 +18,8 @@ namespace {
 
 struct ProbeArgs {
   accuracy::train::probe::Options o;
-  std::string config, init, model, recipes, at;
-  int ctx = 0;
+  ShapeArgs shape;
+  std::string init, model, recipes, at;
 };
 
 int run_probe(Io& io, ProbeArgs a) {
@@ -27,18 +28,12 @@ int run_probe(Io& io, ProbeArgs a) {
   if (o.corpus.empty()) throw Failure{exit_usage, "--corpus is required"};
   if (o.out.empty()) throw Failure{exit_usage, "--out is required"};
   if (a.recipes.empty()) throw Failure{exit_usage, "--recipes is required"};
-  if (!a.config.empty() + !a.init.empty() + !a.model.empty() > 1)
-    throw Failure{exit_usage, "give one of --config, --init and --model"};
+  if (!a.init.empty() && !a.model.empty()) throw Failure{exit_usage, "give one of --init and --model"};
   if (o.threads < 0) throw Failure{exit_usage, "--threads must be >= 0, not " + std::to_string(o.threads)};
   if (o.batch < 1) throw Failure{exit_usage, "--batch must be positive, not " + std::to_string(o.batch)};
   if (!(o.lr > 0)) throw Failure{exit_usage, "--lr must be a positive number"};
-  try {
-    o.config = named_config(a.config.empty() ? "small" : a.config);
-  } catch (const Error& e) {
-    throw Failure{exit_usage, e.what()};
-  }
   o.init = !a.init.empty() ? a.init : !a.model.empty() ? accuracy::resolve_model_path(a.model) : "";
-  o.config.seq_len = a.ctx ? a.ctx : o.init.empty() ? o.config.seq_len : 0;  // --init: 128 or the model's context
+  o.config = resolve_shape(a.shape, o.init);
   std::stringstream ss(a.recipes);
   for (std::string r; std::getline(ss, r, ',');)
     if (!r.empty()) o.recipes.push_back(r);
@@ -84,7 +79,6 @@ Command add_probe_command(CLI::App& parent) {
   a->at = "0,100,300";
   CLI::App* app = parent.add_subcommand("probe", "Gradient fidelity of training recipes along one fp32 trajectory: "
                                                  "per GEMM and tensor the error, bias and variance against float32");
-  app->add_option("--config", a->config, "Model shape from scratch: tiny, small (default) or medium");
   app->add_option("--init", a->init, "Start from MODEL (llama2.c .bin, GGUF, Hugging Face folder); the corpus goes through its tokenizer");
   app->add_option("--model", a->model, "A built-in model (shakespeare), as --init");
   app->add_option("--corpus", a->o.corpus, "Text file: the trajectory trains on its first 90%, the held batches come from the last 10%");
@@ -93,7 +87,7 @@ Command add_probe_command(CLI::App& parent) {
   app->add_option("--batches", a->o.batches, "Held batches per stop (the intervals are over them)")->capture_default_str();
   app->add_option("--draws", a->o.draws, "Draws of each recipe's gradient per batch (>= 2)")->capture_default_str();
   app->add_option("--batch", a->o.batch, "Windows per batch")->capture_default_str();
-  app->add_option("--ctx", a->ctx, "Window length in tokens (default 128; with --init at most the model's context)");
+  add_shape_options(app, a->shape);  // as lowp train's: a probe of a comparison's model
   app->add_option("--lr", a->o.lr, "Peak learning rate of the fp32 trajectory")->capture_default_str();
   app->add_option("--seed", a->o.seed, "Seed of the initial weights, the batches and the draws")->capture_default_str();
   app->add_option("--out", a->o.out, "Output directory: probe.csv, probe.json, probe.svg, fp32/ (the trajectory)");

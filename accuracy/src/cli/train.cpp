@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "cli/model_shape.hpp"
 #include "dist/comm.hpp"
 #include "lowp/numerics/error.hpp"
 #include "recipe/key_value.hpp"
@@ -22,9 +23,9 @@ namespace {
 
 struct TrainArgs {
   accuracy::train::TrainOptions o;
-  std::string config, recipes, resume;
+  ShapeArgs shape;
+  std::string recipes, resume;
   int seeds = 1;
-  int dim = 0, layers = 0, heads = 0, kv_heads = 0, hidden = 0, ctx = 0;
 };
 
 std::string duration(double s) {
@@ -122,28 +123,7 @@ int run_train(Io& io, TrainArgs a) {
   } else {
     if (o.corpus.empty()) throw Failure{exit_usage, "--corpus is required"};
     if (o.out.empty()) throw Failure{exit_usage, "--out is required"};
-    const bool shape = a.dim || a.layers || a.heads || a.kv_heads || a.hidden;
-    if (!o.init.empty() && (shape || !a.config.empty()))
-      throw Failure{exit_usage, std::string("--init takes the model's shape from ") + o.init + ": " +
-                                    (a.config.empty() ? "--dim/--layers/--heads/--kv-heads/--hidden" : "--config") +
-                                    " cannot be given with it"};
-    if (!a.config.empty() && shape) throw Failure{exit_usage, "give --config or --dim/--layers/--heads/--kv-heads/--hidden, not both"};
-    try {
-      o.config = named_config(a.config.empty() ? "small" : a.config);
-    } catch (const Error& e) {
-      throw Failure{exit_usage, e.what()};
-    }
-    if (shape) {
-      if (!a.dim || !a.layers || !a.heads)
-        throw Failure{exit_usage, "--dim, --layers and --heads go together (--kv-heads and --hidden are optional)"};
-      o.config.dim = a.dim;
-      o.config.n_layers = a.layers;
-      o.config.n_heads = a.heads;
-      o.config.n_kv_heads = a.kv_heads ? a.kv_heads : a.heads;
-      o.config.hidden_dim = a.hidden ? a.hidden : (a.dim * 8 / 3 + 31) / 32 * 32;
-    }
-    if (a.ctx) o.config.seq_len = a.ctx;
-    if (!o.init.empty() && !a.ctx) o.config.seq_len = 0;  // the default window: 128, or the model's context if shorter
+    o.config = resolve_shape(a.shape, o.init);
   }
   if (o.threads < 0) throw Failure{exit_usage, "--threads must be >= 0, not " + std::to_string(o.threads)};
   if (a.seeds < 1) throw Failure{exit_usage, "--seeds must be at least 1, not " + std::to_string(a.seeds)};
@@ -204,13 +184,7 @@ Command add_train_command(CLI::App& parent) {
   app->add_option("--seed", a->o.seed, "Seed of the initial weights and the batch order")->capture_default_str();
   app->add_option("--out", a->o.out, "Output directory DIR: log.csv, model.bin, model.gguf, model.safetensors + config.json, state.bin");
   app->add_option("--threads", a->o.threads, "Threads (default 0: all); results do not depend on it");
-  app->add_option("--config", a->config, "Model shape: tiny, small (default) or medium");
-  app->add_option("--dim", a->dim, "Residual width");
-  app->add_option("--layers", a->layers, "Transformer blocks");
-  app->add_option("--heads", a->heads, "Attention heads");
-  app->add_option("--kv-heads", a->kv_heads, "KV heads (default: --heads)");
-  app->add_option("--hidden", a->hidden, "SwiGLU width (default: 8/3 dim rounded up to 32)");
-  app->add_option("--ctx", a->ctx, "Window length in tokens (default 128; with --init at most the model's context)");
+  add_shape_options(app, a->shape);
   app->add_option("--batch", a->o.batch, "Windows per step")->capture_default_str();
   app->add_option("--micro-batch", a->o.micro_batch, "Windows per micro-batch (default: --batch); the step's gradient is the "
                   "micro-batches' sum in order, and under mpirun the micro-batches are dealt to the ranks");
