@@ -150,6 +150,13 @@ TEST(LoadGguf, BadFiles) {
   expect_error([&] { load(patched<std::uint32_t>(good, arch, 99)); }, {"m.gguf", "unknown value type 99"});
   const std::size_t ctx = find_bytes(good, "llama.context_length") + 20 + 4;
   expect_error([&] { load(patched<std::uint32_t>(good, ctx, 0)); }, {"m.gguf", "llama.context_length is 0"});
+  // A corrupt block count within the memory budget fails before the layers are allocated (the
+  // fuzzing spent 97% of its time allocating and freeing the layers of mutated counts before the
+  // first missing tensor was reported). Mutant checked: no bound before m.layers.resize.
+  const std::size_t blocks = find_bytes(good, "llama.block_count") + 17 + 4;
+  expect_error([&] { load(patched<std::uint32_t>(good, blocks, 1000)); },
+               {"m.gguf", "metadata 'llama.block_count' is 1000, more than the file's"});
+  expect_error([&] { load(patched<std::uint32_t>(good, blocks, 3)); }, {"m.gguf", "tensor 'blk.2.attn_norm.weight' is missing"});
   const std::size_t heads = find_bytes(good, "llama.attention.head_count") + 26 + 4;
   expect_error([&] { load(patched<std::uint32_t>(good, heads, 3)); }, {"m.gguf", "not a multiple of n_heads 3"});
   GgufOptions o;

@@ -126,6 +126,11 @@ LlamaModel load(std::span<const std::uint8_t> bytes, const std::string& name, st
     mapping = std::make_shared<GgufMapping>();
     mapping->file = std::move(file);
   }
+  // Every block has tensors: a larger count fails before the layers are allocated (a corrupt
+  // block_count would otherwise size the model first).
+  if (static_cast<std::uint64_t>(c.n_layers) > g.tensors().size())
+    g.fail("metadata '" + a + "block_count' is " + std::to_string(c.n_layers) + ", more than the file's " +
+           std::to_string(g.tensors().size()) + " tensors");
   m.layers.resize(static_cast<std::size_t>(c.n_layers));
   for_each_tensor(m.layers.size(), [&](const TensorSpec& t, std::size_t l) {
     const std::string n = gguf_name(t, l);
