@@ -62,15 +62,17 @@ std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std
   for (const auto& r : recipes) names.push_back(lowp::train::find_train_recipe(r).name);  // all checked first
   const std::size_t K = static_cast<std::size_t>(seeds), n_runs = recipes.size() * K;
   const auto seed_of = [&](std::size_t run) { return base.seed + run % K; };
-  // Under mpirun the (recipe, seed) runs are dealt to the ranks (dist::share), each trained by
-  // one rank alone; rank 0 gathers the results in run order and writes the comparison.
-  const dist::Range mine = dist::share(n_runs, dist::rank(), dist::size());
+  // Under mpirun the (recipe, seed) runs are dealt to the ranks, run i to rank i mod size, each
+  // trained by one rank alone; rank 0 gathers the results in run order and writes the
+  // comparison. Dealt in turn, a recipe's seeds spread over the ranks: contiguous shares gave
+  // one rank every costly recipe at the end of a list (fp8-block128, the 4-bit ones).
+  const auto ranks = static_cast<std::size_t>(dist::size());
   std::vector<std::uint8_t> bytes;  // per run: final loss, comm SQNR, curve length, (step, loss) pairs
   const auto put = [&](const void* p, std::size_t n) {
     const auto* c = static_cast<const std::uint8_t*>(p);
     bytes.insert(bytes.end(), c, c + n);
   };
-  for (std::size_t i = mine.begin; i < mine.end; ++i) {
+  for (std::size_t i = static_cast<std::size_t>(dist::rank()); i < n_runs; i += ranks) {
     const std::string& r = names[i / K];
     TrainOptions o = base;
     o.recipe = recipes[i / K];
@@ -99,7 +101,7 @@ std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std
   const std::vector<std::vector<std::uint8_t>> all = dist::gather_to_root(bytes);
   std::vector<RecipeRun> runs;
   if (dist::rank() != 0) return runs;
-  for (const auto& name : names) runs.push_back(RecipeRun{name, {}});
+  std::vector<SeedRun> in_order(n_runs);
   for (std::size_t rank = 0; rank < all.size(); ++rank) {
     const std::vector<std::uint8_t>& b = all[rank];
     std::size_t at = 0;
@@ -108,9 +110,9 @@ std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std
       std::memcpy(dst, b.data() + at, n);
       at += n;
     };
-    const dist::Range theirs = dist::share(n_runs, static_cast<int>(rank), dist::size());
-    for (std::size_t i = theirs.begin; i < theirs.end; ++i) {
-      SeedRun run{seed_of(i), {}};
+    for (std::size_t i = rank; i < n_runs; i += ranks) {
+      SeedRun& run = in_order[i];
+      run.seed = seed_of(i);
       std::uint64_t n = 0;
       take(&run.result.final_val_loss, sizeof(double));
       take(&run.result.grad_comm_sqnr_db, sizeof(double));
@@ -122,9 +124,10 @@ std::vector<RecipeRun> compare_recipes(const TrainOptions& base, std::vector<std
         take(&loss, sizeof loss);
         run.result.val_curve.emplace_back(static_cast<int>(st), loss);
       }
-      runs[i / K].seeds.push_back(std::move(run));  // the ranks hold consecutive runs in order
     }
   }
+  for (const auto& name : names) runs.push_back(RecipeRun{name, {}});
+  for (std::size_t i = 0; i < n_runs; ++i) runs[i / K].seeds.push_back(std::move(in_order[i]));
   write_comparison(base.out, runs, base.grad_comm != "fp32");
   return runs;
 }

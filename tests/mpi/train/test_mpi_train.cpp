@@ -159,6 +159,16 @@ TEST(MpiTrain, RecipesSplitAcrossRanksWriteTheSameSummary) {
   EXPECT_EQ(slurp(d / "one" / "loss.svg"), slurp(d / "two" / "loss.svg"));
   EXPECT_NE(slurp(d / "two" / "summary.csv").find("fp8-delayed,"), std::string::npos);
   for (const char* r : {"fp32", "nvfp4-train", "fp8-delayed"}) expect_same_run(d / "one" / r, d / "two" / r);
+  // Two seeds on 3 ranks: run i (recipe i / 2, seed 7 + i % 2) goes to rank i mod 3, so each
+  // recipe's seeds train on different ranks and rank 0 must put them back in run order. Mutant
+  // checked: the gather appending each rank's runs in rank order.
+  const Outcome seeds1 = lowp(0, args(d / "s1", {"--recipes", "fp32,nvfp4", "--seeds", "2"}), d / "s1.txt");
+  ASSERT_EQ(seeds1.code, 0) << seeds1.out;
+  const Outcome seeds3 = lowp(3, args(d / "s3", {"--recipes", "fp32,nvfp4", "--seeds", "2"}), d / "s3.txt");
+  ASSERT_EQ(seeds3.code, 0) << seeds3.out;
+  EXPECT_EQ(slurp(d / "s1" / "summary.csv"), slurp(d / "s3" / "summary.csv"));
+  EXPECT_EQ(slurp(d / "s1" / "seeds.csv"), slurp(d / "s3" / "seeds.csv"));
+  EXPECT_NE(slurp(d / "s3" / "seeds.csv").find("nvfp4,8,"), std::string::npos);
 }
 
 // `lowp probe`: the (recipe, stop) jobs dealt to 2 and 3 ranks (3 recipes x 2 stops, uneven
