@@ -1,5 +1,5 @@
-// AVX2 + FMA one-row GEMM (gemv_f32_simd.hpp): 4 groups of 8 rows of B at a time, one row per
-// lane; f16 / bf16 widened in registers, an 8 x 8 square of each group transposed per step.
+// AVX2 + FMA one-row GEMM (gemv_f32_simd.hpp): 8 rows of B at a time, one per lane; f16 / bf16
+// widened in registers, an 8 x 8 square transposed per step.
 #include <immintrin.h>
 
 #include <cstdint>

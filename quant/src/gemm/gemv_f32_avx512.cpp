@@ -1,5 +1,5 @@
-// AVX-512 one-row GEMM (gemv_f32_simd.hpp): 4 groups of 16 rows of B at a time, one row per
-// lane; f16 / bf16 widened in registers, a 16 x 16 square of each group transposed per step.
+// AVX-512 one-row GEMM (gemv_f32_simd.hpp): 16 rows of B at a time, one per lane; f16 / bf16
+// widened in registers, a 16 x 16 square transposed per step.
 #include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
 #include <immintrin.h>
 

@@ -31,9 +31,6 @@ constexpr std::size_t kGemvLaneGroup = 8, kGemvLaneRows = 32;
 // acc[r] (r < kGemvLaneRows) continues its fma chain over k = 0 .. n-1 of x[k] * w[k * kGemvLaneRows + r].
 using GemvLanesFn = void (*)(const float* x, const float* w, std::size_t n, float* acc);
 
-// Independent row groups of a SIMD dot_rows call (gemv_f32_simd.hpp), each a register's width.
-constexpr std::size_t kGemvRowGroups = 4;
-
 struct GemvF32Kernel {
   std::size_t rows;        // rows of B per dot_rows call
   GemvRowsFn dot_rows[3];  // by StoredType: f32, f16, bf16

@@ -38,34 +38,26 @@ void gemv_simd_cols(const float* x, const float* bt, std::size_t ldb, std::size_
   }
 }
 
-// dot_rows: kGemvRowGroups x V::W rows at a time, one per lane (V: the ISA's register type R,
-// width W, zero, broadcast, fma, store and an in-register W x W transpose; Load::load(row, k):
-// elements k .. k+W-1 of a row as floats). Each step loads a W x W square of each group's rows,
-// transposes it and runs the W fused multiply-adds of every row's chain in k order; the groups'
-// chains are independent, so the fma latency of one overlaps the others' loads and transposes
-// (one group alone waits on it: f16 / bf16 rows ran at half of f32's bytes per second). A tail
-// of kc shorter than a square continues the chains in scalar code.
+// dot_rows: V::W rows at a time, one per lane (V: the ISA's register type R, width W, zero,
+// broadcast, fma, store and an in-register W x W transpose; Load::load(row, k): elements
+// k .. k+W-1 of a row as floats). Each step loads a W x W square of the rows, transposes it
+// and runs the W fused multiply-adds of every row's chain in k order; a tail of kc shorter
+// than a square continues the chains in scalar code.
 template <class V, class Load, StoredType T>
 void gemv_simd_rows(const float* x, const void* const* w, std::size_t kc, float* acc) {
-  constexpr std::size_t W = V::W, G = kGemvRowGroups;
-  typename V::R a[G];
-#pragma GCC unroll 4
-  for (std::size_t g = 0; g < G; ++g) a[g] = V::zero();
+  constexpr std::size_t W = V::W;
+  typename V::R a = V::zero();
   std::size_t k = 0;
   for (; k + W <= kc; k += W) {
-#pragma GCC unroll 4
-    for (std::size_t g = 0; g < G; ++g) {
-      typename V::R r[W];
+    typename V::R r[W];
 #pragma GCC unroll 16
-      for (std::size_t i = 0; i < W; ++i) r[i] = Load::load(w[g * W + i], k);
-      V::transpose(r);
+    for (std::size_t i = 0; i < W; ++i) r[i] = Load::load(w[i], k);
+    V::transpose(r);
 #pragma GCC unroll 16
-      for (std::size_t c = 0; c < W; ++c) a[g] = V::fma(V::broadcast(x[k + c]), r[c], a[g]);
-    }
+    for (std::size_t c = 0; c < W; ++c) a = V::fma(V::broadcast(x[k + c]), r[c], a);
   }
-#pragma GCC unroll 4
-  for (std::size_t g = 0; g < G; ++g) V::store(acc + g * W, a[g]);
-  gemv_rows_tail(T, x, w, G * W, k, kc, acc);
+  V::store(acc, a);
+  gemv_rows_tail(T, x, w, W, k, kc, acc);
 }
 
 // dot_lanes: kGemvLaneRows / W independent chains of W rows each, one register apiece.
@@ -88,7 +80,7 @@ void gemv_simd_lanes(const float* x, const float* w, std::size_t n, float* acc) 
 // The kernel table of an ISA: V and its loads of f32, f16 and bf16 rows.
 template <class V, class LoadF32, class LoadF16, class LoadBf16, class Fma, class Arch>
 constexpr GemvF32Kernel gemv_simd_table() {
-  return {kGemvRowGroups * V::W,
+  return {V::W,
           {&gemv_simd_rows<V, LoadF32, StoredType::f32>, &gemv_simd_rows<V, LoadF16, StoredType::f16>,
            &gemv_simd_rows<V, LoadBf16, StoredType::bf16>},
           &gemv_simd_cols<Arch, Fma>, &gemv_simd_lanes<Arch, Fma>};
