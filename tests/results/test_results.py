@@ -235,6 +235,21 @@ class Results(unittest.TestCase):
         self.assertIn("- The 4-bit recipe whose whole gradient is closest to fp32's: nvfp4 (rel_mse 1.00e-3).", text)
         self.assertIn('- Noise ratio below √3 (the recipe would stall): nvfp4.', text)
 
+    def test_rank_statistics_against_published_values(self):
+        m = self.m
+        # Student's t critical values from a printed table (two-sided 5% and 1%): p back exactly.
+        for t, nu, p in [(12.706, 1, 0.05), (4.303, 2, 0.05), (3.182, 3, 0.05), (2.776, 4, 0.05), (2.131, 15, 0.05),
+                         (2.947, 15, 0.01), (2.845, 20, 0.01)]:
+            self.assertAlmostEqual(m.t_two_sided(t, nu), p, delta=2e-4, msg=(t, nu))
+        self.assertEqual(m.t_two_sided(0.0, 7), 1.0)
+        self.assertEqual(m.ranks([3, 1, 3, 2]), [3.5, 1.0, 3.5, 2.0])
+        # Worked by hand: ranks y = 1, 2, 3.5, 5, 3.5 against 1..5 give rho = 8 / sqrt(10 * 9.5);
+        # t = rho sqrt(3 / (1 - rho^2)) = 2.489, and 3 degrees of freedom give p = 0.0886.
+        rho, p = m.spearman([1, 2, 3, 4, 5], [5, 6, 7, 8, 7])
+        self.assertAlmostEqual(rho, 8 / (10 * 9.5) ** 0.5, places=12)
+        self.assertAlmostEqual(p, 0.0886, delta=5e-4)
+        self.assertEqual(m.spearman([1, 2, 3], [30, 20, 10])[0], -1.0)
+
     def test_fuzz_table(self):
         self.write('bench/results/fz.csv', 'harness,seconds,wall_s,cpu_s,executions,cov,ft,peak_rss_mb,finding\n'
                    'gguf,30,31,29,45852,3438,6860,491,none\n'

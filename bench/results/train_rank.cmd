@@ -1,0 +1,6 @@
+command: OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive mpirun -np 2 build/bin/lowp train --corpus ../shared/data/tinyshakespeare.txt --dim 128 --layers 2 --heads 4 --kv-heads 2 --ctx 64 --batch 16 --lr 1e-3 --seed 1 --threads 1 --recipes bf16,bf16-pure,bf16-pure-sr,fp8-tensorwise,fp8-rowwise,fp8-rowwise-gw-hp,fp8-delayed,fp8-current,mxfp8,mxfp8-te,fp8-block128,switchback-int8,scalify,nvfp4,nvfp4-train,quartet-fp4,quartet2-nvfp4 --seeds 4 --steps 400 --eval-every 100 --out /tmp/lowp_rank
+output: /tmp/lowp_rank/summary.csv
+commit: bf96b33ed3
+cpu: AMD EPYC (family 25, model 1), 2 CPUs, avx2 fma
+started: 2026-11-29T09:05:37Z
+load: 3.0 at the start, 2.0 at the end
