@@ -2,6 +2,7 @@
 // fine-tunes a checkpoint lowp evaluates (--init) on its own tokens.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -88,11 +89,14 @@ void report_comparison(Io& io, const std::vector<accuracy::train::RecipeRun>& ru
   using namespace accuracy::train;
   const std::vector<SeedStats> stats = comparison_stats(runs);
   const std::size_t k = runs.empty() ? 1 : runs[0].seeds.size();
-  char buf[256];
+  char buf[512];
+  int w = 15;  // the recipe column: as wide as the longest name (a recipe file's name is any length)
+  for (const RecipeRun& r : runs) w = std::max(w, static_cast<int>(std::min<std::size_t>(r.recipe.size(), 200)));
+  const std::string pad(static_cast<std::size_t>(w - 15), ' ');
   if (k == 1) {
-    io.out << "recipe          final_val_loss  gap_pct\n";
+    io.out << "recipe          " << pad << "final_val_loss  gap_pct\n";
     for (std::size_t i = 0; i < runs.size(); ++i) {
-      std::snprintf(buf, sizeof buf, "%-15s %14.4f %8.2f\n", runs[i].recipe.c_str(), stats[i].mean, stats[i].gap_pct);
+      std::snprintf(buf, sizeof buf, "%-*s %14.4f %8.2f\n", w, runs[i].recipe.c_str(), stats[i].mean, stats[i].gap_pct);
       io.out << buf;
     }
     io.out << "one seed: no noise estimate (--seeds K trains each recipe from K seeds)\n";
@@ -100,10 +104,10 @@ void report_comparison(Io& io, const std::vector<accuracy::train::RecipeRun>& ru
     std::snprintf(buf, sizeof buf, "%zu seeds (%llu..%llu), the same for every recipe; gap to fp32 paired by seed, 95%% Student-t interval (t = %.3f, %zu dof)\n",
                   k, static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.seed + k - 1), t_quantile_975(static_cast<int>(k) - 1), k - 1);
     io.out << buf;
-    io.out << "recipe          mean_val_loss       se  gap_pct  95% interval (%)     gap vs noise\n";
+    io.out << "recipe          " << pad << "mean_val_loss       se  gap_pct  95% interval (%)     gap vs noise\n";
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const SeedStats& s = stats[i];
-      std::snprintf(buf, sizeof buf, "%-15s %13.4f %8.4f %+8.2f  [%+7.2f, %+7.2f]   %s\n", runs[i].recipe.c_str(), s.mean, s.se, s.gap_pct, s.gap_pct_lo,
+      std::snprintf(buf, sizeof buf, "%-*s %13.4f %8.4f %+8.2f  [%+7.2f, %+7.2f]   %s\n", w, runs[i].recipe.c_str(), s.mean, s.se, s.gap_pct, s.gap_pct_lo,
                     s.gap_pct_hi, runs[i].recipe == "fp32" ? "(reference)" : s.exceeds_noise ? "LARGER than the noise" : "within the noise");
       io.out << buf;
     }
