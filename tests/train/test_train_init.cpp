@@ -75,16 +75,6 @@ std::vector<float> trainer_logits(const LlamaModel& shape, const fs::path& dir, 
   return net.logits();
 }
 
-// The run's train_loss column (log.csv, rows after the header).
-std::vector<double> train_losses(const fs::path& dir) {
-  std::ifstream f(dir / "log.csv");
-  std::string line;
-  std::getline(f, line);
-  std::vector<double> v;
-  while (std::getline(f, line)) v.push_back(std::stod(line.substr(line.find(',') + 1)));
-  return v;
-}
-
 // Trains from `init` under fp32 and fp8-tensorwise; the loss falls; the exports (the files
 // `exports` names) evaluate as the trainer's forward of state.bin's weights, bitwise (the same
 // float32 weights through the same layers: any slip in an exporter or its loader shows).
@@ -96,7 +86,7 @@ void fine_tune_and_check(const fs::path& init, const std::string& name, const st
     const fs::path out = dir / recipe;
     const auto r = lowp_run(args(init, corpus(), out, recipe, 8));
     ASSERT_EQ(r.code, 0) << r.err;
-    const std::vector<double> loss = train_losses(out);
+    const std::vector<double> loss = lowp::test::train_losses(out);
     ASSERT_EQ(loss.size(), 8u);
     // The last two steps' losses below the first two's (batches differ per step).
     EXPECT_LT(loss[6] + loss[7], loss[0] + loss[1]) << recipe;

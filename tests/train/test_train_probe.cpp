@@ -6,7 +6,6 @@
 #include <cmath>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -380,17 +379,9 @@ TEST(Probe, CliTakesTrainsShapeOptionsAndFollowsTheSameRun) {
   const auto p = lowp::test::lowp_run(probe), t = lowp::test::lowp_run(train);
   ASSERT_EQ(p.code, 0) << p.err;
   ASSERT_EQ(t.code, 0) << t.err;
-  const auto losses = [](const std::string& log) {  // step,train_loss of every row
-    std::vector<std::string> out;
-    std::stringstream ss(log);
-    std::string line;
-    std::getline(ss, line);
-    while (std::getline(ss, line)) out.push_back(line.substr(0, line.find(',', line.find(',') + 1)));
-    return out;
-  };
-  const auto from_probe = losses(lowp::test::slurp(dir / "probe" / "fp32" / "log.csv"));
-  EXPECT_EQ(from_probe.size(), 4u);
-  EXPECT_EQ(from_probe, losses(lowp::test::slurp(dir / "train" / "log.csv")));
+  const std::vector<double> from_probe = lowp::test::train_losses(dir / "probe" / "fp32");
+  EXPECT_EQ(from_probe.size(), 4u);  // one row per step
+  EXPECT_EQ(from_probe, lowp::test::train_losses(dir / "train"));
   // The shape of a checkpoint is its own, in both commands.
   auto with_init = std::vector<std::string>{"probe", "--init", (dir / "train" / "model.bin").string(), "--dim", "32",
                                             "--recipes", "bf16", "--corpus", lowp::test::train_corpus().string(),

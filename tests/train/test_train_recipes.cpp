@@ -48,15 +48,6 @@ TrainOptions options(const fs::path& out, const std::string& recipe, int steps, 
   return o;
 }
 
-std::vector<double> train_losses(const fs::path& dir) {
-  std::ifstream f(dir / "log.csv");
-  std::string line;
-  std::getline(f, line);
-  std::vector<double> v;
-  while (std::getline(f, line)) v.push_back(std::stod(line.substr(line.find(',') + 1)));
-  return v;
-}
-
 bool stochastic(const std::string& name) {
   return name == "bf16-pure-sr" || name == "nvfp4-train" || name == "quartet-fp4" || name == "quartet2-nvfp4";
 }
@@ -69,7 +60,7 @@ TEST(TrainRecipes, EveryBuiltInTrainsWithFiniteLossAndStochasticOnesAreThreadDet
     if (r.name == "fp8-block128") o.config.dim = 128, o.config.hidden_dim = 384, o.config.n_kv_heads = 2;  // 128x128 tiles
     const auto res = run_training(o, false, nullptr);
     EXPECT_TRUE(std::isfinite(res.final_val_loss));
-    const auto losses = train_losses(a);
+    const auto losses = lowp::test::train_losses(a);
     ASSERT_EQ(losses.size(), 4u);
     for (double l : losses) EXPECT_TRUE(std::isfinite(l) && l > 0 && l < 7);  // ln(258) = 5.55 at the start
     EXPECT_TRUE(fs::exists(a / "quant.csv"));

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "train/trainer.hpp"
 
@@ -50,6 +51,16 @@ inline std::string log_without_speed(const std::filesystem::path& dir) {
     all += "\n";
   }
   return all;
+}
+
+// The run's train_loss column (DIR/log.csv, the rows after the header).
+inline std::vector<double> train_losses(const std::filesystem::path& dir) {
+  std::ifstream f(dir / "log.csv");
+  std::string line;
+  std::getline(f, line);
+  std::vector<double> v;
+  while (std::getline(f, line)) v.push_back(std::stod(line.substr(line.find(',') + 1)));
+  return v;
 }
 
 // The tiny run the resume tests kill and continue (ctx 32, batch 4, eval every 10, a checkpoint
