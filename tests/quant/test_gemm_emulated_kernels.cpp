@@ -225,3 +225,106 @@ TEST(GemmEmulatedKernels, SameBitsAtOneAndTwoThreadsAndAsExact) {
 }
 
 }  // namespace
+
+namespace {
+
+using lowp::quant::detail::EmuFormat;
+using lowp::quant::detail::EmuKernel;
+
+std::vector<const EmuKernel*> simd_kernels() {
+  std::vector<const EmuKernel*> k;
+  if (lowp::isa_available(lowp::Isa::avx2)) k.push_back(&lowp::quant::detail::kEmuAvx2);
+  if (lowp::isa_available(lowp::Isa::avx512)) k.push_back(&lowp::quant::detail::kEmuAvx512);
+  return k;
+}
+
+// Operands whose every product is a multiple of 2^-126 and whose sums stay far below 2^127, the
+// range the truncating tile is allowed: E4M3 values times a random float scale, 24-bit random
+// values, exact negations of the previous product (cancellation), and after a large value a tiny
+// one (2^-25..2^-34 of it) of either sign, so that the double sum is inexact and lies just below
+// or above a format value: rounding it to nearest instead of toward zero gives the next value.
+float safe_value(std::mt19937& g, float scale) {
+  const float sign = (g() & 1) ? -1.0f : 1.0f;
+  switch (g() % 4) {
+    case 0: return sign * scale * std::ldexp(1.0f + static_cast<float>(g() % 8) / 8, -6 + static_cast<int>(g() % 15));
+    case 1: return sign * std::ldexp(static_cast<float>((g() >> 8) | 0x800000u), -23 - static_cast<int>(g() % 20));
+    case 2: return sign * std::ldexp(1.0f, -25 - static_cast<int>(g() % 10));
+    default: return sign * static_cast<float>(1 + g() % 3);
+  }
+}
+
+// The truncating tile alone against the exact step, one chain per output: a scalar reference
+// beside the SIMD kernel, every man_bits.
+TEST(GemmEmulatedKernels, TruncatingTileIsTheExactStepTowardZero) {
+  const auto kernels = simd_kernels();
+  if (kernels.empty()) GTEST_SKIP() << "no AVX2 on this CPU: the truncating tile cannot run";
+  std::mt19937 g(7);
+  std::size_t differs_from_nearest = 0;
+  for (const EmuKernel* kern : kernels)
+    for (int man_bits = 1; man_bits <= 23; ++man_bits) {
+      const EmuFormat f = lowp::quant::detail::emu_format({man_bits, 8, Round::toward_zero, 0, 0});
+      const std::size_t len = 1 + g() % 200, mr = kern->mr, nr = kern->nr;
+      std::vector<double> ap(len * mr), bp(len * nr);
+      const float sa = 0.01f + static_cast<float>(g() % 1000) / 7, sb = 0.003f + static_cast<float>(g() % 999) / 13;
+      for (std::size_t k = 0; k < len; ++k) {
+        for (std::size_t r = 0; r < mr; ++r) ap[k * mr + r] = safe_value(g, sa);
+        for (std::size_t l = 0; l < nr; ++l) bp[k * nr + l] = safe_value(g, sb);
+        if (k > 0 && g() % 4 == 0) {  // cancel the previous product
+          for (std::size_t r = 0; r < mr; ++r) ap[k * mr + r] = ap[(k - 1) * mr + r];
+          for (std::size_t l = 0; l < nr; ++l) bp[k * nr + l] = -bp[(k - 1) * nr + l];
+        }
+      }
+      std::vector<double> got(mr * nr);
+      kern->truncate(ap.data(), bp.data(), len, f, got.data());
+      for (std::size_t r = 0; r < mr; ++r)
+        for (std::size_t l = 0; l < nr; ++l) {
+          double want = 0, nearest = 0;
+          const EmuFormat fn = lowp::quant::detail::emu_format({man_bits, 8, Round::nearest_even, 0, 0});
+          for (std::size_t k = 0; k < len; ++k) {
+            const auto a = static_cast<float>(ap[k * mr + r]), b = static_cast<float>(bp[k * nr + l]);
+            want = lowp::quant::detail::emu_step_exact(want, a, b, f, 0);
+            nearest = lowp::quant::detail::emu_step_exact(nearest, a, b, fn, 0);
+          }
+          differs_from_nearest += want != nearest;
+          ASSERT_EQ(std::bit_cast<std::uint64_t>(got[r * nr + l]), std::bit_cast<std::uint64_t>(want))
+              << std::hexfloat << got[r * nr + l] << " vs " << want << " m" << man_bits << " row " << r
+              << " column " << l << " len " << len;
+        }
+    }
+  EXPECT_GT(differs_from_nearest, 0u);  // the data tells toward-zero from nearest
+}
+
+// The GEMM on DeepSeek-V3-like operands (E4M3 times a float scale per row, 13-bit accumulator
+// promoted every 128 products: the blocks run on the truncating tile) with the same tiny terms,
+// plus blocks past the tile's range on either side, by hand: a sum of 2^-127 (1 + 2^-13), below
+// the smallest normal, truncates to the subnormal grid (2^-139) and keeps 2^-127; a product
+// 2^128, beyond the largest value, saturates toward zero to it.
+TEST(GemmEmulatedKernels, TruncatingBlocksAndTheirRangeLimits) {
+  std::mt19937 g(11);
+  const std::size_t M = 37, N = 45, K = 300;
+  std::vector<float> A(M * K), B(N * K);
+  for (std::size_t i = 0; i < M; ++i) {
+    const float s = 0.001f * static_cast<float>(1 + g() % 997);
+    for (std::size_t k = 0; k < K; ++k) A[i * K + k] = safe_value(g, s);
+  }
+  for (std::size_t j = 0; j < N; ++j) {
+    const float s = 0.002f * static_cast<float>(1 + g() % 991);
+    for (std::size_t k = 0; k < K; ++k) B[j * K + k] = safe_value(g, s);
+  }
+  const Accumulation acc{13, 8, Round::toward_zero, 128, 0};
+  std::vector<float> want(M * N), got(M * N);
+  lowp::quant::detail::gemm_emulated_path(EmuPath::exact, A.data(), B.data(), want.data(), M, N, K, acc, 1);
+  for (EmuPath p : fast_paths()) {
+    lowp::quant::detail::gemm_emulated_path(p, A.data(), B.data(), got.data(), M, N, K, acc, 2);
+    std::string first;
+    EXPECT_EQ(mismatches(want, got, &first), 0u) << first << " " << path_name(p);
+  }
+  const float tmin = 0x1p-126f, fmax = std::ldexp(2.0f - 0x1p-13f, 127);  // e8m13
+  for (EmuPath p : fast_paths()) {
+    SCOPED_TRACE(path_name(p));
+    EXPECT_EQ(one_step(p, 0x1p-64f * (1 + 0x1p-13f), 0x1p-63f, 0, 0, {13, 8, Round::toward_zero, 0, 0}), tmin / 2);
+    EXPECT_EQ(one_step(p, 0x1p64f, 0x1p64f, 0, 0, {13, 8, Round::toward_zero, 0, 0}), fmax);
+  }
+}
+
+}  // namespace

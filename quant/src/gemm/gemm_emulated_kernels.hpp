@@ -72,14 +72,17 @@ inline double emu_step_fast(double part, float a, float b, const EmuFormat& f) {
   return neg ? -mag : mag;
 }
 
-// A SIMD tile: out[r * nr + l] = the emulated dot product of row a[r] (K floats) with column
-// l of the packed panel bp (bp[k * nr + l], the B values as doubles), one function per
-// non-stochastic rounding mode (indexed by the Round value), promotion included.
-using EmuTile = void (*)(const float* const* a, const double* bp, std::size_t K, const EmuFormat& f,
-                         float* out);
+// A SIMD tile: part[r * nr + l] = the accumulator after `len` steps from +0 (one promotion
+// block) of row r of the packed A panel (ap[k * mr + r]) with column l of the packed B panel
+// (bp[k * nr + l]), both the float operands as doubles. One function per non-stochastic
+// rounding mode (indexed by the Round value), and `truncate`, toward zero on a block whose
+// range gemm_emulated has checked: no sum beyond the format's largest value and every exact
+// sum a multiple of 2^emin, so none falls below its smallest normal.
+using EmuTile = void (*)(const double* ap, const double* bp, std::size_t len, const EmuFormat& f, double* part);
 struct EmuKernel {
   std::size_t mr, nr;
   EmuTile tile[7];
+  EmuTile truncate;
 };
 extern const EmuKernel kEmuAvx2, kEmuAvx512;
 
