@@ -78,8 +78,15 @@ std::vector<float> spread_matrix(std::size_t rows, std::size_t cols, std::uint32
 // x * (1 / (scale * tensor scale)) to nearest; then the scale times <x, x> / <x, q> (code
 // domain, sums in double) rounded stochastically to E4M3 with the bits of the block's index;
 // the values code * (tensor scale * corrected scale).
-TEST(LinearRecipes, MsEdenAgainstIndependentImplementation) {
-  const std::size_t rows = 48, cols = 64, G = 16;
+// (One chunk, and 20 chunks of 4096 run in parallel.)
+class MsEdenShapes : public ::testing::TestWithParam<std::pair<std::size_t, std::size_t>> {};
+INSTANTIATE_TEST_SUITE_P(LinearRecipes, MsEdenShapes,
+                         ::testing::Values(std::pair<std::size_t, std::size_t>{48, 64},
+                                           std::pair<std::size_t, std::size_t>{320, 256}));
+
+TEST_P(MsEdenShapes, MsEdenAgainstIndependentImplementation) {
+  const auto [rows, cols] = GetParam();
+  const std::size_t G = 16;
   const std::uint64_t seed = 0x5eed;
   const std::vector<float> x = spread_matrix(rows, cols, 91);
   std::vector<float> got = x;
@@ -120,6 +127,51 @@ TEST(LinearRecipes, MsEdenAgainstIndependentImplementation) {
   EXPECT_GT(corrected, rows * cols / G / 8);
   EXPECT_GT(rounded_up, 10u);
   EXPECT_GT(rounded_down, 10u);
+}
+
+// 4-over-6 on 20 chunks of 4096 (run in parallel) against an independent quantizer: tensor
+// scale amax / (6 * 256); per 16-block the UE4M3 scales (nearest) for a block maximum of 6 and
+// of 4, E2M1 codes to nearest of x / (tensor scale * scale), the candidate with the smaller
+// squared error (ties keep 6); `saturated` counts the elements beyond 6 * the chosen scale.
+TEST(LinearRecipes, FourOverSixAgainstIndependentQuantizerOnManyChunks) {
+  const std::size_t rows = 320, cols = 256, G = 16;
+  const std::vector<float> x = spread_matrix(rows, cols, 17);
+  std::vector<float> got = x;
+  std::size_t saturated = 0;
+  detail::four_over_six_quantize(got.data(), rows, cols, &saturated);
+  float amax = 0;
+  for (float v : x) amax = std::max(amax, std::fabs(v));
+  const float ts = amax / (6.0f * 256.0f);
+  std::size_t fours = 0, want_saturated = 0;
+  for (std::size_t g = 0; g < rows * cols / G; ++g) {
+    const float* v = x.data() + g * G;
+    float bmax = 0;
+    for (std::size_t i = 0; i < G; ++i) bmax = std::max(bmax, std::fabs(v[i]));
+    float best[G], best_mult = 0;
+    double best_err = 0;
+    for (float top : {6.0f, 4.0f}) {
+      const float mult = ts * static_cast<float>(ue4m3_round(bmax / (top * ts), false, 0));
+      float q[G];
+      double err = 0;
+      for (std::size_t i = 0; i < G; ++i) {
+        q[i] = mult > 0 ? static_cast<float>(e2m1_rne(v[i] / mult)) : 0.0f;
+        err += std::pow(double(q[i] * mult) - v[i], 2);
+      }
+      if (top == 6.0f || err < best_err) {
+        best_err = err, best_mult = mult;
+        std::copy(q, q + G, best);
+        fours += top == 4.0f;
+      }
+    }
+    for (std::size_t i = 0; i < G; ++i) {
+      want_saturated += best_mult > 0 && std::fabs(v[i]) > 6.0f * best_mult;
+      const float want = best[i] * best_mult;
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(got[g * G + i]), std::bit_cast<std::uint32_t>(want))
+          << "block " << g << " element " << i << ": " << got[g * G + i] << " vs " << want;
+    }
+  }
+  EXPECT_GT(fours, rows * cols / G / 20);  // both candidates were chosen
+  EXPECT_EQ(saturated, want_saturated);
 }
 
 // MS-EDEN on one block worked out by hand (not through the algorithm): x = (6, 5, 0, ..., 0).

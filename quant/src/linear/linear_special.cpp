@@ -54,17 +54,6 @@ float tensor_amax(const float* x, std::size_t n) { return finite_amax(x, n); }
 constexpr std::size_t kSpecialPiece = 4096, kSpecialParallelMin = std::size_t{1} << 16;
 std::size_t piece_count(std::size_t n, std::size_t piece) { return (n + piece - 1) / piece; }
 
-// NVFP4 value of one block: codes q (already E2M1 values) times tensor_scale * block scale,
-// the product in float32 as quantize.hpp's NVFP4 does.
-double block_sq_error(const float* x, const float* q, std::size_t n, float mult) {
-  double e = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double d = static_cast<double>(q[i] * mult) - x[i];
-    e += d * d;
-  }
-  return e;
-}
-
 }  // namespace
 
 void apply_random_signs(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed) {
@@ -110,6 +99,20 @@ void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<st
   }
 }
 
+// The finite amax of each of the `groups` 16-blocks at v.
+void block_amax16(const float* v, std::size_t groups, float* amax) {
+  std::uint32_t bits[kSpecialPiece / 16];
+  quant_kernels().group_max(v, groups * 16, 16, bits);
+  std::memcpy(amax, bits, groups * sizeof(float));
+}
+
+// y <- UE4M3(y) to nearest even, saturating (one call for a chunk's block scales).
+void ue4m3_rtn(std::span<float> y) {
+  BulkOptions o;
+  o.cast = CastOptions{Round::nearest_even, true, false};
+  fake_quant_f32(ue4m3(), y, o);
+}
+
 void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols, std::size_t* saturated) {
   constexpr std::size_t G = 16;
   check_groups("four_over_six", cols, G);
@@ -118,29 +121,54 @@ void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols, std::s
   // 256 instead of E4M3's 448 in the tensor scale: a block scaled to 4 needs a UE4M3 scale
   // 1.5x the one scaled to 6, which must stay representable (1.5 * 256 = 384 <= 448).
   const float ts = amax > 0 ? amax / (6.0f * 256.0f) : 1.0f;
-  float q6[G], q4[G];
-  for (std::size_t g = 0; g < n / G; ++g) {
-    float* v = x + g * G;
-    float a = 0;
-    for (std::size_t i = 0; i < G; ++i) a = std::max(a, std::isfinite(v[i]) ? std::fabs(v[i]) : 0.0f);
-    float best_mult = 0;
-    double best_err = INFINITY;
-    const float* best = nullptr;
-    for (float M : {6.0f, 4.0f}) {
-      float* q = M == 6.0f ? q6 : q4;
-      const CastOptions sat{Round::nearest_even, true, false};
-      const float s = static_cast<float>(decode(ue4m3(), encode(ue4m3(), a / (M * ts), sat)));
-      const float mult = ts * s;
-      for (std::size_t i = 0; i < G; ++i) q[i] = mult > 0 ? v[i] / mult : 0.0f;
-      e2m1_rtn({q, G});
-      const double err = block_sq_error(v, q, G, mult);
-      if (err < best_err) best_err = err, best = q, best_mult = mult;  // ties keep 6
+  std::size_t clipped = 0;
+  // Chunks of blocks, in parallel: both candidates' scales and codes for the whole chunk, each
+  // in one bulk call, then per block the one with the smaller squared error (ties keep 6).
+  const std::ptrdiff_t chunks = static_cast<std::ptrdiff_t>(piece_count(n, kSpecialPiece));
+#pragma omp parallel for schedule(static) reduction(+ : clipped) if (n >= kSpecialParallelMin)
+  for (std::ptrdiff_t c = 0; c < chunks; ++c) {
+    const std::size_t a = static_cast<std::size_t>(c) * kSpecialPiece, len = std::min(n, a + kSpecialPiece) - a;
+    const std::size_t groups = len / G;
+    float bmax[kSpecialPiece / G], scale[2 * kSpecialPiece / G], q6[kSpecialPiece], q4[kSpecialPiece];
+    block_amax16(x + a, groups, bmax);
+    for (std::size_t g = 0; g < groups; ++g) {
+      scale[g] = bmax[g] / (6.0f * ts);
+      scale[groups + g] = bmax[g] / (4.0f * ts);
     }
-    for (std::size_t i = 0; i < G; ++i) {
-      if (saturated && best_mult > 0 && std::fabs(v[i]) > 6.0f * best_mult) ++*saturated;
-      v[i] = best[i] * best_mult;
+    ue4m3_rtn({scale, 2 * groups});
+    for (std::size_t g = 0; g < groups; ++g) {
+      const float m6 = ts * scale[g], m4 = ts * scale[groups + g];
+      for (std::size_t i = 0; i < G; ++i) {
+        const float v = x[a + g * G + i];
+        q6[g * G + i] = m6 > 0 ? v / m6 : 0.0f;
+        q4[g * G + i] = m4 > 0 ? v / m4 : 0.0f;
+      }
+    }
+    e2m1_rtn({q6, len});
+    e2m1_rtn({q4, len});
+    // Each block's squared errors in the order of its elements, the blocks side by side.
+    double e6[kSpecialPiece / G] = {}, e4[kSpecialPiece / G] = {};
+    for (std::size_t i = 0; i < G; ++i)
+      for (std::size_t g = 0; g < groups; ++g) {
+        const float v = x[a + g * G + i];
+        const double d6 = static_cast<double>(q6[g * G + i] * (ts * scale[g])) - v;
+        const double d4 = static_cast<double>(q4[g * G + i] * (ts * scale[groups + g])) - v;
+        e6[g] += d6 * d6;
+        e4[g] += d4 * d4;
+      }
+    for (std::size_t g = 0; g < groups; ++g) {
+      float* v = x + a + g * G;
+      const float m6 = ts * scale[g], m4 = ts * scale[groups + g];
+      const bool four = e4[g] < e6[g] || (std::isnan(e6[g]) && !std::isnan(e4[g]));
+      const float* q = four ? q4 + g * G : q6 + g * G;
+      const float mult = four ? m4 : m6;
+      for (std::size_t i = 0; i < G; ++i) {
+        if (mult > 0 && std::fabs(v[i]) > 6.0f * mult) ++clipped;
+        v[i] = q[i] * mult;
+      }
     }
   }
+  if (saturated) *saturated += clipped;
 }
 
 void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed, std::size_t* saturated,
@@ -156,31 +184,49 @@ void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_
   const float val_max = 6.0f / scale_override;
   const float ts = amax == 0 ? 1.0f : amax / 255.99f / val_max;
   const RngKey key = rng_key(seed);
-  const CastOptions rne{Round::nearest_even, true, false};
-  float q[G];
-  for (std::size_t g = 0; g < n / G; ++g) {
-    float* v = x + g * G;
-    float a = 0;
-    for (std::size_t i = 0; i < G; ++i) a = std::max(a, std::isfinite(v[i]) ? std::fabs(v[i]) : 0.0f);
-    float s = static_cast<float>(decode(ue4m3(), encode(ue4m3(), a / val_max / ts, rne)));
-    if (s == 0) s = 1.0f;  // as the kernel: an underflowing block scale becomes 1
-    const float factor = 1.0f / (s * ts);
-    double xx = 0, xq = 0;
-    for (std::size_t i = 0; i < G; ++i) {
-      q[i] = v[i] * factor;
-      if (saturated && std::fabs(q[i]) > 6.0f) ++*saturated;
+  const CastOptions sr{Round::stochastic, true, false};
+  std::size_t clipped = 0;
+  // Chunks of blocks, in parallel: the chunk's block scales and its codes each in one bulk call;
+  // block g's stochastic rounding still draws random_bits(key, g).
+  const std::ptrdiff_t chunks = static_cast<std::ptrdiff_t>(piece_count(n, kSpecialPiece));
+#pragma omp parallel for schedule(static) reduction(+ : clipped) if (n >= kSpecialParallelMin)
+  for (std::ptrdiff_t c = 0; c < chunks; ++c) {
+    const std::size_t a = static_cast<std::size_t>(c) * kSpecialPiece, len = std::min(n, a + kSpecialPiece) - a;
+    const std::size_t groups = len / G;
+    float scale[kSpecialPiece / G], factor[kSpecialPiece / G], q[kSpecialPiece];
+    double xx[kSpecialPiece / G], xq[kSpecialPiece / G];
+    block_amax16(x + a, groups, scale);
+    for (std::size_t g = 0; g < groups; ++g) scale[g] = scale[g] / val_max / ts;
+    ue4m3_rtn({scale, groups});
+    for (std::size_t g = 0; g < groups; ++g) {
+      if (scale[g] == 0) scale[g] = 1.0f;  // as the kernel: an underflowing block scale becomes 1
+      factor[g] = 1.0f / (scale[g] * ts);
+      for (std::size_t i = 0; i < G; ++i) {
+        q[g * G + i] = x[a + g * G + i] * factor[g];
+        if (std::fabs(q[g * G + i]) > 6.0f) ++clipped;
+      }
     }
-    for (std::size_t i = 0; i < G; ++i) xx += double(q[i]) * q[i];
-    e2m1_rtn({q, G});
-    for (std::size_t i = 0; i < G; ++i) xq += double(v[i] * factor) * q[i];
-    // EDEN's correction <x,x>/<x,q> (in the code domain, as the kernel) makes the block unbiased
-    // over random rotations; folded into the block scale, which is then rounded stochastically.
-    const double c = xq == 0 ? 1.0 : xx / xq;
-    const CastOptions sr{Round::stochastic, true, false};
-    const float s2 = static_cast<float>(decode(ue4m3(), encode(ue4m3(), double(s) * c, sr, random_bits(key, g))));
-    const float mult2 = ts * s2;
-    for (std::size_t i = 0; i < G; ++i) v[i] = q[i] * mult2;
+    // Each block's sums in the order of its elements; the blocks side by side (independent
+    // chains) rather than one after the other.
+    for (std::size_t g = 0; g < groups; ++g) xx[g] = 0, xq[g] = 0;
+    for (std::size_t i = 0; i < G; ++i)
+      for (std::size_t g = 0; g < groups; ++g) xx[g] += double(q[g * G + i]) * q[g * G + i];
+    e2m1_rtn({q, len});
+    for (std::size_t i = 0; i < G; ++i)
+      for (std::size_t g = 0; g < groups; ++g) xq[g] += double(x[a + g * G + i] * factor[g]) * q[g * G + i];
+    for (std::size_t g = 0; g < groups; ++g) {
+      float* v = x + a + g * G;
+      // EDEN's correction <x,x>/<x,q> (in the code domain, as the kernel) makes the block
+      // unbiased over random rotations; folded into the block scale, then rounded stochastically.
+      const double corr = xq[g] == 0 ? 1.0 : xx[g] / xq[g];
+      const std::uint64_t block = a / G + g;
+      const float s2 = static_cast<float>(
+          decode(ue4m3(), encode(ue4m3(), double(scale[g]) * corr, sr, random_bits(key, block))));
+      const float mult2 = ts * s2;
+      for (std::size_t i = 0; i < G; ++i) v[i] = q[g * G + i] * mult2;
+    }
   }
+  if (saturated) *saturated += clipped;
 }
 
 std::vector<float> block_sign_vector(BlockSigns signs, std::size_t block, std::uint64_t seed) {
