@@ -264,7 +264,7 @@ TEST(GemmEmulatedKernels, TruncatingTileIsTheExactStepTowardZero) {
     for (int man_bits = 1; man_bits <= 23; ++man_bits) {
       const EmuFormat f = lowp::quant::detail::emu_format({man_bits, 8, Round::toward_zero, 0, 0});
       const std::size_t len = 1 + g() % 200, mr = kern->mr, nr = kern->nr;
-      std::vector<double> ap(len * mr), bp(len * nr);
+      std::vector<float> ap(len * mr), bp(len * nr);
       const float sa = 0.01f + static_cast<float>(g() % 1000) / 7, sb = 0.003f + static_cast<float>(g() % 999) / 13;
       for (std::size_t k = 0; k < len; ++k) {
         for (std::size_t r = 0; r < mr; ++r) ap[k * mr + r] = safe_value(g, sa);
@@ -274,19 +274,19 @@ TEST(GemmEmulatedKernels, TruncatingTileIsTheExactStepTowardZero) {
           for (std::size_t l = 0; l < nr; ++l) bp[k * nr + l] = -bp[(k - 1) * nr + l];
         }
       }
-      std::vector<double> got(mr * nr);
+      std::vector<float> got(mr * nr);
       kern->truncate(ap.data(), bp.data(), len, f, got.data());
       for (std::size_t r = 0; r < mr; ++r)
         for (std::size_t l = 0; l < nr; ++l) {
           double want = 0, nearest = 0;
           const EmuFormat fn = lowp::quant::detail::emu_format({man_bits, 8, Round::nearest_even, 0, 0});
           for (std::size_t k = 0; k < len; ++k) {
-            const auto a = static_cast<float>(ap[k * mr + r]), b = static_cast<float>(bp[k * nr + l]);
+            const float a = ap[k * mr + r], b = bp[k * nr + l];
             want = lowp::quant::detail::emu_step_exact(want, a, b, f, 0);
             nearest = lowp::quant::detail::emu_step_exact(nearest, a, b, fn, 0);
           }
           differs_from_nearest += want != nearest;
-          ASSERT_EQ(std::bit_cast<std::uint64_t>(got[r * nr + l]), std::bit_cast<std::uint64_t>(want))
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(got[r * nr + l]), std::bit_cast<std::uint32_t>(static_cast<float>(want)))
               << std::hexfloat << got[r * nr + l] << " vs " << want << " m" << man_bits << " row " << r
               << " column " << l << " len " << len;
         }

@@ -192,22 +192,16 @@ struct BlockRange {
 };
 
 // The range of `rows` float rows (`stride` apart) over `len` columns, from their bits: with the
-// sign cleared, a larger magnitude has larger bits, so two integer reductions find the largest
-// magnitude and the smallest nonzero one (whose exponent field E gives the smallest ulp,
-// 2^(max(E, 1) - 150)); bits from 0x7f800000 on are Inf and NaN.
-BlockRange block_range(const float* src, std::size_t stride, std::size_t rows, std::size_t len) {
-  std::uint32_t hi = 0, lo = UINT32_MAX;
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* row = src + r * stride;
-    for (std::size_t k = 0; k < len; ++k) {
-      const std::uint32_t u = std::bit_cast<std::uint32_t>(row[k]) & 0x7fffffffu;
-      hi = std::max(hi, u);
-      lo = std::min(lo, u == 0 ? UINT32_MAX : u);
-    }
-  }
-  if (hi >= 0x7f800000u) return {std::numeric_limits<double>::infinity(), INT_MIN};
+// sign cleared, a larger magnitude has larger bits, so two integer reductions (kern.range) find
+// the largest magnitude and the smallest nonzero one, whose exponent field E gives the smallest
+// ulp, 2^(max(E, 1) - 150); bits from 0x7f800000 on are Inf and NaN.
+BlockRange block_range(const EmuKernel& kern, const float* src, std::size_t stride, std::size_t rows,
+                       std::size_t len) {
+  std::int32_t hi = 0, lo = INT32_MAX;
+  kern.range(src, stride, rows, len, &hi, &lo);
+  if (hi >= 0x7f800000) return {std::numeric_limits<double>::infinity(), INT_MIN};
   if (hi == 0) return {};
-  return {static_cast<double>(std::bit_cast<float>(hi)), std::max(static_cast<int>(lo >> 23), 1) - 150};
+  return {static_cast<double>(std::bit_cast<float>(hi)), std::max(lo >> 23, 1) - 150};
 }
 
 // Whether the `truncate` tile may run a block: no partial sum can pass the format's largest
@@ -222,62 +216,57 @@ bool truncation_safe(const BlockRange& a, const BlockRange& b, std::size_t len, 
          a.min_ulp_exp + b.min_ulp_exp >= f.emin;
 }
 
-// C (M x N) with the tiles of `kern`: A packed as doubles in panels of mr rows (the last row
-// repeated past M), B in panels of nr columns (zeros past N), each tile one A panel by one B
-// panel, run one promotion block at a time and added into its float32 totals.
+// C (M x N) with the tiles of `kern`: A packed in panels of mr rows, B in panels of nr columns,
+// each tile one A panel by one B panel, run one promotion block at a time and added into its
+// float32 totals.
 void run_tiles(const EmuKernel& kern, const float* A, const float* B, float* C, std::size_t M,
                std::size_t N, std::size_t K, const EmuFormat& f, int threads) {
   const std::size_t mr = kern.mr, nr = kern.nr;
   const std::size_t panels = (N + nr - 1) / nr, row_blocks = (M + mr - 1) / mr;
   const std::size_t L = f.promote_every > 0 ? std::min(f.promote_every, K) : K, blocks = (K + L - 1) / L;
-  std::vector<double> ap(row_blocks * K * mr), bp(panels * K * nr);
+  std::vector<float> ap(row_blocks * K * mr), bp(panels * K * nr);
   std::vector<BlockRange> a_range(row_blocks * blocks), b_range(panels * blocks);
+  // Both operands packed as gemm_f32 packs its slivers (rows past M or N zero), kGemmKc columns
+  // a call, with the range of each panel's promotion blocks.
+  const auto pack = [&](const float* src, std::size_t count, std::size_t width, std::size_t panel, float* dst,
+                        BlockRange* range) {
+    const std::size_t i0 = panel * width, n = std::min(width, count - i0);
+    const void* rows[kMaxWidth];
+    for (std::size_t k0 = 0; k0 < K; k0 += kGemmKc) {
+      for (std::size_t r = 0; r < n; ++r) rows[r] = src + (i0 + r) * K + k0;
+      kern.pack(rows, n, width, std::min(kGemmKc, K - k0), dst + k0 * width);
+    }
+    for (std::size_t b = 0; b < blocks; ++b) range[b] = block_range(kern, src + i0 * K + b * L, K, n, std::min(L, K - b * L));
+  };
 #pragma omp parallel num_threads(threads)
   {
 #pragma omp for schedule(static) nowait
-    for (std::ptrdiff_t g = 0; g < static_cast<std::ptrdiff_t>(panels); ++g) {
-      double* dst = bp.data() + static_cast<std::size_t>(g) * K * nr;
-      for (std::size_t l = 0; l < nr; ++l) {
-        const std::size_t j = static_cast<std::size_t>(g) * nr + l;
-        for (std::size_t k = 0; k < K; ++k) dst[k * nr + l] = j < N ? static_cast<double>(B[j * K + k]) : 0.0;
-      }
-      const std::size_t j0 = static_cast<std::size_t>(g) * nr, cols = std::min(nr, N - j0);
-      for (std::size_t b = 0; b < blocks; ++b)
-        b_range[static_cast<std::size_t>(g) * blocks + b] =
-            block_range(B + j0 * K + b * L, K, cols, std::min(L, K - b * L));
-    }
+    for (std::ptrdiff_t g = 0; g < static_cast<std::ptrdiff_t>(panels); ++g)
+      pack(B, N, nr, static_cast<std::size_t>(g), bp.data() + static_cast<std::size_t>(g) * K * nr,
+           b_range.data() + static_cast<std::size_t>(g) * blocks);
 #pragma omp for schedule(static)
-    for (std::ptrdiff_t g = 0; g < static_cast<std::ptrdiff_t>(row_blocks); ++g) {
-      double* dst = ap.data() + static_cast<std::size_t>(g) * K * mr;
-      for (std::size_t r = 0; r < mr; ++r) {
-        const float* row = A + std::min(static_cast<std::size_t>(g) * mr + r, M - 1) * K;
-        for (std::size_t k = 0; k < K; ++k) dst[k * mr + r] = static_cast<double>(row[k]);
-      }
-      const std::size_t i0 = static_cast<std::size_t>(g) * mr, rows = std::min(mr, M - i0);
-      for (std::size_t b = 0; b < blocks; ++b)
-        a_range[static_cast<std::size_t>(g) * blocks + b] =
-            block_range(A + i0 * K + b * L, K, rows, std::min(L, K - b * L));
-    }
+    for (std::ptrdiff_t g = 0; g < static_cast<std::ptrdiff_t>(row_blocks); ++g)
+      pack(A, M, mr, static_cast<std::size_t>(g), ap.data() + static_cast<std::size_t>(g) * K * mr,
+           a_range.data() + static_cast<std::size_t>(g) * blocks);
   }
   const EmuTile tile = kern.tile[static_cast<int>(f.round)];
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (std::ptrdiff_t t = 0; t < static_cast<std::ptrdiff_t>(panels * row_blocks); ++t) {
     const std::size_t g = static_cast<std::size_t>(t) % panels, rb = static_cast<std::size_t>(t) / panels;
-    double part[256];
-    float total[256] = {};
+    float part[256], total[256];
+    std::fill_n(total, mr * nr, 0.0f);
     for (std::size_t b = 0; b < blocks; ++b) {
       const std::size_t k0 = b * L, len = std::min(L, K - k0);
       const bool safe = truncation_safe(a_range[rb * blocks + b], b_range[g * blocks + b], len, f);
       (safe ? kern.truncate : tile)(ap.data() + rb * K * mr + k0 * mr, bp.data() + g * K * nr + k0 * nr, len, f,
                                     part);
       if (f.promote_every > 0)
-        for (std::size_t i = 0; i < mr * nr; ++i) total[i] += static_cast<float>(part[i]);
+        for (std::size_t i = 0; i < mr * nr; ++i) total[i] += part[i];
     }
-    const std::size_t i0 = rb * mr;
+    const float* out = f.promote_every > 0 ? total : part;
+    const std::size_t i0 = rb * mr, cols = std::min(nr, N - g * nr);
     for (std::size_t r = 0; r < mr && i0 + r < M; ++r)
-      for (std::size_t l = 0; l < nr && g * nr + l < N; ++l)
-        C[(i0 + r) * N + g * nr + l] =
-            f.promote_every > 0 ? total[r * nr + l] : static_cast<float>(part[r * nr + l]);
+      std::copy_n(out + r * nr, cols, C + (i0 + r) * N + g * nr);
   }
 }
 

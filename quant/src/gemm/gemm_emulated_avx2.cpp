@@ -1,7 +1,7 @@
-// AVX2 tiles of gemm_emulated: 3 rows x 16 columns (four vectors of 4 double lanes): twelve
-// dependency chains, the fastest of the shapes tried (6x8, 5x8, 4x12, 3x12, 2x24, 4x16).
+// AVX2 tiles of gemm_emulated: 6 rows x 16 columns, twelve dependency chains in the truncating
+// tile (two vectors of 8 float lanes per row), as gemm_f32's AVX2 tile.
 #include "gemm_emulated_simd.hpp"
 
 namespace lowp::quant::detail {
-const EmuKernel kEmuAvx2 = EmuSimd<xsimd::fma3<xsimd::avx2>, 3, 16>::table();
+const EmuKernel kEmuAvx2 = EmuSimd<xsimd::fma3<xsimd::avx2>, 6, 16>::table(&pack_rows_avx2);
 }  // namespace lowp::quant::detail

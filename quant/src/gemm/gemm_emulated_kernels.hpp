@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gemm_f32_kernels.hpp"
 #include "lowp/numerics/bits.hpp"
 #include "lowp/quant/gemm.hpp"
 
@@ -74,15 +75,21 @@ inline double emu_step_fast(double part, float a, float b, const EmuFormat& f) {
 
 // A SIMD tile: part[r * nr + l] = the accumulator after `len` steps from +0 (one promotion
 // block) of row r of the packed A panel (ap[k * mr + r]) with column l of the packed B panel
-// (bp[k * nr + l]), both the float operands as doubles. One function per non-stochastic
-// rounding mode (indexed by the Round value), and `truncate`, toward zero on a block whose
-// range gemm_emulated has checked: no sum beyond the format's largest value and every exact
-// sum a multiple of 2^emin, so none falls below its smallest normal.
-using EmuTile = void (*)(const double* ap, const double* bp, std::size_t len, const EmuFormat& f, double* part);
+// (bp[k * nr + l]). One function per non-stochastic rounding mode (indexed by the Round value),
+// and `truncate`, toward zero on a block whose range gemm_emulated has checked: no sum beyond
+// the format's largest value and every exact sum a multiple of 2^emin, so none falls below its
+// smallest normal.
+using EmuTile = void (*)(const float* ap, const float* bp, std::size_t len, const EmuFormat& f, float* part);
+// The largest and the smallest nonzero of |x| as bits (sign cleared; lo INT32_MAX when all are
+// zero) over `rows` rows `stride` apart of `len` floats, folded into *hi and *lo.
+using EmuRangeFn = void (*)(const float* src, std::size_t stride, std::size_t rows, std::size_t len,
+                            std::int32_t* hi, std::int32_t* lo);
 struct EmuKernel {
   std::size_t mr, nr;
   EmuTile tile[7];
   EmuTile truncate;
+  PackRowsFn pack;  // gemm_f32's packing, the panels' layout (up to kGemmKc columns a call)
+  EmuRangeFn range;
 };
 extern const EmuKernel kEmuAvx2, kEmuAvx512;
 
