@@ -52,7 +52,20 @@ float tensor_amax(const float* x, std::size_t n) { return finite_amax(x, n); }
 // The chunk the per-group quantizers work in (a multiple of their groups of 16 and 32; on the
 // stack), and the size from which they run in parallel. The bits do not depend on either.
 constexpr std::size_t kSpecialPiece = 4096, kSpecialParallelMin = std::size_t{1} << 16;
-std::size_t piece_count(std::size_t n, std::size_t piece) { return (n + piece - 1) / piece; }
+
+// body(a, len) on each kSpecialPiece-long chunk [a, a + len) of n elements, the chunks in
+// parallel from kSpecialParallelMin elements on; returns the sum of what the calls return.
+template <class Body>
+std::size_t for_each_piece(std::size_t n, Body&& body) {
+  std::size_t total = 0;
+  const auto chunks = static_cast<std::ptrdiff_t>((n + kSpecialPiece - 1) / kSpecialPiece);
+#pragma omp parallel for schedule(static) reduction(+ : total) if (n >= kSpecialParallelMin)
+  for (std::ptrdiff_t c = 0; c < chunks; ++c) {
+    const std::size_t a = static_cast<std::size_t>(c) * kSpecialPiece;
+    total += body(a, std::min(n, a + kSpecialPiece) - a);
+  }
+  return total;
+}
 
 }  // namespace
 
@@ -74,10 +87,8 @@ void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<st
   std::uint8_t* mask = clip_mask ? clip_mask->data() : nullptr;
   // Chunks of groups, each scaled, cast (element-wise: in one call per chunk) and unscaled
   // while in cache; the chunks in parallel.
-  const std::ptrdiff_t chunks = static_cast<std::ptrdiff_t>(piece_count(n, kSpecialPiece));
-#pragma omp parallel for schedule(static) if (n >= kSpecialParallelMin)
-  for (std::ptrdiff_t c = 0; c < chunks; ++c) {
-    const std::size_t a = static_cast<std::size_t>(c) * kSpecialPiece, b = std::min(n, a + kSpecialPiece);
+  for_each_piece(n, [&](std::size_t a, std::size_t len) -> std::size_t {
+    const std::size_t b = a + len;
     float scale[kSpecialPiece / G];
     for (std::size_t g = 0; g < (b - a) / G; ++g) {
       float* v = x + a + g * G;
@@ -96,7 +107,8 @@ void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<st
     e2m1_rtn({x + a, b - a});
     for (std::size_t g = 0; g < (b - a) / G; ++g)
       for (std::size_t i = 0; i < G; ++i) x[a + g * G + i] *= scale[g];
-  }
+    return 0;
+  });
 }
 
 // The finite amax of each of the `groups` 16-blocks at v.
@@ -121,13 +133,10 @@ void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols, std::s
   // 256 instead of E4M3's 448 in the tensor scale: a block scaled to 4 needs a UE4M3 scale
   // 1.5x the one scaled to 6, which must stay representable (1.5 * 256 = 384 <= 448).
   const float ts = amax > 0 ? amax / (6.0f * 256.0f) : 1.0f;
-  std::size_t clipped = 0;
-  // Chunks of blocks, in parallel: both candidates' scales and codes for the whole chunk, each
-  // in one bulk call, then per block the one with the smaller squared error (ties keep 6).
-  const std::ptrdiff_t chunks = static_cast<std::ptrdiff_t>(piece_count(n, kSpecialPiece));
-#pragma omp parallel for schedule(static) reduction(+ : clipped) if (n >= kSpecialParallelMin)
-  for (std::ptrdiff_t c = 0; c < chunks; ++c) {
-    const std::size_t a = static_cast<std::size_t>(c) * kSpecialPiece, len = std::min(n, a + kSpecialPiece) - a;
+  // Chunks of blocks: both candidates' scales and codes for the whole chunk, each in one bulk
+  // call, then per block the one with the smaller squared error (ties keep 6).
+  const std::size_t clipped = for_each_piece(n, [&](std::size_t a, std::size_t len) {
+    std::size_t clipped_here = 0;
     const std::size_t groups = len / G;
     float bmax[kSpecialPiece / G], scale[2 * kSpecialPiece / G], q6[kSpecialPiece], q4[kSpecialPiece];
     block_amax16(x + a, groups, bmax);
@@ -163,11 +172,12 @@ void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols, std::s
       const float* q = four ? q4 + g * G : q6 + g * G;
       const float mult = four ? m4 : m6;
       for (std::size_t i = 0; i < G; ++i) {
-        if (mult > 0 && std::fabs(v[i]) > 6.0f * mult) ++clipped;
+        if (mult > 0 && std::fabs(v[i]) > 6.0f * mult) ++clipped_here;
         v[i] = q[i] * mult;
       }
     }
-  }
+    return clipped_here;
+  });
   if (saturated) *saturated += clipped;
 }
 
@@ -185,13 +195,10 @@ void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_
   const float ts = amax == 0 ? 1.0f : amax / 255.99f / val_max;
   const RngKey key = rng_key(seed);
   const CastOptions sr{Round::stochastic, true, false};
-  std::size_t clipped = 0;
-  // Chunks of blocks, in parallel: the chunk's block scales and its codes each in one bulk call;
-  // block g's stochastic rounding still draws random_bits(key, g).
-  const std::ptrdiff_t chunks = static_cast<std::ptrdiff_t>(piece_count(n, kSpecialPiece));
-#pragma omp parallel for schedule(static) reduction(+ : clipped) if (n >= kSpecialParallelMin)
-  for (std::ptrdiff_t c = 0; c < chunks; ++c) {
-    const std::size_t a = static_cast<std::size_t>(c) * kSpecialPiece, len = std::min(n, a + kSpecialPiece) - a;
+  // Chunks of blocks: the chunk's block scales and its codes each in one bulk call; block g's
+  // stochastic rounding still draws random_bits(key, g).
+  const std::size_t clipped = for_each_piece(n, [&](std::size_t a, std::size_t len) {
+    std::size_t clipped_here = 0;
     const std::size_t groups = len / G;
     float scale[kSpecialPiece / G], factor[kSpecialPiece / G], q[kSpecialPiece];
     double xx[kSpecialPiece / G], xq[kSpecialPiece / G];
@@ -203,7 +210,7 @@ void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_
       factor[g] = 1.0f / (scale[g] * ts);
       for (std::size_t i = 0; i < G; ++i) {
         q[g * G + i] = x[a + g * G + i] * factor[g];
-        if (std::fabs(q[g * G + i]) > 6.0f) ++clipped;
+        if (std::fabs(q[g * G + i]) > 6.0f) ++clipped_here;
       }
     }
     // Each block's sums in the order of its elements; the blocks side by side (independent
@@ -225,7 +232,8 @@ void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_
       const float mult2 = ts * s2;
       for (std::size_t i = 0; i < G; ++i) v[i] = q[g * G + i] * mult2;
     }
-  }
+    return clipped_here;
+  });
   if (saturated) *saturated += clipped;
 }
 
@@ -268,10 +276,8 @@ void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint
   // the largest element lands in [3, 6). An all-zero group keeps p = 0 and stays zero.
   // Per chunk of groups, in parallel: element i still rounds with random_bits(rng_key(seed), i)
   // (BulkOptions::offset).
-  const std::ptrdiff_t chunks = static_cast<std::ptrdiff_t>(piece_count(n, kSpecialPiece));
-#pragma omp parallel for schedule(static) if (n >= kSpecialParallelMin)
-  for (std::ptrdiff_t c = 0; c < chunks; ++c) {
-    const std::size_t a = static_cast<std::size_t>(c) * kSpecialPiece, b = std::min(n, a + kSpecialPiece);
+  for_each_piece(n, [&](std::size_t a, std::size_t len) -> std::size_t {
+    const std::size_t b = a + len;
     float p[kSpecialPiece / G];
     std::uint32_t amax_bits[kSpecialPiece / G];  // finite amax per group, as finite_amax gives it
     quant_kernels().group_max(x + a, b - a, G, amax_bits);
@@ -297,7 +303,8 @@ void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint
     for (std::size_t g = 0; g < (b - a) / G; ++g)
       if (p[g] > 0)
         for (std::size_t i = 0; i < G; ++i) x[a + g * G + i] = x[a + g * G + i] * p[g] / 3.0f;
-  }
+    return 0;
+  });
 }
 
 }  // namespace lowp::quant::detail
