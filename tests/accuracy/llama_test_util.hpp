@@ -37,7 +37,7 @@ std::vector<T> read_binary(const std::string& path) {
 }
 
 // dim 64 (8 heads of 8, GQA with 4 KV heads), hidden 96, 2 layers, vocab 40, seq_len 48.
-inline accuracy::LlamaConfig small_config() {
+inline accuracy::LlamaConfig gqa_config() {
   accuracy::LlamaConfig c;
   c.dim = 64;
   c.hidden_dim = 96;
@@ -84,7 +84,7 @@ inline accuracy::LlamaModel make_model(const accuracy::LlamaConfig& c, std::uint
 }
 
 inline accuracy::LlamaModel small_model(std::uint32_t seed = 1, bool tied = false) {
-  return make_model(small_config(), seed, tied);
+  return make_model(gqa_config(), seed, tied);
 }
 
 inline std::vector<int> random_tokens(std::size_t n, int vocab, std::uint32_t seed) {

@@ -12,7 +12,7 @@ using namespace lowp::accuracy;
 using namespace lowp::test;
 
 TEST(EvalBos, EachWindowStartsWithBos) {
-  const LlamaModel m = make_model(small_config(), 21);
+  const LlamaModel m = make_model(gqa_config(), 21);
   const int ctx = 8, bos = 1;
   const auto tokens = random_tokens(29, m.config.vocab_size, 22);  // 4 windows, the last partial
   std::vector<int> replaced = tokens;

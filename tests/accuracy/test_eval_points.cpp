@@ -259,7 +259,7 @@ TEST(EvalPoints, BlockLargerThanADimensionIsOneClearError) {
 
   // A linear preset's blocks on a hidden size they do not divide (80 = 2.5 x 32): the recipe's
   // `pad = on` pads the preset's specs too.
-  auto c = small_config();
+  auto c = gqa_config();
   c.hidden_dim = 80;
   const LlamaModel odd = make_model(c, 31);
   EXPECT_EQ(error_of([&] { run(odd, tokens, parse_recipe("name = mx\nlinear = mxfp4\n")); }),

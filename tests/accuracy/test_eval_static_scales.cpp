@@ -74,7 +74,7 @@ Recipe parse(const std::string& body) { return parse_recipe("name = static-test\
 // statistic moves by at most the largest element error, so both figures agree to 3 u x amax;
 // 4 u x amax allows the float64 side's own rounding.
 TEST(StaticScales, AmaxAndPercentileOfTheCalibrationActivations) {
-  const LlamaModel m = make_model(small_config(), 21);
+  const LlamaModel m = make_model(gqa_config(), 21);
   const auto text = calib_text(tokens_in(40, 0, 20, 3));
   const std::vector<double> x = layer0_attn_input(m, text->tokens);
   const double amax = *std::max_element(x.begin(), x.end()), tol = 4 * std::ldexp(amax, -24);
@@ -105,7 +105,7 @@ TEST(StaticScales, AmaxAndPercentileOfTheCalibrationActivations) {
 // evaluate() quantizes with the calibration text's scales: calibrating on the evaluated text
 // itself (the mutant: scales from the window) gives other logits, and so does the dynamic recipe.
 TEST(StaticScales, EvaluationUsesTheCalibrationTextsScales) {
-  const LlamaModel m = make_model(small_config(), 22);
+  const LlamaModel m = make_model(gqa_config(), 22);
   const std::vector<int> calib = tokens_in(40, 0, 20, 4), eval = tokens_in(24, 20, 40, 5);
   const auto run = [&](const Recipe& r, std::vector<int> c) {
     EvalOptions opt;
@@ -150,7 +150,7 @@ TEST(StaticScales, RecipeKeys) {
 // The scales are cached beside weights.calibrate's results: a second run reads the file (it
 // is not rewritten) and gives the same bits; another calibration text is another entry.
 TEST(StaticScales, CacheRoundTripAndMiss) {
-  const LlamaModel m = make_model(small_config(), 23);
+  const LlamaModel m = make_model(gqa_config(), 23);
   const fs::path dir = fs::temp_directory_path() / ("lowp_static_cache_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   Recipe r = find_recipe("fp8-attn");

@@ -80,7 +80,7 @@ std::vector<float> check_decode(const LlamaModel& m, const std::vector<int>& tok
 }
 
 TEST(Decode, EveryPositionIsTheEvaluatorsLogitsOfThePrefix) {
-  const LlamaModel m = make_model(small_config(), 11);  // GQA: 8 heads on 4 KV heads
+  const LlamaModel m = make_model(gqa_config(), 11);  // GQA: 8 heads on 4 KV heads
   const std::vector<int> tokens = random_tokens(20, m.config.vocab_size, 5);
   const std::vector<float> fp32 = check_decode(m, tokens, "fp32", true);
   // The mutant in mind: a cache that drops the quantization gives fp32's K and V. Each of
@@ -99,7 +99,7 @@ TEST(Decode, EveryPositionIsTheEvaluatorsLogitsOfThePrefix) {
 // tokens' K and V in every layer after the first. The decoder re-runs the prefix there, and
 // still gives evaluation's logits of the prefix.
 TEST(Decode, TokenSpanningScalesReRunThePrefix) {
-  const LlamaModel m = make_model(small_config(), 13);
+  const LlamaModel m = make_model(gqa_config(), 13);
   const std::vector<int> tokens = random_tokens(10, m.config.vocab_size, 7);
   const std::vector<float> fp32 = check_decode(m, tokens, "fp32", false);
   for (const char* name : {"fp8-attn", "fp8-attn-fa3", "fp8-tensorwise", "nvfp4"}) {
@@ -116,7 +116,7 @@ TEST(Decode, TokenSpanningScalesReRunThePrefix) {
 // the scales calibrated on other text. The mutant in mind: a decoder that scales the current
 // token by its own amax (as the dynamic recipe would) gives other logits from position 1 on.
 TEST(Decode, StaticScalesDecodeWithTheCache) {
-  const LlamaModel m = make_model(small_config(), 16);
+  const LlamaModel m = make_model(gqa_config(), 16);
   const std::vector<int> tokens = random_tokens(8, m.config.vocab_size, 9);
   auto calib = std::make_shared<CalibrationText>();
   calib->tokens = random_tokens(32, m.config.vocab_size, 10);
@@ -135,7 +135,7 @@ TEST(Decode, StaticScalesDecodeWithTheCache) {
 
 // Every built-in recipe, cached or re-run: each position is evaluation's logits of the prefix.
 TEST(Decode, EveryBuiltinRecipeMatchesTheEvaluator) {
-  const LlamaModel m = make_model(small_config(), 15);
+  const LlamaModel m = make_model(gqa_config(), 15);
   const std::vector<int> tokens = random_tokens(6, m.config.vocab_size, 8);
   for (const Recipe& r : builtin_recipes()) check_decode(m, tokens, r.name, false);
 }
@@ -150,7 +150,7 @@ TEST(Decode, SharedStories260KGreedyMatchesEvaluator) {
 }
 
 TEST(Decode, BadInputIsOneLine) {
-  const LlamaModel m = make_model(small_config(), 14);
+  const LlamaModel m = make_model(gqa_config(), 14);
   Decoder d(m, find_recipe("fp32"), 2);
   EXPECT_THROW(d.step(40), lowp::Error);
   EXPECT_THROW(d.step(-1), lowp::Error);

@@ -203,7 +203,7 @@ bool matches(const LlamaModel& m, std::span<const int> tokens, std::span<const f
 
 // fp8-attn (per-tensor Q, K, V) and fp8-tensorwise (per-tensor linear inputs and weights).
 TEST(DecodePrefix, Fp8StepsAreAFloat64ForwardOfEachPrefix) {
-  const LlamaModel m = make_model(small_config(), 13);  // 2 layers, GQA 8 heads on 4
+  const LlamaModel m = make_model(gqa_config(), 13);  // 2 layers, GQA 8 heads on 4
   const std::vector<int> tokens = random_tokens(10, m.config.vocab_size, 7);
   for (const auto& [name, mode] : {std::pair{"fp8-attn", Fp8::attn}, std::pair{"fp8-tensorwise", Fp8::linears}}) {
     SCOPED_TRACE(name);

@@ -139,7 +139,7 @@ TEST(LlamaForward, AllThreeLoadersGiveIdenticalLogits) {
 TEST(LlamaForward, SameResultsAtOneAndTwoThreads) {
   // Large enough that the GEMMs (>= 2^22 multiply-adds per thread) and the quantization
   // kernels (>= 65536 elements) really split across threads.
-  LlamaConfig c = small_config();
+  LlamaConfig c = gqa_config();
   c.dim = 256;
   c.hidden_dim = 768;
   c.seq_len = 64;

@@ -136,7 +136,7 @@ void write_hf(const std::string& dir, const std::string& config, const HfTensors
   write_text(dir + "/model.safetensors.index.json", index + "}}");
 }
 
-struct Case {
+struct HfCase {
   const char* name;
   HfSpec spec;
   std::string config;
@@ -145,8 +145,8 @@ struct Case {
 };
 
 // The published configs with the sizes replaced (real values in the comments).
-std::vector<Case> cases() {
-  std::vector<Case> cs;
+std::vector<HfCase> cases() {
+  std::vector<HfCase> cs;
   {  // meta-llama/Llama-3.2-1B: hidden 2048, 32 heads / 8 KV, head_dim 64, 16 layers, vocab 128256
     HfSpec s{256, 512, 2, 4, 1, 64, 160, 1e-5, 500000.0, "llama3", 32.0, 1.0, 4.0, 8192, true, false, false, false};
     cs.push_back({"Llama-3.2-1B", s,
@@ -225,7 +225,7 @@ std::vector<Case> cases() {
 TEST(LoadHf, PublishedConfigsMatchFloat64Forward) {
   const std::string root = temp_dir("hf_configs");
   std::uint32_t seed = 100;
-  for (const Case& c : cases()) {
+  for (const HfCase& c : cases()) {
     SCOPED_TRACE(c.name);
     const HfTensors ts = random_tensors(c.spec, c.dtype, seed++);
     const std::string dir = root + "/" + std::to_string(seed);
@@ -259,7 +259,7 @@ TEST(LoadHf, PublishedConfigsMatchFloat64Forward) {
 // The loader's llama3 factors at the published Llama-3.2-1B values (head_dim 64, theta 5e5,
 // factor 32, bands 1..4 of 8192) against transformers' inverse frequencies.
 TEST(LoadHf, Llama3RopeFactorsAtPublishedValues) {
-  const Case c = cases()[0];
+  const HfCase c = cases()[0];
   const std::string dir = temp_dir("hf_llama3");
   write_hf(dir, c.config, random_tensors(c.spec, c.dtype, 7), c.dtype);
   const LlamaModel m = load_model(dir);
@@ -280,7 +280,7 @@ TEST(LoadHf, Llama3RopeFactorsAtPublishedValues) {
 }
 
 TEST(LoadHf, BadConfigsAndShards) {
-  const Case c = cases()[1];
+  const HfCase c = cases()[1];
   const HfTensors ts = random_tensors(c.spec, c.dtype, 9);
   const std::string dir = temp_dir("hf_bad");
   auto with = [&](const std::string& from, const std::string& to) {
@@ -436,7 +436,7 @@ TEST(LoadHf, SameModelsFromGguf) {
   const auto cs = cases();
   std::uint32_t seed = 300;
   for (const auto& [index, arch] : std::vector<std::pair<int, std::string>>{{1, "llama"}, {3, "llama"}, {4, "qwen2"}, {5, "qwen3"}}) {
-    const Case& c = cs[static_cast<std::size_t>(index)];
+    const HfCase& c = cs[static_cast<std::size_t>(index)];
     SCOPED_TRACE(c.name);
     // F16 GGUFs of F16-exact tensors (bf16 values with a wide exponent are not) keep them exactly.
     const StDtype dt = index == 3 ? StDtype::f16 : c.dtype;
@@ -469,7 +469,7 @@ TEST(LoadHf, SameModelsFromGguf) {
 // the prefix, with the plain float32 recipe and with a KV-cache-quantizing one (the cache holds
 // the normed, rotated K).
 TEST(LoadHf, QkNormDecodeIsEvaluate) {
-  const Case c = cases()[5];
+  const HfCase c = cases()[5];
   ASSERT_TRUE(c.spec.qk_norm);
   const std::string dir = temp_dir("hf_qk_decode");
   write_hf(dir, c.config, random_tensors(c.spec, c.dtype, 77), c.dtype);
@@ -496,7 +496,7 @@ TEST(LoadHf, QkNormDecodeIsEvaluate) {
 // A QK-norm model written by lowp's savers (GGUF as llama.cpp's qwen3, rotate-half rows; HF as
 // Qwen3ForCausalLM) reads back the same weights, bit for bit; llama2.c's format refuses it.
 TEST(LoadHf, QkNormSavedAndReloaded) {
-  const Case c = cases()[5];
+  const HfCase c = cases()[5];
   const std::string dir = temp_dir("hf_qk_save");
   write_hf(dir + "/in", c.config, random_tensors(c.spec, c.dtype, 82), c.dtype);
   const LlamaModel m = load_model(dir + "/in");
@@ -514,7 +514,7 @@ TEST(LoadHf, QkNormSavedAndReloaded) {
       EXPECT_TRUE(back.layers[l].wk == m.layers[l].wk) << "layer " << l;
     }
   }
-  LlamaModel plain = make_model(small_config(), 83);  // all llama2.c holds, QK-norm added
+  LlamaModel plain = make_model(gqa_config(), 83);  // all llama2.c holds, QK-norm added
   for (auto& L : plain.layers) L.q_norm = L.k_norm = std::vector<float>(8, 1.5f);
   EXPECT_EQ(lowp::accuracy::detail::llama2c_cannot_hold(plain), "QK-norm");
   std::filesystem::remove_all(dir);
@@ -527,7 +527,7 @@ TEST(LoadHf, QkNormSavedAndReloaded) {
 // (gamma_96 ~ 6e-6 relative each), so the gradient is good to ~1e-4 of the tensor's largest
 // element; the double central difference (step 1e-4) is good to ~1e-8.
 TEST(LoadHf, QkNormGradientMatchesFloat64) {
-  const Case c = cases()[5];
+  const HfCase c = cases()[5];
   const std::string dir = temp_dir("hf_qk_grad");
   HfTensors ts = random_tensors(c.spec, StDtype::f32, 79);
   write_hf(dir, c.config, ts, StDtype::f32);

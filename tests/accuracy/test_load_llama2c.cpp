@@ -15,7 +15,7 @@ using namespace lowp::accuracy;
 using lowp::test::expect_error;
 
 // llama2.c files carry no norm epsilon or RoPE theta: the loader's defaults apply.
-LlamaConfig small_config() {
+LlamaConfig llama2c_config() {
   LlamaConfig c = lowp::test::small_config();
   c.norm_eps = 1e-5f;
   c.rope_theta = 10000.0f;
@@ -80,7 +80,7 @@ TEST(LoadLlama2c, Stories260K) {
 TEST(LoadLlama2c, RoundTripTiedAndSeparate) {
   const std::string dir = lowp::test::temp_dir("llama2c_rt");
   for (bool tied : {true, false}) {
-    const LlamaModel m = lowp::test::random_model(small_config(), tied ? 1 : 2, tied);
+    const LlamaModel m = lowp::test::random_model(llama2c_config(), tied ? 1 : 2, tied);
     const std::string path = dir + "/m.bin";
     lowp::test::write_llama2c(path, m);
     const LlamaModel r = load_llama2c(path);
@@ -98,7 +98,7 @@ std::vector<std::uint8_t> with_field(std::vector<std::uint8_t> b, int field, std
 }
 
 TEST(LoadLlama2c, BadHeaders) {
-  const LlamaModel m = lowp::test::random_model(small_config(), 3);
+  const LlamaModel m = lowp::test::random_model(llama2c_config(), 3);
   const auto good = lowp::test::llama2c_bytes(m);
   auto load = [](const std::vector<std::uint8_t>& b) { return load_llama2c_bytes(b, "m.bin"); };
   const char* names[7] = {"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len"};
@@ -199,7 +199,7 @@ std::vector<std::uint8_t> q80_bytes(const LlamaConfig& c, bool shared, int gs, s
 }
 
 TEST(LoadLlama2c, Q80ByHand) {
-  const LlamaConfig c = small_config();
+  const LlamaConfig c = llama2c_config();
   for (bool shared : {true, false}) {
     const auto b = q80_bytes(c, shared, 16, 5);
     const LlamaModel m = load_llama2c_bytes(b, "q.bin");
@@ -229,7 +229,7 @@ TEST(LoadLlama2c, Q80ByHand) {
 }
 
 TEST(LoadLlama2c, Q80BadFiles) {
-  const LlamaConfig c = small_config();
+  const LlamaConfig c = llama2c_config();
   const auto good = q80_bytes(c, false, 16, 1);
   auto load = [](const std::vector<std::uint8_t>& b) { return load_llama2c_bytes(b, "q.bin"); };
   ASSERT_NO_THROW(load(good));

@@ -43,7 +43,7 @@ EvalRun fp32_run(const LlamaModel& m, const std::vector<int>& tokens, int ctx) {
 // Written by lowp, read here with the format's definition: header, tokens, and every row's
 // scale / min_log_prob / codes against the run's own log-probabilities.
 TEST(BaseLogits, WrittenLayout) {
-  LlamaConfig c = small_config();
+  LlamaConfig c = gqa_config();
   c.vocab_size = 39;  // odd: rows are padded to an even count of uint16
   const LlamaModel m = make_model(c, 4);
   const auto tokens = random_tokens(45, 39, 6);  // two windows of 20 and a partial one, dropped

@@ -73,15 +73,15 @@ void expect_same(Sensitivity a, Sensitivity b, const std::string& what) {
 }
 
 
-struct Case {
+struct PrefixCase {
   LlamaModel model;
   std::vector<int> tokens = lowp::test::random_tokens(150, 40, 7);  // 10 windows of 16, the last one 6 tokens
   // int4:b64 does not divide down_proj's 96 columns nor P's 16: rows that fail, at preparation
   // (weights) and in the window (act.down, attn.p).
   std::vector<std::string> specs = {"e4m3", "int4:b64"};
   EvalOptions opt;
-  Case() {
-    LlamaConfig c = lowp::test::small_config();
+  PrefixCase() {
+    LlamaConfig c = lowp::test::gqa_config();
     c.n_layers = 3;
     model = lowp::test::make_model(c, 5);
     opt.ctx = 16;
@@ -98,7 +98,7 @@ struct Case {
 class SensitivityPrefixBase : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SensitivityPrefixBase, EqualsWholeRunsBitForBit) {
-  Case c;
+  PrefixCase c;
   const std::string name = GetParam();
   std::optional<Recipe> base;
   if (name == "kv-w") base = parse_recipe("name = kv-w\nkv = int8\nweights.wq = e4m3\nlayer.1.act.gate = int8\n");
@@ -127,7 +127,7 @@ INSTANTIATE_TEST_SUITE_P(SensitivityPrefix, SensitivityPrefixBase, ::testing::Va
                          });
 
 TEST(SensitivityPrefix, BaseLogitsAndScoreAll) {
-  Case c;
+  PrefixCase c;
   c.opt.score_all = true;
   c.specs = {"int4"};
   const EvalRun logits = evaluate(c.model, c.tokens, find_recipe("fp16"), c.opt);
@@ -140,7 +140,7 @@ TEST(SensitivityPrefix, BaseLogitsAndScoreAll) {
 
 // A cache above --max-memory is not built: the recipes run whole, with the same results.
 TEST(SensitivityPrefix, OverTheMemoryBudgetRunsWhole) {
-  Case c;
+  PrefixCase c;
   c.specs = {"e4m3"};
   const Sensitivity whole = c.run(nullptr, false, 1);
   // Room for each recipe's evaluation (recipe 19, layer 1's first tensor, needs as much as
@@ -173,7 +173,7 @@ TEST(SensitivityPrefix, OverTheMemoryBudgetRunsWhole) {
 // 3 (a weight, an activation, the KV cache). Mutant checked: the head's gather ignoring
 // first_logit (rows taken from 0) moves the scored logits and fails.
 TEST(SensitivityPrefix, StackedRunEqualsEachRunFromThePrefix) {
-  Case c;
+  PrefixCase c;
   for (const auto& [all, keep] : {std::pair{false, false}, {true, false}, {false, true}}) {
     c.opt.score_all = all;
     c.opt.keep_logits = keep;  // without: only the scored rows' logits are computed (first_logit)

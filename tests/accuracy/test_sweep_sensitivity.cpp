@@ -26,7 +26,7 @@ using namespace lowp::accuracy;
 using lowp::test::expect_error;
 
 LlamaModel planted_model() {
-  LlamaConfig c = lowp::test::small_config();
+  LlamaConfig c = lowp::test::gqa_config();
   c.n_layers = 3;
   LlamaModel m = lowp::test::make_model(c, 7);
   const std::size_t dim = 64, hid = 96;

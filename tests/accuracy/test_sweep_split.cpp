@@ -48,13 +48,13 @@ void expect_same(const ModelSweep& a, const ModelSweep& b, const std::string& wh
   }
 }
 
-struct Case {
+struct SplitCase {
   LlamaModel model = test::small_model(3);
   std::vector<int> tokens = test::random_tokens(150, 40, 7);  // 10 windows of 16, the last one 6 tokens
   std::vector<Recipe> recipes = {find_recipe("bf16"), find_recipe("fp8-attn"), find_recipe("kv4"),
                                  find_recipe("mxfp4"), find_recipe("quarot-w4a4kv4")};
   EvalOptions opt;
-  Case() {
+  SplitCase() {
     opt.ctx = 16;
     opt.threads = 1;
   }
@@ -62,7 +62,7 @@ struct Case {
 
 
 TEST(SweepSplit, EqualsWholeRunsBitForBit) {
-  const Case c;
+  const SplitCase c;
   const ModelSweep one = run_model_sweep(c.model, c.tokens, c.recipes, c.opt);
   // The oracle: whole runs, compared at once.
   const EvalRun ref = evaluate(c.model, c.tokens, find_recipe("fp32"), c.opt);
@@ -86,7 +86,7 @@ TEST(SweepSplit, EqualsWholeRunsBitForBit) {
 }
 
 TEST(SweepSplit, BaseLogitsAndScoreAll) {
-  Case c;
+  SplitCase c;
   c.opt.score_all = true;
   const EvalRun base = evaluate(c.model, c.tokens, find_recipe("fp16"), c.opt);
   const ModelSweep one = run_model_sweep(c.model, c.tokens, c.recipes, c.opt, {}, &base);
@@ -98,7 +98,7 @@ TEST(SweepSplit, BaseLogitsAndScoreAll) {
 }
 
 TEST(SweepSplit, RecipeFailureIsTheFirstFailingWindows) {
-  Case c;
+  SplitCase c;
   // 8 x 8 tiles fit P (16 x 16) of the full windows, not the last window's (6 x 6).
   c.recipes = {find_recipe("bf16"), parse_recipe("name = bad\nattn.p = e4m3:t8:none\n")};
   const ModelSweep one = run_model_sweep(c.model, c.tokens, c.recipes, c.opt);
@@ -109,7 +109,7 @@ TEST(SweepSplit, RecipeFailureIsTheFirstFailingWindows) {
 }
 
 TEST(SweepSplit, MalformedBytesAreErrors) {
-  const Case c;
+  const SplitCase c;
   const detail::SweepJob job{c.model, c.tokens, c.recipes, c.opt};
   auto bytes = detail::pack(detail::run_units(job, 0, 3, {}));
   EXPECT_EQ(detail::unpack(bytes).size(), 3u);

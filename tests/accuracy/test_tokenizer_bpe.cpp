@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 const std::string kTok = std::string(LOWP_SHARED_DIR) + "/tokenizers/";
 
-struct Case {
+struct BpeCase {
   std::string text;
   std::vector<int> ids;
 };
@@ -36,10 +36,10 @@ std::string slurp(const std::string& path) {
 }
 
 // .inp: strings each followed by "\n__ggml_vocab_test__\n"; .out: one line of ids per string.
-std::vector<Case> read_cases(const std::string& inp, const std::string& out) {
+std::vector<BpeCase> read_cases(const std::string& inp, const std::string& out) {
   const std::string sep = "\n__ggml_vocab_test__\n";
   const std::string text = slurp(inp);
-  std::vector<Case> cases;
+  std::vector<BpeCase> cases;
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t e = text.find(sep, at);
     if (e == std::string::npos) break;

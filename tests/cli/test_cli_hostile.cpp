@@ -28,7 +28,7 @@ class CliHostile : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = lowp::test::temp_dir("cli_hostile");
-    model_ = lowp::test::make_model(lowp::test::small_config(), 21);
+    model_ = lowp::test::make_model(lowp::test::gqa_config(), 21);
     lowp::test::write_llama2c(dir_ + "/m.bin", model_);
     lowp::test::write_text(dir_ + "/ids.txt", "1\n2\n3\n0\n");
   }

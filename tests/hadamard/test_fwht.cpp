@@ -41,12 +41,6 @@ std::vector<double> fwht_double(std::vector<double> x) {
 
 using lowp::test::normal_floats;
 
-std::vector<Isa> isas() {
-  std::vector<Isa> v{Isa::scalar};
-  for (Isa i : {Isa::avx2, Isa::avx512})
-    if (lowp::isa_available(i)) v.push_back(i);
-  return v;
-}
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -105,7 +99,7 @@ TEST(Fwht, AccuracyEveryKernelEverySize) {
       hd::reference::fwht(ref.data(), n, scale);
       const double err = rel_error(x, ref, scale);
       EXPECT_LE(err, bound(n)) << "reference n=" << n << " scale=" << scale;
-      for (Isa isa : isas()) {
+      for (Isa isa : lowp::test::available_isas()) {
         auto y = x;
         hd::fwht_rows_isa(isa, y.data(), 1, n, n, scale);
         EXPECT_TRUE(same_bits(y, ref)) << lowp::isa_name(isa) << " n=" << n << " scale=" << scale;
@@ -134,7 +128,7 @@ TEST(Fwht, InvolutionIsExactOnSmallIntegers) {
   std::mt19937 g(7);
   std::uniform_int_distribution<int> d(-8, 8);
   for (std::size_t n = 1; n <= 1024; n *= 2)
-    for (Isa isa : isas()) {
+    for (Isa isa : lowp::test::available_isas()) {
       std::vector<float> x(n);
       for (auto& v : x) v = static_cast<float>(d(g));
       auto y = x;
@@ -165,7 +159,7 @@ TEST(Fwht, OrthonormalTwiceIsIdentityToRounding) {
 
 TEST(Fwht, RowsWithGapLeaveGapUntouched) {
   const float sentinel = -12345.5f;
-  for (Isa isa : isas())
+  for (Isa isa : lowp::test::available_isas())
     for (std::size_t n : {1, 4, 16, 64, 4096, 16384}) {
       const std::size_t rows = 5, stride = n + 37;
       std::vector<float> m(rows * stride, sentinel);
@@ -239,7 +233,7 @@ TEST(Fwht, BadInputThrowsNamingTheValue) {
 
 TEST(Fwht, NanAndInfPropagateWithinTheirRow) {
   const float inf = std::numeric_limits<float>::infinity();
-  for (Isa isa : isas())
+  for (Isa isa : lowp::test::available_isas())
     for (std::size_t n : {1, 2, 16, 256, 8192}) {
       for (float bad : {std::numeric_limits<float>::quiet_NaN(), inf, -inf}) {
         auto m = normal_floats(3 * n, 5);

@@ -27,14 +27,14 @@ namespace {
 
 namespace hd = lowp::hadamard;
 
-const int kDefaultThreads = omp_get_max_threads();  // restored after tests that change it
+const int kRotationThreads = omp_get_max_threads();  // restored after tests that change it
 using hd::Rotation;
 using hd::RotationKind;
 
-// Float32 rounding allowance, relative to the norms involved: kC * log2(n) * 2^-24.
-constexpr double kC = 1.0;
+// Float32 rounding allowance, relative to the norms involved: kRotationC * log2(n) * 2^-24.
+constexpr double kRotationC = 1.0;
 
-double tolerance(std::size_t n) { return kC * std::log2(static_cast<double>(n)) * 0x1p-24; }
+double tolerance(std::size_t n) { return kRotationC * std::log2(static_cast<double>(n)) * 0x1p-24; }
 
 std::vector<float> random_matrix(std::size_t rows, std::size_t stride, std::uint32_t seed) {
   return lowp::test::normal_floats(rows * stride, seed);
@@ -217,7 +217,7 @@ TEST(Rotation, RandomizedIsDeterministicPerSeedAndThreadCount) {
     omp_set_num_threads(threads);
     std::vector<float> y = x;
     Rotation{RotationKind::randomized, n, 0, seed}.apply(y.data(), rows, n);
-    omp_set_num_threads(kDefaultThreads);
+    omp_set_num_threads(kRotationThreads);
     return y;
   };
   const auto a = run(7, 1), b = run(7, 2), c = run(8, 2);

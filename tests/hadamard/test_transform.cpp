@@ -26,14 +26,14 @@ namespace {
 
 namespace hd = lowp::hadamard;
 
-const int kDefaultThreads = omp_get_max_threads();  // restored after tests that change it
+const int kTransformThreads = omp_get_max_threads();  // restored after tests that change it
 using lowp::Isa;
 
 const std::vector<int> kOrders{12, 20, 28, 36, 40, 44, 52, 60, 76, 108, 140, 156, 172};
 
-// Largest error allowed, relative to the 2-norm of the exact result: kC * log2(n) * 2^-24.
+// Largest error allowed, relative to the 2-norm of the exact result: kTransformC * log2(n) * 2^-24.
 // (The largest seen over these tests is 0.36 * log2(n) * 2^-24.)
-constexpr double kC = 0.5;
+constexpr double kTransformC = 0.5;
 
 using lowp::test::normal_floats;
 
@@ -92,12 +92,6 @@ double error_units(const std::vector<float>& y, const std::vector<double>& ref) 
   return std::sqrt(num / den) / (std::log2(static_cast<double>(y.size())) * 0x1p-24);
 }
 
-std::vector<Isa> isas() {
-  std::vector<Isa> v{Isa::scalar};
-  for (Isa i : {Isa::avx2, Isa::avx512})
-    if (lowp::isa_available(i)) v.push_back(i);
-  return v;
-}
 
 TEST(KroneckerTransform, OrderChoice) {
   EXPECT_EQ(hd::kronecker_order(1), 1u);
@@ -145,7 +139,7 @@ TEST(KroneckerTransform, EveryOrderAgainstExplicitMatrix) {
         hd::hadamard_transform(y.data(), n, s, tr);
         EXPECT_LE(
             error_units(y, explicit_reference(x, static_cast<int>(hd::kronecker_order(n)), tr, s)),
-            kC);
+            kTransformC);
       }
     }
 }
@@ -159,14 +153,14 @@ TEST(KroneckerTransform, EveryOrderAndLlamaSizesAgainstFastReference) {
     SCOPED_TRACE("n = " + std::to_string(n) + " = " + std::to_string(m) + " * " +
                  std::to_string(n / m));
     const auto x = normal_floats(n, static_cast<std::uint32_t>(n) + 1);
-    for (Isa isa : isas()) {
+    for (Isa isa : lowp::test::available_isas()) {
       std::vector<float> y = x;
       hd::hadamard_transform_rows_isa(isa, y.data(), 1, n, n, hd::orthonormal_scale(n));
-      EXPECT_LE(error_units(y, fast_reference(x, m, false, hd::orthonormal_scale(n))), kC);
+      EXPECT_LE(error_units(y, fast_reference(x, m, false, hd::orthonormal_scale(n))), kTransformC);
     }
     std::vector<float> y = x;
     hd::hadamard_transform(y.data(), n, 1.0f, true);
-    EXPECT_LE(error_units(y, fast_reference(x, m, true, 1.0)), kC);
+    EXPECT_LE(error_units(y, fast_reference(x, m, true, 1.0)), kTransformC);
   }
 }
 
@@ -182,7 +176,7 @@ TEST(KroneckerTransform, TransposedWithSameScaleInverts) {
       num += (double(y[i]) - x[i]) * (double(y[i]) - x[i]);
       den += double(x[i]) * x[i];
     }
-    EXPECT_LE(std::sqrt(num / den), 2 * kC * std::log2(double(n)) * 0x1p-24) << n;
+    EXPECT_LE(std::sqrt(num / den), 2 * kTransformC * std::log2(double(n)) * 0x1p-24) << n;
   }
 }
 
@@ -197,7 +191,7 @@ TEST(KroneckerTransform, KernelsAndThreadsBitwiseEqual) {
     hd::hadamard_transform_rows_isa(Isa::scalar, want.data(), rows, n, stride, 0.125f);
     for (std::size_t r = 0; r < rows; ++r)
       for (std::size_t c = n; c < stride; ++c) ASSERT_EQ(want[r * stride + c], x[r * stride + c]);
-    for (Isa isa : isas())
+    for (Isa isa : lowp::test::available_isas())
       for (int threads : {1, 2}) {
         omp_set_num_threads(threads);
         std::vector<float> y = x;
@@ -205,7 +199,7 @@ TEST(KroneckerTransform, KernelsAndThreadsBitwiseEqual) {
         EXPECT_EQ(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)), 0)
             << lowp::isa_name(isa) << " threads " << threads;
       }
-    omp_set_num_threads(kDefaultThreads);
+    omp_set_num_threads(kTransformThreads);
   }
   // One long vector (the dense pass split across threads).
   const std::size_t n = 172 * 1024;
@@ -218,7 +212,7 @@ TEST(KroneckerTransform, KernelsAndThreadsBitwiseEqual) {
     hd::hadamard_transform(y.data(), n);
     EXPECT_EQ(std::memcmp(y.data(), want.data(), n * sizeof(float)), 0) << threads;
   }
-  omp_set_num_threads(kDefaultThreads);
+  omp_set_num_threads(kTransformThreads);
 }
 
 using lowp::test::expect_error;

@@ -15,8 +15,8 @@
 namespace lowp::quant {
 namespace {
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-const float kInf = std::numeric_limits<float>::infinity();
+using test::kInf;
+using test::kNaN;
 
 std::vector<float> dq(const QuantizedTensor& q) {
   std::vector<float> out(q.rows * q.cols);

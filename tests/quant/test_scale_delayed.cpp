@@ -14,8 +14,8 @@
 namespace lowp::quant {
 namespace {
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-const float kInf = std::numeric_limits<float>::infinity();
+using test::kInf;
+using test::kNaN;
 
 TEST(DelayedScaling, MaxOverAWindowOfThree) {
   DelayedScaling d(448.0f, {3, AmaxReduce::max, 0});

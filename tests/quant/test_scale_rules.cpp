@@ -19,8 +19,8 @@
 namespace lowp::quant {
 namespace {
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-const float kInf = std::numeric_limits<float>::infinity();
+using test::kInf;
+using test::kNaN;
 
 TEST(ScaleRules, FiniteAmaxSkipsNanAndInf) {
   const std::vector<float> x = {1.0f, -3.5f, kNaN, kInf, -kInf, 2.0f, -0.0f};

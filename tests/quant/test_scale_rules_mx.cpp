@@ -20,8 +20,8 @@
 namespace lowp::quant {
 namespace {
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-const float kInf = std::numeric_limits<float>::infinity();
+using test::kInf;
+using test::kNaN;
 
 // The element formats of the OCP MX spec, from its tables.
 struct Elem {

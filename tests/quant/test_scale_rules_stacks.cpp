@@ -24,7 +24,7 @@
 namespace lowp::quant {
 namespace {
 
-const float kInf = std::numeric_limits<float>::infinity();
+using test::kInf;
 
 struct Elem {
   const char* name;

@@ -4,13 +4,26 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "lowp/numerics/cpu.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::test {
+
+inline const float kNaN = std::numeric_limits<float>::quiet_NaN();
+inline const float kInf = std::numeric_limits<float>::infinity();
+
+// The scalar kernels, then each SIMD instruction set this CPU runs.
+inline std::vector<Isa> available_isas() {
+  std::vector<Isa> v{Isa::scalar};
+  for (Isa i : {Isa::avx2, Isa::avx512})
+    if (isa_available(i)) v.push_back(i);
+  return v;
+}
 
 // Expects f() to throw lowp::Error whose message contains every one of `parts`.
 inline void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {

@@ -25,7 +25,7 @@ using lowp::test::ref::V;
 using lowp::test::ref::flatten;
 using lowp::test::ref::reference_loss;
 
-LlamaConfig tiny_config() {
+LlamaConfig tiny_grad_config() {
   LlamaConfig c;
   c.dim = 8;
   c.hidden_dim = 12;
@@ -37,10 +37,10 @@ LlamaConfig tiny_config() {
   return c;
 }
 
-// tiny_config() with head_dim 6 (q_dim 12 != dim 8), q/k/v/o biases, and RoPE with a linear
+// tiny_grad_config() with head_dim 6 (q_dim 12 != dim 8), q/k/v/o biases, and RoPE with a linear
 // scale and per-pair frequency factors.
 LlamaModel real_architecture_model(std::uint32_t seed) {
-  LlamaConfig c = tiny_config();
+  LlamaConfig c = tiny_grad_config();
   c.head_size = 6;
   c.rope_theta = 500.0f;
   c.rope_freq_scale = 0.5f;
@@ -106,8 +106,8 @@ void grad_check(const LlamaModel& m, bool biases = false) {
   std::printf("largest gradient error relative to its tensor's largest gradient: %.3g\n", worst);
 }
 
-TEST(TrainGrad, EveryParameterMatchesFiniteDifferencesTied) { grad_check(lowp::test::make_model(tiny_config(), 11, true)); }
-TEST(TrainGrad, EveryParameterMatchesFiniteDifferencesUntied) { grad_check(lowp::test::make_model(tiny_config(), 12, false)); }
+TEST(TrainGrad, EveryParameterMatchesFiniteDifferencesTied) { grad_check(lowp::test::make_model(tiny_grad_config(), 11, true)); }
+TEST(TrainGrad, EveryParameterMatchesFiniteDifferencesUntied) { grad_check(lowp::test::make_model(tiny_grad_config(), 12, false)); }
 TEST(TrainGrad, HeadDimBiasesAndScaledRopeMatchFiniteDifferences) { grad_check(real_architecture_model(13), true); }
 
 // The training forward (fp32) of the shared stories260K (GQA: 8 heads, 4 KV heads) against the

@@ -32,11 +32,7 @@ namespace fs = std::filesystem;
 using lowp::accuracy::LlamaModel;
 using lowp::test::lowp_run;
 
-fs::path temp_dir(const std::string& name) { return lowp::test::train_temp_dir("test_train_init", name); }
-
-// A few KB of repetitive English neither model has seen (train_files.hpp): the loss falls within
-// a few steps.
-fs::path corpus() { return lowp::test::train_corpus(); }
+fs::path init_dir(const std::string& name) { return lowp::test::train_temp_dir("test_train_init", name); }
 
 std::vector<std::string> args(const fs::path& init, const fs::path& corpus, const fs::path& out, const std::string& recipe,
                               int steps) {
@@ -79,12 +75,12 @@ std::vector<float> trainer_logits(const LlamaModel& shape, const fs::path& dir, 
 // `exports` names) evaluate as the trainer's forward of state.bin's weights, bitwise (the same
 // float32 weights through the same layers: any slip in an exporter or its loader shows).
 void fine_tune_and_check(const fs::path& init, const std::string& name, const std::vector<std::string>& exports) {
-  const fs::path dir = temp_dir(name);
+  const fs::path dir = init_dir(name);
   const LlamaModel original = lowp::accuracy::load_model(init.string());
   const std::vector<int> tokens = some_tokens(original.config.vocab_size);
   for (const std::string recipe : {"fp32", "fp8-tensorwise"}) {
     const fs::path out = dir / recipe;
-    const auto r = lowp_run(args(init, corpus(), out, recipe, 8));
+    const auto r = lowp_run(args(init, lowp::test::train_corpus(), out, recipe, 8));
     ASSERT_EQ(r.code, 0) << r.err;
     const std::vector<double> loss = lowp::test::train_losses(out);
     ASSERT_EQ(loss.size(), 8u);
@@ -106,7 +102,7 @@ void fine_tune_and_check(const fs::path& init, const std::string& name, const st
 
 // At step 0 the exports of the dequantized master weights evaluate bitwise as the original.
 void step0_exports_match(const fs::path& init, const std::string& name) {
-  const fs::path dir = temp_dir(name);
+  const fs::path dir = init_dir(name);
   const LlamaModel original = lowp::accuracy::load_model(init.string(), lowp::accuracy::WeightStorage::mapped);
   LlamaModel widened = lowp::accuracy::load_model(init.string());
   const std::vector<int> tokens = some_tokens(original.config.vocab_size);
@@ -122,7 +118,7 @@ void step0_exports_match(const fs::path& init, const std::string& name) {
 // An HF folder with Qwen2's q/k/v biases, made from lowp's own byte-level Shakespeare model
 // (random biases added): exported by lowp, read back by the safetensors loader.
 fs::path hf_folder_with_biases() {
-  const fs::path dir = temp_dir("hf_src");
+  const fs::path dir = init_dir("hf_src");
   LlamaModel m = lowp::accuracy::load_model(lowp::accuracy::resolve_model_path("shakespeare"));
   std::mt19937 gen(9);
   std::normal_distribution<float> nd(0.0f, 0.05f);
@@ -151,8 +147,8 @@ TEST(TrainInit, HfFolderWithBiasesFineTunesAndItsExportsEvaluateAsTheTrainer) {
   ASSERT_TRUE(m.layers[0].bo.empty());
   fine_tune_and_check(hf, "hf", {"model.gguf", "model.safetensors"});
   // llama2.c's format cannot hold the biases: said, not written.
-  const fs::path out = temp_dir("hf_note");
-  const auto r = lowp_run(args(hf, corpus(), out / "run", "fp32", 1));
+  const fs::path out = init_dir("hf_note");
+  const auto r = lowp_run(args(hf, lowp::test::train_corpus(), out / "run", "fp32", 1));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("note: model.bin not written: llama2.c's format cannot hold attention biases"), std::string::npos)
       << r.out;
@@ -168,14 +164,14 @@ TEST(TrainInit, AtStepZeroTheExportsEvaluateAsTheOriginalCheckpoint) {
 TEST(TrainInit, ResumeOfAnInitRunIsBitwiseTheUninterruptedRun) {
   LOWP_REQUIRE_SHARED();
   const fs::path init = lowp::test::shared_path("models/tinyllamas/stories260K.gguf");
-  const fs::path dir = temp_dir("resume");
-  auto whole = args(init, corpus(), dir / "whole", "fp8-tensorwise", 4);
+  const fs::path dir = init_dir("resume");
+  auto whole = args(init, lowp::test::train_corpus(), dir / "whole", "fp8-tensorwise", 4);
   whole.insert(whole.end(), {"--save-every", "2"});
   ASSERT_EQ(lowp_run(whole).code, 0);
   // The same run killed after step 3: the step-2 checkpoint survives.
   lowp::accuracy::train::TrainOptions o;
   o.init = init.string();
-  o.corpus = corpus().string();
+  o.corpus = lowp::test::train_corpus().string();
   o.recipe = "fp8-tensorwise";
   o.out = (dir / "cut").string();
   o.steps = 4;
@@ -198,25 +194,21 @@ TEST(TrainInit, ResumeOfAnInitRunIsBitwiseTheUninterruptedRun) {
     EXPECT_TRUE(lowp::test::slurp(dir / "whole" / f) == lowp::test::slurp(dir / "cut" / f)) << f << " differs";
 }
 
-void expect_one_line_failure(const lowp::test::Result& r, const std::string& needle) {
-  EXPECT_NE(r.code, 0);
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-}
+using lowp::test::expect_one_line_failure;
 
 TEST(TrainInit, BadInputFailsWithOneLine) {
-  const fs::path dir = temp_dir("bad");
-  expect_one_line_failure(lowp_run(args(dir / "missing.gguf", corpus(), dir / "o1", "fp32", 2)), "missing.gguf");
-  auto shaped = args(dir / "missing.gguf", corpus(), dir / "o2", "fp32", 2);
+  const fs::path dir = init_dir("bad");
+  expect_one_line_failure(lowp_run(args(dir / "missing.gguf", lowp::test::train_corpus(), dir / "o1", "fp32", 2)), "missing.gguf");
+  auto shaped = args(dir / "missing.gguf", lowp::test::train_corpus(), dir / "o2", "fp32", 2);
   shaped.insert(shaped.end(), {"--dim", "64"});
   const auto r = lowp_run(shaped);
   expect_one_line_failure(r, "--init takes the model's shape");
   EXPECT_EQ(r.code, 2) << "a usage error";
-  auto config = args(dir / "missing.gguf", corpus(), dir / "o3", "fp32", 2);
+  auto config = args(dir / "missing.gguf", lowp::test::train_corpus(), dir / "o3", "fp32", 2);
   config.insert(config.end(), {"--config", "tiny"});
   expect_one_line_failure(lowp_run(config), "--config cannot be given with it");
   if (fs::exists(lowp::test::shared_path("models/tinyllamas/stories260K.gguf"))) {
-    auto ctx = args(lowp::test::shared_path("models/tinyllamas/stories260K.gguf"), corpus(), dir / "o4", "fp32", 2);
+    auto ctx = args(lowp::test::shared_path("models/tinyllamas/stories260K.gguf"), lowp::test::train_corpus(), dir / "o4", "fp32", 2);
     ctx[std::find(ctx.begin(), ctx.end(), "--ctx") - ctx.begin() + 1] = "100000";
     expect_one_line_failure(lowp_run(ctx), "is beyond the context length");
   }

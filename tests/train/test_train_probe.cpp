@@ -24,7 +24,7 @@ using namespace lowp::accuracy;
 using namespace lowp::accuracy::train;
 namespace pr = lowp::accuracy::train::probe;
 
-LlamaConfig tiny_config() {
+LlamaConfig probe_config() {
   LlamaConfig c;
   c.vocab_size = 258, c.dim = 32, c.hidden_dim = 64, c.n_layers = 2, c.n_heads = 2, c.n_kv_heads = 1, c.seq_len = 16;
   return c;
@@ -71,7 +71,7 @@ pr::PointOptions point(int draws) {
 // without draw 1's shift leaves rounding residue of order 1e-17 and fails.
 // Every draw is run here (no reuse of draw 0), so the zeros come from the draws' own bits.
 TEST(Probe, RoundToNearestHasExactlyZeroVariance) {
-  const LlamaModel theta = init_model(tiny_config(), 3);
+  const LlamaModel theta = init_model(probe_config(), 3);
   pr::PointOptions o = point(3);
   o.reuse_seed_free = false;
   const auto rows = pr::probe_point(theta, lowp::train::find_train_recipe("fp8-tensorwise"), corpus_batches(3, 2, 16), o);
@@ -88,7 +88,7 @@ TEST(Probe, RoundToNearestHasExactlyZeroVariance) {
 // running every draw, bit for bit. Mutant checked: a repeated draw that leaves out its loss term
 // (loss_delta += term dropped) changes loss_delta and fails.
 TEST(Probe, SeedFreeRecipesGiveTheSameRowsWithoutRerunningTheirDraws) {
-  const LlamaModel theta = init_model(tiny_config(), 5);
+  const LlamaModel theta = init_model(probe_config(), 5);
   const auto batches = corpus_batches(3, 2, 16);
   const auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
   for (const char* name : {"fp8-tensorwise", "mxfp8", "fp8-delayed"}) {
@@ -118,7 +118,7 @@ TEST(Probe, SeedFreeRecipesGiveTheSameRowsWithoutRerunningTheirDraws) {
 // stochastic rounding is the optimizer's, outside the passes). Mutant checked: uses_seed() blind
 // to Round::stochastic on an operand judges nvfp4-train seed-free and fails.
 TEST(Probe, UsesSeedSaysWhichRecipesDrawsDiffer) {
-  LlamaConfig c = tiny_config();
+  LlamaConfig c = probe_config();
   c.dim = 64, c.hidden_dim = 128, c.n_kv_heads = 2;  // every dimension a multiple of the 32-blocks
   const LlamaModel theta = init_model(c, 4);
   const pr::Batch b = corpus_batches(1, 2, 16)[0];
@@ -150,7 +150,7 @@ TEST(Probe, UsesSeedSaysWhichRecipesDrawsDiffer) {
 // Mutant checked: bias2 without the - V / D correction is |ebar|^2 >= V / D > 0 in every batch
 // and the SR intervals exclude 0.
 TEST(Probe, StochasticRoundingIsUnbiasedAndAPlantedBiasIsFound) {
-  const LlamaModel theta = init_model(tiny_config(), 5);
+  const LlamaModel theta = init_model(probe_config(), 5);
   const auto batches = corpus_batches(8, 2, 16);
   const auto sr = pr::probe_point(theta, backward_recipe("sr-dy", "stochastic"), batches, point(4));
   const auto rz = pr::probe_point(theta, backward_recipe("zero-dy", "zero"), batches, point(4));
@@ -256,7 +256,7 @@ TEST(Probe, E4M3GemmMatchesTheFormatsErrorAnalysis) {
 // every difference. Mutant checked: the probe's draws seeded as draw + 1 (draw_seed(..., d + 1))
 // moves every figure by the draws' spread and fails.
 TEST(Probe, WholeModelFiguresEqualADirectFloat64Computation) {
-  const LlamaModel theta = init_model(tiny_config(), 9);
+  const LlamaModel theta = init_model(probe_config(), 9);
   const lowp::train::TrainRecipe recipe = backward_recipe("sr-dy", "stochastic");
   const auto batches = corpus_batches(3, 2, 16);
   const pr::PointOptions o = point(3);
@@ -341,7 +341,7 @@ TEST(Probe, FilesAreTheSameBytesAtAnyThreadCount) {
   for (int threads : {1, 2}) {
     pr::Options o;
     o.corpus = lowp::test::train_corpus().string();
-    o.config = tiny_config();
+    o.config = probe_config();
     o.recipes = {"fp8-tensorwise", "nvfp4"};
     o.at = {0, 3};
     o.batches = 2, o.draws = 2, o.batch = 2, o.threads = threads;

@@ -24,16 +24,15 @@ namespace fs = std::filesystem;
 using lowp::accuracy::train::run_training;
 using lowp::accuracy::train::TrainOptions;
 
-fs::path temp_dir(const std::string& name) { return lowp::test::train_temp_dir("test_train_recipes", name); }
+fs::path recipes_dir(const std::string& name) { return lowp::test::train_temp_dir("test_train_recipes", name); }
 
 using lowp::test::log_without_speed;
 using lowp::test::slurp;
 
-fs::path corpus() { return lowp::test::train_corpus(); }
 
 TrainOptions options(const fs::path& out, const std::string& recipe, int steps, int threads) {
   TrainOptions o;
-  o.corpus = corpus().string();
+  o.corpus = lowp::test::train_corpus().string();
   o.config = lowp::accuracy::train::named_config("tiny");
   o.config.seq_len = 32;
   o.batch = 4;
@@ -55,7 +54,7 @@ bool stochastic(const std::string& name) {
 TEST(TrainRecipes, EveryBuiltInTrainsWithFiniteLossAndStochasticOnesAreThreadDeterministic) {
   for (const auto& r : lowp::train::builtin_train_recipes()) {
     SCOPED_TRACE(r.name);
-    const fs::path a = temp_dir("all_" + r.name + "_1");
+    const fs::path a = recipes_dir("all_" + r.name + "_1");
     TrainOptions o = options(a, r.name, 4, 1);
     if (r.name == "fp8-block128") o.config.dim = 128, o.config.hidden_dim = 384, o.config.n_kv_heads = 2;  // 128x128 tiles
     const auto res = run_training(o, false, nullptr);
@@ -65,7 +64,7 @@ TEST(TrainRecipes, EveryBuiltInTrainsWithFiniteLossAndStochasticOnesAreThreadDet
     for (double l : losses) EXPECT_TRUE(std::isfinite(l) && l > 0 && l < 7);  // ln(258) = 5.55 at the start
     EXPECT_TRUE(fs::exists(a / "quant.csv"));
     if (!stochastic(r.name)) continue;
-    const fs::path b = temp_dir("all_" + r.name + "_2");
+    const fs::path b = recipes_dir("all_" + r.name + "_2");
     o.out = b.string();
     o.threads = 2;
     run_training(o, false, nullptr);
@@ -75,7 +74,7 @@ TEST(TrainRecipes, EveryBuiltInTrainsWithFiniteLossAndStochasticOnesAreThreadDet
 }
 
 TEST(TrainRecipes, QuantizedOperandsOfAllThreeGemmsAreLogged) {
-  const fs::path a = temp_dir("quantcsv");
+  const fs::path a = recipes_dir("quantcsv");
   run_training(options(a, "mxfp8", 3, 2), false, nullptr);
   const std::string q = slurp(a / "quant.csv");
   EXPECT_EQ(q.rfind("step,layer,linear,gemm,operand,sqnr_db,saturated,flushed\n", 0), 0u) << q.substr(0, 80);
@@ -84,7 +83,7 @@ TEST(TrainRecipes, QuantizedOperandsOfAllThreeGemmsAreLogged) {
                           "3,-1,classifier,fwd,W,", "3,-1,classifier,dgrad,dY,"})
     EXPECT_NE(q.find(row), std::string::npos) << row;
   // fp32 quantizes nothing: no operand rows.
-  const fs::path b = temp_dir("quantcsv32");
+  const fs::path b = recipes_dir("quantcsv32");
   run_training(options(b, "fp32", 3, 2), false, nullptr);
   EXPECT_EQ(slurp(b / "quant.csv"), "step,layer,linear,gemm,operand,sqnr_db,saturated,flushed\n");
 }
@@ -92,7 +91,7 @@ TEST(TrainRecipes, QuantizedOperandsOfAllThreeGemmsAreLogged) {
 // keep_last = 1 keeps the tiny config's layer 1 in `keep`: bitwise the run that lists layer.1
 // explicitly, and not the run without it.
 TEST(TrainRecipes, RecipeFilePerLayerChoicesReachTheLinears) {
-  const fs::path dir = temp_dir("files");
+  const fs::path dir = recipes_dir("files");
   const auto write = [&](const char* name, const std::string& text) {
     std::ofstream(dir / name) << text;
     return (dir / name).string();
@@ -115,7 +114,7 @@ TEST(TrainRecipes, RecipeFilePerLayerChoicesReachTheLinears) {
 TEST(TrainRecipes, ResumeIsBitwiseForDelayedScalingAndBf16MasterWeightsWithSR) {
   for (const std::string recipe : {"fp8-delayed", "bf16-pure-sr"}) {
     SCOPED_TRACE(recipe);
-    const fs::path full = temp_dir("full_" + recipe), cut = temp_dir("cut_" + recipe);
+    const fs::path full = recipes_dir("full_" + recipe), cut = recipes_dir("cut_" + recipe);
     TrainOptions o = options(full, recipe, 10, 2);
     o.save_every = 4;
     run_training(o, false, nullptr);
@@ -142,7 +141,7 @@ TEST(TrainRecipes, ResumeIsBitwiseForDelayedScalingAndBf16MasterWeightsWithSR) {
 TEST(TrainRecipes, Bf16PureStallsWhereStochasticRoundingKeepsUpWithFp32) {
   std::map<std::string, double> val;
   for (const std::string recipe : {"fp32", "bf16-pure", "bf16-pure-sr"}) {
-    TrainOptions o = options(temp_dir("stall_" + recipe), recipe, 30, 2);
+    TrainOptions o = options(recipes_dir("stall_" + recipe), recipe, 30, 2);
     o.lr = 3e-5;
     o.eval_every = 30;
     val[recipe] = run_training(o, false, nullptr).final_val_loss;
@@ -155,7 +154,7 @@ TEST(TrainRecipes, Bf16PureStallsWhereStochasticRoundingKeepsUpWithFp32) {
 }
 
 TEST(TrainRecipes, UnknownRecipeNamesTheBuiltIns) {
-  const fs::path d = temp_dir("unknown");
+  const fs::path d = recipes_dir("unknown");
   try {
     run_training(options(d, "fp7", 2, 1), false, nullptr);
     FAIL() << "no error";

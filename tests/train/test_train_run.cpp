@@ -23,14 +23,13 @@ namespace {
 namespace fs = std::filesystem;
 using lowp::test::lowp_run;
 
-fs::path temp_dir(const std::string& name) { return lowp::test::train_temp_dir("test_train", name); }
+fs::path run_dir(const std::string& name) { return lowp::test::train_temp_dir("test_train", name); }
 
 using lowp::test::slurp;
 
-fs::path corpus() { return lowp::test::train_corpus(); }
 
 std::vector<std::string> base_args(const fs::path& out) {
-  return {"train", "--corpus", corpus().string(), "--config", "tiny", "--ctx", "32", "--batch", "4",
+  return {"train", "--corpus", lowp::test::train_corpus().string(), "--config", "tiny", "--ctx", "32", "--batch", "4",
           "--lr", "3e-3", "--seed", "7", "--eval-every", "10", "--out", out.string()};
 }
 
@@ -68,7 +67,7 @@ std::vector<Row> read_log(const fs::path& dir) {
 }
 
 TEST(TrainRun, LossFallsInACISizedRun) {
-  const fs::path out = temp_dir("falls");
+  const fs::path out = run_dir("falls");
   const auto r = lowp_run(with(base_args(out), {"--steps", "40", "--threads", "2"}));
   ASSERT_EQ(r.code, 0) << r.err;
   const auto rows = read_log(out);
@@ -85,7 +84,7 @@ TEST(TrainRun, LossFallsInACISizedRun) {
 // fp32, and a recipe with stochastic rounding and fresh random Hadamard signs every step.
 TEST(TrainRun, SameSeedSameBitsAtOneAndTwoThreads) {
   for (const std::string recipe : {"fp32", "quartet-fp4"}) {
-    const fs::path a = temp_dir("t1" + recipe), b = temp_dir("t2" + recipe);
+    const fs::path a = run_dir("t1" + recipe), b = run_dir("t2" + recipe);
     ASSERT_EQ(lowp_run(with(base_args(a), {"--steps", "12", "--threads", "1", "--recipe", recipe})).code, 0);
     ASSERT_EQ(lowp_run(with(base_args(b), {"--steps", "12", "--threads", "2", "--recipe", recipe})).code, 0);
     const auto ra = read_log(a), rb = read_log(b);
@@ -97,7 +96,7 @@ TEST(TrainRun, SameSeedSameBitsAtOneAndTwoThreads) {
 }
 
 TEST(TrainRun, ResumeEndsBitwiseIdenticalToTheUninterruptedRun) {
-  const fs::path full = temp_dir("full"), cut = temp_dir("cut");
+  const fs::path full = run_dir("full"), cut = run_dir("cut");
   ASSERT_EQ(lowp_run(with(base_args(full), {"--steps", "20", "--save-every", "5", "--threads", "2"})).code, 0);
   // The same run killed after step 13: the step-10 checkpoint survives.
   const lowp::accuracy::train::TrainOptions o = lowp::test::tiny_resume_options(cut, "fp32");
@@ -118,12 +117,12 @@ TEST(TrainRun, ResumeEndsBitwiseIdenticalToTheUninterruptedRun) {
 }
 
 TEST(TrainRun, TheThreeCheckpointFormatsGiveIdenticalEvalLogits) {
-  const fs::path out = temp_dir("formats");
+  const fs::path out = run_dir("formats");
   ASSERT_EQ(lowp_run(with(base_args(out), {"--steps", "5"})).code, 0);
   std::string first;
   for (const char* f : {"model.bin", "model.gguf", "model.safetensors"}) {
     const fs::path logits = out / (std::string(f) + ".logits");
-    const auto r = lowp_run({"eval", "--model", (out / f).string(), "--text", corpus().string(), "--ctx", "32",
+    const auto r = lowp_run({"eval", "--model", (out / f).string(), "--text", lowp::test::train_corpus().string(), "--ctx", "32",
                              "--logits-out", logits.string()});
     ASSERT_EQ(r.code, 0) << f << ": " << r.err;
     const std::string bytes = slurp(logits);
@@ -135,14 +134,10 @@ TEST(TrainRun, TheThreeCheckpointFormatsGiveIdenticalEvalLogits) {
   }
 }
 
-void expect_one_line_failure(const lowp::test::Result& r, const std::string& needle) {
-  EXPECT_NE(r.code, 0);
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-}
+using lowp::test::expect_one_line_failure;
 
 TEST(TrainRun, BadInputsFailWithOneLine) {
-  const fs::path dir = temp_dir("bad");
+  const fs::path dir = run_dir("bad");
   const fs::path empty = dir / "empty.txt", shorty = dir / "short.txt";
   std::ofstream(empty).close();
   std::ofstream(shorty) << "far too short for a window";
@@ -151,11 +146,11 @@ TEST(TrainRun, BadInputsFailWithOneLine) {
   };
   expect_one_line_failure(lowp_run(args(empty, "o1")), "is empty");
   expect_one_line_failure(lowp_run(args(shorty, "o2")), "must each hold one window");
-  expect_one_line_failure(lowp_run(with(args(corpus(), "o3"), {"--recipe", "fp7"})), "fp7");
+  expect_one_line_failure(lowp_run(with(args(lowp::test::train_corpus(), "o3"), {"--recipe", "fp7"})), "fp7");
   expect_one_line_failure(lowp_run({"train", "--resume", (dir / "nothing").string(), "--steps", "3"}), "train.cfg");
   // train.cfg is read by the recipes' key = value reader: a line without '=' is named with its file and line.
   fs::create_directories(dir / "mangled");
-  std::ofstream(dir / "mangled" / "train.cfg") << "corpus = " << corpus().string() << "\nrecipe fp32\n";
+  std::ofstream(dir / "mangled" / "train.cfg") << "corpus = " << lowp::test::train_corpus().string() << "\nrecipe fp32\n";
   expect_one_line_failure(lowp_run({"train", "--resume", (dir / "mangled").string(), "--steps", "3"}),
                           (dir / "mangled" / "train.cfg").string() + " line 2 'recipe fp32': expected `key = value`");
   // A learning rate of 1e30 blows the weights up after the first update.

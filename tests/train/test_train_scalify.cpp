@@ -119,7 +119,7 @@ TEST(TrainScalify, WithFloat32FormatsGradientsMatchTheFloat64Reference) {
 // residual activations' scales are multiplied by 2^k and the residual gradients' by 2^-k. A
 // plain float8 cast of the same values (scale 1) saturates at k = 16 and flushes the gradients.
 TEST(TrainScalify, ScalingTheInputByPowersOfTwoMovesOnlyTheScales) {
-  LlamaConfig c = lowp::test::small_config();
+  LlamaConfig c = lowp::test::gqa_config();
   c.norm_eps = 1e-30f;  // far below the data's mean square at either scale: it rounds away
   const LlamaModel m = lowp::test::make_model(c, 41, /*tied=*/false);
   const std::size_t B = 2, T = 16;
@@ -177,7 +177,7 @@ TEST(TrainScalify, ScalingTheInputByPowersOfTwoMovesOnlyTheScales) {
 
 // The loss and every gradient bit for bit at 1 and 2 threads.
 TEST(TrainScalify, SameBitsAtOneAndTwoThreads) {
-  const LlamaModel m = lowp::test::make_model(lowp::test::small_config(), 51, true);
+  const LlamaModel m = lowp::test::make_model(lowp::test::gqa_config(), 51, true);
   const std::size_t B = 3, T = 24;
   const std::vector<int> tok = lowp::test::random_tokens(B * T, m.config.vocab_size, 3);
   const std::vector<int> tgt = lowp::test::random_tokens(B * T, m.config.vocab_size, 4);
@@ -194,12 +194,11 @@ TEST(TrainScalify, SameBitsAtOneAndTwoThreads) {
 
 // ---- `lowp train --recipe scalify`
 
-fs::path temp_dir(const std::string& name) { return lowp::test::train_temp_dir("test_scalify", name); }
-fs::path corpus() { return lowp::test::train_corpus(); }
+fs::path scalify_dir(const std::string& name) { return lowp::test::train_temp_dir("test_scalify", name); }
 using lowp::test::slurp;
 
 std::vector<std::string> args(const fs::path& out, std::initializer_list<std::string> more) {
-  std::vector<std::string> a = {"train", "--corpus", corpus().string(), "--config", "tiny", "--ctx", "32",
+  std::vector<std::string> a = {"train", "--corpus", lowp::test::train_corpus().string(), "--config", "tiny", "--ctx", "32",
                                 "--batch", "4", "--lr", "3e-3", "--seed", "7", "--eval-every", "10", "--out", out.string()};
   a.insert(a.end(), more);
   return a;
@@ -227,7 +226,7 @@ double column(const std::string& row, int i) {
 }
 
 TEST(TrainScalify, CiSizedRunLossFallsAndThreadsGiveTheSameBits) {
-  const fs::path a = temp_dir("t1"), b = temp_dir("t2");
+  const fs::path a = scalify_dir("t1"), b = scalify_dir("t2");
   const auto r = lowp::test::lowp_run(args(a, {"--recipe", "scalify", "--steps", "40", "--threads", "1"}));
   ASSERT_EQ(r.code, 0) << r.err;
   ASSERT_EQ(lowp::test::lowp_run(args(b, {"--recipe", "scalify", "--steps", "40", "--threads", "2"})).code, 0);
@@ -243,7 +242,7 @@ TEST(TrainScalify, CiSizedRunLossFallsAndThreadsGiveTheSameBits) {
 }
 
 TEST(TrainScalify, ResumeEndsBitwiseIdenticalToTheUninterruptedRun) {
-  const fs::path full = temp_dir("full"), cut = temp_dir("cut");
+  const fs::path full = scalify_dir("full"), cut = scalify_dir("cut");
   ASSERT_EQ(lowp::test::lowp_run(args(full, {"--recipe", "scalify", "--steps", "20", "--save-every", "5", "--threads", "1"})).code, 0);
   const lowp::accuracy::train::TrainOptions o = lowp::test::tiny_resume_options(cut, "scalify");
   struct Killed {};
@@ -260,7 +259,7 @@ TEST(TrainScalify, ResumeEndsBitwiseIdenticalToTheUninterruptedRun) {
 }
 
 TEST(TrainScalify, RecipesListIncludesScalify) {
-  const fs::path out = temp_dir("many");
+  const fs::path out = scalify_dir("many");
   auto a = args(out, {"--recipes", "fp32,scalify", "--steps", "6", "--threads", "1"});
   const auto r = lowp::test::lowp_run(a);
   ASSERT_EQ(r.code, 0) << r.err;

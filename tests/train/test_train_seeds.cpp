@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using lowp::test::slurp;
 
-fs::path temp_dir(const std::string& name) { return lowp::test::train_temp_dir("test_train_seeds", name); }
+fs::path seeds_dir(const std::string& name) { return lowp::test::train_temp_dir("test_train_seeds", name); }
 
 std::vector<std::string> args(const fs::path& out, std::initializer_list<std::string> more) {
   std::vector<std::string> a = {"train", "--corpus", lowp::test::train_corpus().string(), "--config", "tiny", "--ctx", "32",
@@ -75,7 +75,7 @@ double num(const std::map<std::string, std::string>& row, const std::string& col
 }
 
 TEST(TrainSeeds, SummaryStatisticsMatchAnIndependentComputationFromThePerSeedLogs) {
-  const fs::path out = temp_dir("k3");
+  const fs::path out = seeds_dir("k3");
   const auto r = lowp::test::lowp_run(args(out, {"--recipes", "fp32,bf16-pure", "--seeds", "3", "--seed", "11"}));
   ASSERT_EQ(r.code, 0) << r.err;
   // Student's t with 2 degrees of freedom has the CDF 1/2 + t / (2 sqrt(2 + t^2)), so its
@@ -141,7 +141,7 @@ TEST(TrainSeeds, SummaryStatisticsMatchAnIndependentComputationFromThePerSeedLog
 // first training loss is the fp32 forward of init_model(seed) on batch_offsets(seed, step 1),
 // and no other seed's weights or batches give it.
 TEST(TrainSeeds, EachSeedSetsTheInitialWeightsAndTheBatchOrder) {
-  const fs::path out = temp_dir("differ");
+  const fs::path out = seeds_dir("differ");
   const auto r = lowp::test::lowp_run(args(out, {"--recipes", "fp32", "--seeds", "3", "--seed", "4"}));
   ASSERT_EQ(r.code, 0) << r.err;
   lowp::accuracy::train::TrainOptions o;
@@ -184,7 +184,7 @@ TEST(TrainSeeds, EachSeedSetsTheInitialWeightsAndTheBatchOrder) {
 }
 
 TEST(TrainSeeds, OneSeedKeepsTodaysLayoutAndColumnsAndSaysItHasNoNoiseEstimate) {
-  const fs::path out = temp_dir("k1");
+  const fs::path out = seeds_dir("k1");
   const auto r = lowp::test::lowp_run(args(out, {"--recipes", "bf16", "--seed", "3"}));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(fs::exists(out / "fp32" / "log.csv"));
@@ -200,7 +200,7 @@ TEST(TrainSeeds, OneSeedKeepsTodaysLayoutAndColumnsAndSaysItHasNoNoiseEstimate) 
 }
 
 TEST(TrainSeeds, BadSeedsIsOneClearError) {
-  const fs::path out = temp_dir("bad");
+  const fs::path out = seeds_dir("bad");
   for (const std::string bad : {"0", "-2", "three", "2.5", ""}) {
     const auto r = lowp::test::lowp_run(args(out, {"--recipes", "bf16", "--seeds", bad}));
     EXPECT_EQ(r.code, 2) << bad;
