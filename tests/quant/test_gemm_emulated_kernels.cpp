@@ -263,6 +263,7 @@ TEST(GemmEmulatedKernels, TruncatingTileIsTheExactStepTowardZero) {
   for (const EmuKernel* kern : kernels)
     for (int man_bits = 1; man_bits <= 23; ++man_bits) {
       const EmuFormat f = lowp::quant::detail::emu_format({man_bits, 8, Round::toward_zero, 0, 0});
+      const EmuFormat fn = lowp::quant::detail::emu_format({man_bits, 8, Round::nearest_even, 0, 0});
       const std::size_t len = 1 + g() % 200, mr = kern->mr, nr = kern->nr;
       std::vector<float> ap(len * mr), bp(len * nr);
       const float sa = 0.01f + static_cast<float>(g() % 1000) / 7, sb = 0.003f + static_cast<float>(g() % 999) / 13;
@@ -279,7 +280,6 @@ TEST(GemmEmulatedKernels, TruncatingTileIsTheExactStepTowardZero) {
       for (std::size_t r = 0; r < mr; ++r)
         for (std::size_t l = 0; l < nr; ++l) {
           double want = 0, nearest = 0;
-          const EmuFormat fn = lowp::quant::detail::emu_format({man_bits, 8, Round::nearest_even, 0, 0});
           for (std::size_t k = 0; k < len; ++k) {
             const float a = ap[k * mr + r], b = bp[k * nr + l];
             want = lowp::quant::detail::emu_step_exact(want, a, b, f, 0);

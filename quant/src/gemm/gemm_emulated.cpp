@@ -184,8 +184,8 @@ const EmuKernel* simd_kernel(EmuPath path) {
   return nullptr;
 }
 
-// The range of one packed panel over one promotion block: its largest magnitude (infinite when
-// a value is not) and the smallest unit in the last place of its nonzero values, 2^min_ulp_exp.
+// The range of one panel's operands over one promotion block: their largest magnitude (infinite
+// when one is not finite) and the smallest unit in the last place of the nonzero ones, 2^min_ulp_exp.
 struct BlockRange {
   double max_abs = 0;
   int min_ulp_exp = INT_MAX;

@@ -88,9 +88,8 @@ void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<st
   // Chunks of groups, each scaled, cast (element-wise: in one call per chunk) and unscaled
   // while in cache; the chunks in parallel.
   for_each_piece(n, [&](std::size_t a, std::size_t len) -> std::size_t {
-    const std::size_t b = a + len;
     float scale[kSpecialPiece / G];
-    for (std::size_t g = 0; g < (b - a) / G; ++g) {
+    for (std::size_t g = 0; g < len / G; ++g) {
       float* v = x + a + g * G;
       float sum = 0, sq = 0;
       for (std::size_t i = 0; i < G; ++i) sum += v[i], sq += v[i] * v[i];
@@ -104,8 +103,8 @@ void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<st
         if (mask) mask[a + g * G + i] = std::fabs(v[i]) < 6.0f;
       }
     }
-    e2m1_rtn({x + a, b - a});
-    for (std::size_t g = 0; g < (b - a) / G; ++g)
+    e2m1_rtn({x + a, len});
+    for (std::size_t g = 0; g < len / G; ++g)
       for (std::size_t i = 0; i < G; ++i) x[a + g * G + i] *= scale[g];
     return 0;
   });
@@ -145,12 +144,14 @@ void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols, std::s
       scale[groups + g] = bmax[g] / (4.0f * ts);
     }
     ue4m3_rtn({scale, 2 * groups});
+    float* const m6 = scale;  // the scales become the multipliers ts * scale, in place
+    float* const m4 = scale + groups;
+    for (std::size_t i = 0; i < 2 * groups; ++i) scale[i] *= ts;
     for (std::size_t g = 0; g < groups; ++g) {
-      const float m6 = ts * scale[g], m4 = ts * scale[groups + g];
       for (std::size_t i = 0; i < G; ++i) {
         const float v = x[a + g * G + i];
-        q6[g * G + i] = m6 > 0 ? v / m6 : 0.0f;
-        q4[g * G + i] = m4 > 0 ? v / m4 : 0.0f;
+        q6[g * G + i] = m6[g] > 0 ? v / m6[g] : 0.0f;
+        q4[g * G + i] = m4[g] > 0 ? v / m4[g] : 0.0f;
       }
     }
     e2m1_rtn({q6, len});
@@ -160,17 +161,16 @@ void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols, std::s
     for (std::size_t i = 0; i < G; ++i)
       for (std::size_t g = 0; g < groups; ++g) {
         const float v = x[a + g * G + i];
-        const double d6 = static_cast<double>(q6[g * G + i] * (ts * scale[g])) - v;
-        const double d4 = static_cast<double>(q4[g * G + i] * (ts * scale[groups + g])) - v;
+        const double d6 = static_cast<double>(q6[g * G + i] * m6[g]) - v;
+        const double d4 = static_cast<double>(q4[g * G + i] * m4[g]) - v;
         e6[g] += d6 * d6;
         e4[g] += d4 * d4;
       }
     for (std::size_t g = 0; g < groups; ++g) {
       float* v = x + a + g * G;
-      const float m6 = ts * scale[g], m4 = ts * scale[groups + g];
       const bool four = e4[g] < e6[g] || (std::isnan(e6[g]) && !std::isnan(e4[g]));
       const float* q = four ? q4 + g * G : q6 + g * G;
-      const float mult = four ? m4 : m6;
+      const float mult = four ? m4[g] : m6[g];
       for (std::size_t i = 0; i < G; ++i) {
         if (mult > 0 && std::fabs(v[i]) > 6.0f * mult) ++clipped_here;
         v[i] = q[i] * mult;
@@ -277,11 +277,10 @@ void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint
   // Per chunk of groups, in parallel: element i still rounds with random_bits(rng_key(seed), i)
   // (BulkOptions::offset).
   for_each_piece(n, [&](std::size_t a, std::size_t len) -> std::size_t {
-    const std::size_t b = a + len;
     float p[kSpecialPiece / G];
     std::uint32_t amax_bits[kSpecialPiece / G];  // finite amax per group, as finite_amax gives it
-    quant_kernels().group_max(x + a, b - a, G, amax_bits);
-    for (std::size_t g = 0; g < (b - a) / G; ++g) {
+    quant_kernels().group_max(x + a, len, G, amax_bits);
+    for (std::size_t g = 0; g < len / G; ++g) {
       float* v = x + a + g * G;
       float amax;
       std::memcpy(&amax, amax_bits + g, 4);
@@ -299,8 +298,8 @@ void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint
     o.cast = CastOptions{Round::stochastic, true, false};
     o.seed = seed;
     o.offset = a;
-    fake_quant_f32(e2m1(), {x + a, b - a}, o);
-    for (std::size_t g = 0; g < (b - a) / G; ++g)
+    fake_quant_f32(e2m1(), {x + a, len}, o);
+    for (std::size_t g = 0; g < len / G; ++g)
       if (p[g] > 0)
         for (std::size_t i = 0; i < G; ++i) x[a + g * G + i] = x[a + g * G + i] * p[g] / 3.0f;
     return 0;
