@@ -262,7 +262,7 @@ TEST(GemmF32Kernels, StoredMatrixBadArguments) {
 
 // ---- The one-row GEMM (gemv_f32_kernels.hpp), which gemm_f32 runs when M = 1.
 
-// N x K: row counts around each kernel's rows (4, 8, 16, and the 32 of the lanes path) and K
+// N x K: row counts around each kernel's rows (4, 16, 32, and the 32 of the lanes path) and K
 // around its squares and the K block of 256, so that both the kernels' tails and the driver's
 // last rows run.
 const std::size_t kGemvShapes[][2] = {{1, 1},   {3, 5},    {16, 16},  {17, 31},  {33, 256},

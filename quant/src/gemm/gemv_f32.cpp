@@ -30,7 +30,7 @@ float load_elem(StoredType t, const void* row, std::size_t k) {
 constexpr std::size_t kScalarRows = 4;
 
 template <StoredType T>
-void scalar_rows(const float* x, const void* const* w, std::size_t kc, float* acc) {
+void scalar_rows(const float* x, const void* const* w, std::size_t kc, float* acc, const void* const*) {
   std::fill(acc, acc + kScalarRows, 0.0f);
   gemv_rows_tail(T, x, w, kScalarRows, 0, kc, acc);
 }
@@ -77,9 +77,12 @@ void rows_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x,
   const std::size_t esize = b.type == StoredType::f32 ? 4 : 2;
   float* buf = in_place ? nullptr : wide.get(R * kGemmKc);
   const auto* bytes = static_cast<const std::uint8_t*>(b.data);
-  const void* w[64];  // R <= 64
+  const void *w[64], *next[64];  // R <= 64
   for (std::size_t r0 = j0; r0 < j1; r0 += R) {
     const std::size_t rows = std::min(R, j1 - r0);
+    // The next group's rows, prefetched by the kernel when they are read in place (past B's
+    // end: its last row again).
+    const bool prefetch = in_place && r0 + R < j1;
     for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
       const std::size_t kc = std::min(kGemmKc, g.K - k0);
       StoredType t = b.type;
@@ -93,8 +96,12 @@ void rows_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x,
           t = StoredType::f32;
         }
       }
+      for (std::size_t r = 0; prefetch && r < R; ++r) {
+        const std::size_t l = std::min(r0 + R + r, j1 - 1), s = b.row_map ? b.row_map[l] : l;
+        next[r] = bytes + esize * (s * b.cols + k0);
+      }
       if (rows == R) {
-        kern.dot_rows[static_cast<std::size_t>(t)](x + k0, w, kc, acc);
+        kern.dot_rows[static_cast<std::size_t>(t)](x + k0, w, kc, acc, prefetch ? next : nullptr);
       } else {  // B's last rows
         std::fill(acc, acc + rows, 0.0f);
         gemv_rows_tail(t, x + k0, w, rows, 0, kc, acc);

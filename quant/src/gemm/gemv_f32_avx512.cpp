@@ -37,7 +37,7 @@ struct V512 {
   static R broadcast(float x) { return _mm512_set1_ps(x); }
   static R fma(R x, R y, R z) { return _mm512_fmadd_ps(x, y, z); }
   static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
-  static void transpose(R r[16]);
+  [[gnu::always_inline]] static inline void transpose(R r[16]);
 };
 
 // r[i] = row i (16 columns) -> r[c] = column c (16 rows).
@@ -70,6 +70,7 @@ void V512::transpose(__m512 r[16]) {
 }  // namespace
 
 const GemvF32Kernel kGemvF32Avx512 =
-    gemv_simd_table<V512, LoadF32, LoadF16, LoadBf16, Fma512, xsimd::avx512f>();
+    gemv_simd_table<V512, TransposedRows<V512, LoadF32>, TransposedRows<V512, LoadF16>,
+                    TransposedRows<V512, LoadBf16>, Fma512, xsimd::avx512f>();
 
 }  // namespace lowp::quant::detail

@@ -17,8 +17,12 @@ namespace lowp::quant::detail {
 
 // acc[r] = the fma chain from 0 over k = 0 .. kc-1 of x[k] * w_r[k], for the kernel's `rows`
 // rows; w[r] points at row r's first element in its stored type (StoredType f32, f16 or bf16:
-// the array index), at any alignment.
-using GemvRowsFn = void (*)(const float* x, const void* const* w, std::size_t kc, float* acc);
+// the array index), at any alignment. If `next` is set, f16 and bf16 kernels prefetch the same
+// span of the next `rows` rows (next[r], read by the following call) along the way, a line per
+// row as each 64 bytes of a row begin: out of memory, the hardware prefetcher alone left their
+// rows' loads waiting (float32 rows, with half the work per byte, ran slower with it).
+using GemvRowsFn = void (*)(const float* x, const void* const* w, std::size_t kc, float* acc,
+                            const void* const* next);
 // acc[j] = the fma chain from 0 over k = 0 .. kc-1 of x[k] * bt[k * ldb + j], for j < n
 // (B stored transposed, float32).
 using GemvColsFn = void (*)(const float* x, const float* bt, std::size_t ldb, std::size_t kc, std::size_t n,

@@ -10,6 +10,8 @@
 
 namespace lowp::quant::detail {
 
+constexpr std::size_t kGemvRowGroups = 2;
+
 // dot_cols: B stored transposed, so a row of B^T holds consecutive outputs: one lane per output.
 template <class Arch, class Fma>
 void gemv_simd_cols(const float* x, const float* bt, std::size_t ldb, std::size_t kc, std::size_t n, float* acc) {
@@ -38,27 +40,44 @@ void gemv_simd_cols(const float* x, const float* bt, std::size_t ldb, std::size_
   }
 }
 
-// dot_rows: V::W rows at a time, one per lane (V: the ISA's register type R, width W, zero,
-// broadcast, fma, store and an in-register W x W transpose; Load::load(row, k): elements
-// k .. k+W-1 of a row as floats). Each step loads a W x W square of the rows, transposes it
-// and runs the W fused multiply-adds of every row's chain in k order; a tail of kc shorter
-// than a square continues the chains in scalar code.
-template <class V, class Load, StoredType T>
-void gemv_simd_rows(const float* x, const void* const* w, std::size_t kc, float* acc) {
-  constexpr std::size_t W = V::W;
-  typename V::R a = V::zero();
+// dot_rows: kGemvRowGroups x V::W rows at a time, one per lane of kGemvRowGroups registers (V:
+// the ISA's register type R, width W, zero, broadcast, fma, store; Square::columns(w, k, r):
+// r[c] = element k + c of rows w[0 .. W), one per lane). Each step takes a W x W square of each
+// group's rows and runs the W fused multiply-adds of every row's chain in k order; the groups'
+// chains are independent, so one runs while another waits on the fma latency (four groups
+// spill registers and were slower). A tail of kc shorter than a square continues the chains in
+// scalar code.
+template <class V, class Square, StoredType T>
+void gemv_simd_rows(const float* x, const void* const* w, std::size_t kc, float* acc, const void* const* next) {
+  constexpr std::size_t W = V::W, esize = T == StoredType::f32 ? 4 : 2;
+  typename V::R a[kGemvRowGroups];
+  for (auto& v : a) v = V::zero();
   std::size_t k = 0;
   for (; k + W <= kc; k += W) {
-    typename V::R r[W];
+    if (esize == 2 && next && k * esize % 64 == 0)  // float32 rows: measured slower with it
+      for (std::size_t i = 0; i < kGemvRowGroups * W; ++i)
+        __builtin_prefetch(static_cast<const char*>(next[i]) + k * esize, 0, 2);
+    for (std::size_t h = 0; h < kGemvRowGroups; ++h) {
+      typename V::R r[W];
+      Square::columns(w + h * W, k, r);
 #pragma GCC unroll 16
-    for (std::size_t i = 0; i < W; ++i) r[i] = Load::load(w[i], k);
-    V::transpose(r);
-#pragma GCC unroll 16
-    for (std::size_t c = 0; c < W; ++c) a = V::fma(V::broadcast(x[k + c]), r[c], a);
+      for (std::size_t c = 0; c < W; ++c) a[h] = V::fma(V::broadcast(x[k + c]), r[c], a[h]);
+    }
   }
-  V::store(acc, a);
-  gemv_rows_tail(T, x, w, W, k, kc, acc);
+  for (std::size_t h = 0; h < kGemvRowGroups; ++h) V::store(acc + h * W, a[h]);
+  gemv_rows_tail(T, x, w, kGemvRowGroups * W, k, kc, acc);
 }
+
+// A Square that loads each row's W elements (Load::load(row, k), as floats) and transposes the
+// W x W square in registers (V::transpose).
+template <class V, class Load>
+struct TransposedRows {
+  [[gnu::always_inline]] static inline void columns(const void* const* w, std::size_t k, typename V::R r[V::W]) {
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < V::W; ++i) r[i] = Load::load(w[i], k);
+    V::transpose(r);
+  }
+};
 
 // dot_lanes: kGemvLaneRows / W independent chains of W rows each, one register apiece.
 template <class Arch, class Fma>
@@ -77,12 +96,12 @@ void gemv_simd_lanes(const float* x, const float* w, std::size_t n, float* acc) 
   for (std::size_t g = 0; g < G; ++g) a[g].store_unaligned(acc + g * F::size);
 }
 
-// The kernel table of an ISA: V and its loads of f32, f16 and bf16 rows.
-template <class V, class LoadF32, class LoadF16, class LoadBf16, class Fma, class Arch>
+// The kernel table of an ISA: V and its squares of f32, f16 and bf16 rows.
+template <class V, class SquareF32, class SquareF16, class SquareBf16, class Fma, class Arch>
 constexpr GemvF32Kernel gemv_simd_table() {
-  return {V::W,
-          {&gemv_simd_rows<V, LoadF32, StoredType::f32>, &gemv_simd_rows<V, LoadF16, StoredType::f16>,
-           &gemv_simd_rows<V, LoadBf16, StoredType::bf16>},
+  return {kGemvRowGroups * V::W,
+          {&gemv_simd_rows<V, SquareF32, StoredType::f32>, &gemv_simd_rows<V, SquareF16, StoredType::f16>,
+           &gemv_simd_rows<V, SquareBf16, StoredType::bf16>},
           &gemv_simd_cols<Arch, Fma>, &gemv_simd_lanes<Arch, Fma>};
 }
 
