@@ -138,20 +138,22 @@ void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x
     const std::size_t rows = std::min(kGemvLaneRows, j1 - r0);
     const bool next = r0 + kGemvLaneRows < j1;
     if (next) rows_at(r0 + kGemvLaneRows, w[cur ^ 1]);
-    // The next group's rows are prefetched into L2 a share per decode call (the 32 rows'
-    // blocks are read in an order the hardware prefetcher does not follow). Written in line:
-    // GCC deems a function that only prefetches pure and drops its calls.
-    const std::size_t lines = (b.row_bytes + 63) / 64, total = next ? kGemvLaneRows * lines : 0;
-    std::size_t step = 0;
+    // The next group's rows are prefetched into L2, `per` lines per decode call, row by row
+    // (the 32 rows' blocks are read in an order the hardware prefetcher does not follow). A
+    // cursor, not a division per line: those divisions cost a quarter of a Q8_0 row's time.
+    // Written in line: GCC deems a function that only prefetches pure and drops its calls.
+    const std::size_t lines = (b.row_bytes + 63) / 64, per = next ? (kGemvLaneRows * lines + steps - 1) / steps : 0;
+    std::size_t pf_row = 0, pf_line = 0;
     for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
       const std::size_t kc = std::min(kGemmKc, g.K - k0);
       std::fill(acc, acc + kGemvLaneRows, 0.0f);
       for (std::size_t c = 0; c < kc; c += kLaneChunk) {
         const std::size_t n = std::min(kLaneChunk, kc - c);
         for (std::size_t q = 0; q < kGemvLaneRows; q += kGemvLaneGroup) {
-          for (std::size_t l = step * total / steps, e = (step + 1) * total / steps; l < e; ++l)
-            __builtin_prefetch(static_cast<const char*>(w[cur ^ 1][l / lines]) + 64 * (l % lines), 0, 2);
-          ++step;
+          for (std::size_t i = 0; i < per && pf_row < kGemvLaneRows; ++i) {
+            __builtin_prefetch(static_cast<const char*>(w[cur ^ 1][pf_row]) + 64 * pf_line, 0, 2);
+            if (++pf_line == lines) pf_line = 0, ++pf_row;
+          }
           b.widen_lanes(b.ctx, w[cur] + q, k0 + c, n, buf + q, kGemvLaneRows);
         }
         kern.dot_lanes(x + k0 + c, buf, n, acc);
