@@ -33,6 +33,9 @@ struct LoadBf16 {  // bf16 is the top half of a float32
 struct V512 {
   using R = __m512;
   static constexpr std::size_t W = 16;
+  // One 16-row chain per call: two would hold 2 x 16 rows' registers and spill (not measured:
+  // this machine has no AVX-512).
+  static constexpr std::size_t groups = 1;
   static R zero() { return _mm512_setzero_ps(); }
   static R broadcast(float x) { return _mm512_set1_ps(x); }
   static R fma(R x, R y, R z) { return _mm512_fmadd_ps(x, y, z); }

@@ -10,8 +10,6 @@
 
 namespace lowp::quant::detail {
 
-constexpr std::size_t kGemvRowGroups = 2;
-
 // dot_cols: B stored transposed, so a row of B^T holds consecutive outputs: one lane per output.
 template <class Arch, class Fma>
 void gemv_simd_cols(const float* x, const float* bt, std::size_t ldb, std::size_t kc, std::size_t n, float* acc) {
@@ -40,8 +38,8 @@ void gemv_simd_cols(const float* x, const float* bt, std::size_t ldb, std::size_
   }
 }
 
-// dot_rows: kGemvRowGroups x V::W rows at a time, one per lane of kGemvRowGroups registers (V:
-// the ISA's register type R, width W, zero, broadcast, fma, store; Square::columns(w, k, r):
+// dot_rows: V::groups x V::W rows at a time, one per lane of V::groups registers (V: the
+// ISA's register type R, width W, zero, broadcast, fma, store; Square::columns(w, k, r):
 // r[c] = element k + c of rows w[0 .. W), one per lane). Each step takes a W x W square of each
 // group's rows and runs the W fused multiply-adds of every row's chain in k order; the groups'
 // chains are independent, so one runs while another waits on the fma latency (four groups
@@ -50,22 +48,23 @@ void gemv_simd_cols(const float* x, const float* bt, std::size_t ldb, std::size_
 template <class V, class Square, StoredType T>
 void gemv_simd_rows(const float* x, const void* const* w, std::size_t kc, float* acc, const void* const* next) {
   constexpr std::size_t W = V::W, esize = T == StoredType::f32 ? 4 : 2;
-  typename V::R a[kGemvRowGroups];
+  constexpr std::size_t G = V::groups;
+  typename V::R a[G];
   for (auto& v : a) v = V::zero();
   std::size_t k = 0;
   for (; k + W <= kc; k += W) {
     if (esize == 2 && next && k * esize % 64 == 0)  // float32 rows: measured slower with it
-      for (std::size_t i = 0; i < kGemvRowGroups * W; ++i)
+      for (std::size_t i = 0; i < G * W; ++i)
         __builtin_prefetch(static_cast<const char*>(next[i]) + k * esize, 0, 2);
-    for (std::size_t h = 0; h < kGemvRowGroups; ++h) {
+    for (std::size_t h = 0; h < G; ++h) {
       typename V::R r[W];
       Square::columns(w + h * W, k, r);
 #pragma GCC unroll 16
       for (std::size_t c = 0; c < W; ++c) a[h] = V::fma(V::broadcast(x[k + c]), r[c], a[h]);
     }
   }
-  for (std::size_t h = 0; h < kGemvRowGroups; ++h) V::store(acc + h * W, a[h]);
-  gemv_rows_tail(T, x, w, kGemvRowGroups * W, k, kc, acc);
+  for (std::size_t h = 0; h < G; ++h) V::store(acc + h * W, a[h]);
+  gemv_rows_tail(T, x, w, G * W, k, kc, acc);
 }
 
 // A Square that loads each row's W elements (Load::load(row, k), as floats) and transposes the
@@ -99,7 +98,7 @@ void gemv_simd_lanes(const float* x, const float* w, std::size_t n, float* acc) 
 // The kernel table of an ISA: V and its squares of f32, f16 and bf16 rows.
 template <class V, class SquareF32, class SquareF16, class SquareBf16, class Fma, class Arch>
 constexpr GemvF32Kernel gemv_simd_table() {
-  return {kGemvRowGroups * V::W,
+  return {V::groups * V::W,
           {&gemv_simd_rows<V, SquareF32, StoredType::f32>, &gemv_simd_rows<V, SquareF16, StoredType::f16>,
            &gemv_simd_rows<V, SquareBf16, StoredType::bf16>},
           &gemv_simd_cols<Arch, Fma>, &gemv_simd_lanes<Arch, Fma>};
