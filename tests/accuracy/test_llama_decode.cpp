@@ -23,6 +23,7 @@
 #include "lowp/accuracy/memory.hpp"
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/numerics/error.hpp"
+#include "model/llama.hpp"
 
 namespace {
 
@@ -91,6 +92,27 @@ TEST(Decode, EveryPositionIsTheEvaluatorsLogitsOfThePrefix) {
   }
   for (const char* name : {"kv4", "quarot-w4a4kv4", "mxfp4", "switchback-int8"})
     EXPECT_TRUE(Decoder(m, find_recipe(name), 4).cached()) << name;
+}
+
+// Recipes with 4-bit weights (MXFP4, NVFP4, QuaRot's int4 per channel) keep every layer
+// linear's weight packed too, and the decode step reads that (the comparisons above then show
+// its bits are the float weights'). The mutant in mind: weights that silently stay unpacked,
+// which the tests above cannot see.
+TEST(Decode, FourBitWeightsArePackedForTheStep) {
+  const LlamaModel m = make_model(gqa_config(), 12);
+  for (const char* name : {"mxfp4", "mxfp4-rceil", "nvfp4", "quarot-w4a4kv4", "quarot-nvfp4", "fp32", "mxfp8"}) {
+    const bool four = !std::string(name).ends_with("32") && !std::string(name).ends_with("8");
+    const detail::PreparedModel pm = detail::prepare(m, find_recipe(name), 8);
+    for (const auto& layer : pm.layers)
+      for (const auto* group : {&layer.qkv, &layer.wo, &layer.gate_up, &layer.down})
+        for (const auto& L : *group) {
+          EXPECT_EQ(L.packed.has_value(), four) << name;
+          if (L.packed) {
+            EXPECT_EQ(L.packed->matrix().rows, L.n) << name;
+            EXPECT_LE(L.packed->bytes() * 5, L.n * L.k * sizeof(float)) << name;  // codes + a float per 16 or more
+          }
+        }
+  }
 }
 
 // Per-tensor scales (fp8-attn's Q, K, V; fp8-tensorwise's linear inputs; NVFP4's tensor level)

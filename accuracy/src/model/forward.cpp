@@ -191,7 +191,7 @@ void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, i
       }
       L.engine->forward(in, rows, y);
     } else {
-      quant::gemm_f32(x, L.weight, y, rows, false, threads_);
+      quant::gemm_f32(x, rows == 1 && L.packed ? L.packed->matrix() : L.weight, y, rows, false, threads_);
     }
     if (pm_.check_finite) {
       std::string name = "the output of";

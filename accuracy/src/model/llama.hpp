@@ -23,6 +23,7 @@
 #include "lowp/hadamard/rotation.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "lowp/quant/linear.hpp"
+#include "lowp/quant/packed_weight.hpp"
 #include "lowp/quant/quantize.hpp"
 #include "model/block.hpp"
 #include "model/error_log.hpp"
@@ -37,6 +38,9 @@ struct Linear {
   std::vector<float> own;               // W when prepared here ...
   const float* w = nullptr;             // ... or the model's own float32 weight (nullptr: mapped in another type)
   quant::StoredMatrix weight;           // what the GEMM reads: own, or the model's weight as stored
+  // own in its 4-bit packed form (MXFP4, NVFP4, int4 weights), with own's bits: what a one-row
+  // product (a decode step) reads instead, about an eighth of the bytes.
+  std::optional<quant::PackedWeight> packed;
   std::optional<quant::QuantSpec> act;
   hadamard::Rotation rot;
   std::unique_ptr<quant::QuantLinear> engine;  // SwitchBack: the real int8 GEMM

@@ -8,6 +8,7 @@
 #include "model/layers.hpp"
 #include "model/llama.hpp"
 #include "model/tensors.hpp"
+#include "lowp/formats/bulk.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::detail {
@@ -77,7 +78,7 @@ class Preparer {
       } else if (wspec || rot.kind != hadamard::RotationKind::none) {
         L.own = widened(m.w);
         if (rot.kind != hadamard::RotationKind::none) rot.fold_into_weight(L.own.data(), m.n, k);
-        if (wspec) quantize_weight(*wspec, L.own, m.n, k, std::string(linear_kind_name(m.kind)), layer);
+        if (wspec) L.packed = quantize_weight(*wspec, L.own, m.n, k, std::string(linear_kind_name(m.kind)), layer);
         L.w = L.own.data();
         L.weight = f32_view(L.own, m.n, k);
       } else {
@@ -103,6 +104,10 @@ class Preparer {
     }
     fused.w = fused.own.data();
     fused.weight = f32_view(fused.own, fused.n, k);
+    std::vector<const quant::PackedWeight*> packed;
+    for (const auto& p : parts)
+      if (p.packed) packed.push_back(&*p.packed);
+    if (packed.size() == parts.size()) fused.packed = quant::PackedWeight::concat(packed);
     g.push_back(std::move(fused));
     return g;
   }
@@ -131,14 +136,24 @@ class Preparer {
     return g;
   }
 
-  void quantize_weight(const QuantSpec& spec, std::vector<float>& w, std::size_t rows, std::size_t cols,
-                       const std::string& point, int layer) {
+  // w <- fake_quant(w); for a 4-bit format, w's packed form too (its codes, through quantize()
+  // and dequantize(), which give fake_quant's bits).
+  std::optional<quant::PackedWeight> quantize_weight(const QuantSpec& spec, std::vector<float>& w, std::size_t rows,
+                                                     std::size_t cols, const std::string& point, int layer) {
     check_shape(spec, rows, cols, point, layer);
     const std::vector<float> before = w;
-    quant::fake_quant(spec, w.data(), rows, cols);
+    std::optional<quant::PackedWeight> packed;
+    if (storage_bits(spec.format) == 4) {
+      const quant::QuantizedTensor q = quant::quantize(spec, before.data(), rows, cols);
+      quant::dequantize(q, w.data());
+      packed = quant::PackedWeight::pack(q, w.data());
+    } else {
+      quant::fake_quant(spec, w.data(), rows, cols);
+    }
     ErrorLog log;
     log.add(layer, point, before.data(), w.data(), w.size());
     for (auto& e : log.entries()) pm_.weight_errors.push_back(e);
+    return packed;
   }
 
   void check_shape(const QuantSpec& spec, std::size_t rows, std::size_t cols, const std::string& point, int layer) {

@@ -491,5 +491,19 @@ FakeQuantReport fake_quant_with_multiplier(const QuantSpec& spec, float* x, std:
   return fake_quant_impl(spec, x, x, rows, cols, &s, &amax);
 }
 
+DequantOps dequant_ops(const QuantizedTensor& q) {
+  const Grid g = make_grid(q.spec, q.rows, q.cols);
+  DequantOps out;
+  out.rh = g.rh;
+  out.cw = g.cw;
+  out.ngc = g.ngc;
+  const Ops ops = ops_of(q, g.count());
+  if (!ops.identity) {
+    out.d.assign(ops.d, ops.d + g.count());
+    out.mul = ops.d_mul;
+  }
+  return out;
+}
+
 }  // namespace detail
 }  // namespace lowp::quant

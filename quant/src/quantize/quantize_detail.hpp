@@ -1,6 +1,8 @@
-// Internal: quantization with a scale fixed by the caller (delayed scaling).
+// Internal: quantization with a scale fixed by the caller (delayed scaling), and dequantize()'s
+// per-group arithmetic for readers of the codes (PackedWeight).
 #pragma once
 #include <cstddef>
+#include <vector>
 
 #include "lowp/quant/quantize.hpp"
 
@@ -13,5 +15,15 @@ QuantizedTensor quantize_with_multiplier(const QuantSpec& spec, const float* x, 
                                          std::size_t cols, float s, float& amax);
 FakeQuantReport fake_quant_with_multiplier(const QuantSpec& spec, float* x, std::size_t rows,
                                            std::size_t cols, float s, float& amax);
+
+// dequantize()'s arithmetic, group by group: element (r, c) of q is decode(code) * d[g] when
+// `mul`, else decode(code) / d[g], for g = (r / rh) * ngc + c / cw; d is empty when the rule is
+// none (the value is decode(code)).
+struct DequantOps {
+  std::size_t rh = 1, cw = 1, ngc = 1;
+  std::vector<float> d;
+  bool mul = true;
+};
+DequantOps dequant_ops(const QuantizedTensor& q);
 
 }  // namespace lowp::quant::detail

@@ -1,0 +1,28 @@
+// Internal: the decoder of PackedWeight's rows (packed_weight.cpp; the AVX2 kernel in
+// packed_weight_avx2.cpp, equal to the scalar one bitwise).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "lowp/numerics/cpu.hpp"
+
+namespace lowp::quant::detail {
+
+// A row is `groups` float32 factors, then cols / 2 bytes of codes (element 2i in the low
+// nibble of byte i). Element k is table[code] * f[k / group], or table[code] / f[k / group]
+// when divide is set: the code's value times the table entry computed once per group.
+struct PackedRows {
+  float table[16];        // the element format's value of each code (0 past its codes)
+  std::size_t group = 0;  // elements per factor, a multiple of 16
+  std::size_t groups = 0, row_bytes = 0;
+  bool divide = false;
+};
+
+// out[0 .. n) = elements k0 .. k0 + n - 1 of `row`; k0 and n are multiples of 16.
+using PackedWidenFn = void (*)(const PackedRows& p, const std::uint8_t* row, std::size_t k0, std::size_t n,
+                               float* out);
+PackedWidenFn packed_widen_kernel(Isa isa);  // isa must be available
+void packed_widen_scalar(const PackedRows& p, const std::uint8_t* row, std::size_t k0, std::size_t n, float* out);
+void packed_widen_avx2(const PackedRows& p, const std::uint8_t* row, std::size_t k0, std::size_t n, float* out);
+
+}  // namespace lowp::quant::detail
