@@ -3,7 +3,9 @@
 // heads, vocab 32000, untied classifier; random weights) at positions 8..71, with the 2-D
 // weights stored as <type>: f32 and f16 / bf16 (the f32 model's values rounded), and GGUF's
 // Q8_0, Q4_K and Q6_K (random blocks with a small scale), read in place as `lowp generate`
-// reads a mapped GGUF.
+// reads a mapped GGUF. BM_decode_step_mxfp4: the f32 model under the mxfp4 recipe, whose layer
+// weights the step reads packed (two E2M1 codes a byte and a float32 per 32, PackedWeight),
+// its classifier as float32; its memcpy copies the same number of bytes as one buffer.
 // Counters (steps timed on the wall clock, the decoder's threads = n):
 //   tokens_per_s          decode steps per second
 //   weight_bytes_per_s    the stored bytes of every linear weight (classifier included) per second
@@ -141,18 +143,24 @@ double memcpy_seconds(const std::vector<StoredMatrix>& weights, int threads) {
   return best;
 }
 
-void run(benchmark::State& state, std::uint32_t type) {
+// The best of 3 copies of `bytes` bytes as one buffer, split across `threads`.
+double memcpy_seconds(double bytes, int threads) {
+  const std::vector<std::uint8_t> src(static_cast<std::size_t>(bytes), 1);
+  return memcpy_seconds({StoredMatrix{StoredType::custom, src.data(), 1, 1, nullptr, src.size()}}, threads);
+}
+
+void run(benchmark::State& state, std::uint32_t type, const char* recipe = "fp32") {
   static std::map<std::uint32_t, StoredModel> models;
   if (!models.count(type)) models.emplace(type, make_model(type));
   const StoredModel& sm = models.at(type);
   const int threads = static_cast<int>(state.range(0));
-  const Recipe fp32 = find_recipe("fp32");
+  const Recipe r = find_recipe(recipe);
   std::mt19937 gen(21);
   std::vector<int> tokens(kPositions);
   for (int& t : tokens) t = static_cast<int>(gen() % 32000u);
   std::unique_ptr<Decoder> d;
   const auto fresh = [&] {
-    d = std::make_unique<Decoder>(sm.model, fp32, kPositions, threads);
+    d = std::make_unique<Decoder>(sm.model, r, kPositions, threads);
     for (std::size_t p = 0; p < kPrefix; ++p) d->feed(tokens[p]);
   };
   fresh();
@@ -167,9 +175,12 @@ void run(benchmark::State& state, std::uint32_t type) {
     busy += t;
     ++steps;
   }
+  const bool packed = std::string(recipe) != "fp32";
   double bytes = 0;
   for (const auto& w : sm.weights) bytes += static_cast<double>(stored_bytes(w));
-  const double copy = bytes / memcpy_seconds(sm.weights, threads), read = bytes * static_cast<double>(steps) / busy;
+  if (packed) bytes = d->step_weight_bytes();
+  const double copy = bytes / (packed ? memcpy_seconds(bytes, threads) : memcpy_seconds(sm.weights, threads)),
+               read = bytes * static_cast<double>(steps) / busy;
   state.counters["tokens_per_s"] = static_cast<double>(steps) / busy;
   state.counters["weight_bytes_per_s"] = read;
   state.counters["memcpy_bytes_per_s"] = copy;
@@ -187,5 +198,8 @@ LOWP_DECODE_BENCH(f16, ggml::f16)
 LOWP_DECODE_BENCH(q8_0, ggml::q8_0)
 LOWP_DECODE_BENCH(q4_k, ggml::q4_k)
 LOWP_DECODE_BENCH(q6_k, ggml::q6_k)
+
+void BM_decode_step_mxfp4(benchmark::State& state) { run(state, ggml::f32, "mxfp4"); }
+BENCHMARK(BM_decode_step_mxfp4)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -113,6 +113,17 @@ TEST(Decode, FourBitWeightsArePackedForTheStep) {
           }
         }
   }
+  // What a step reads, counted from the config: each layer's q, k, v, o, gate, up, down (n x k)
+  // as float32 (fp32) or as two codes a byte plus a float per 32 (mxfp4); the classifier stays
+  // float32 in both.
+  const LlamaConfig& c = m.config;
+  const double dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim, vocab = c.vocab_size;
+  const std::pair<double, double> shapes[] = {{dim, dim}, {kv, dim}, {kv, dim}, {dim, dim},
+                                              {hidden, dim}, {hidden, dim}, {dim, hidden}};
+  double f32 = 0, mx = 0;
+  for (const auto& [n, k] : shapes) f32 += 4 * n * k, mx += n * (k / 2 + 4 * k / 32);
+  EXPECT_EQ(Decoder(m, find_recipe("fp32"), 4).step_weight_bytes(), c.n_layers * f32 + 4 * vocab * dim);
+  EXPECT_EQ(Decoder(m, find_recipe("mxfp4"), 4).step_weight_bytes(), c.n_layers * mx + 4 * vocab * dim);
 }
 
 // Per-tensor scales (fp8-attn's Q, K, V; fp8-tensorwise's linear inputs; NVFP4's tensor level)

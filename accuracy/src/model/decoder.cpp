@@ -68,7 +68,7 @@ bool cacheable(const PreparedModel& pm) {
 
 struct Decoder::Impl {
   Impl(PreparedModel prepared, std::size_t positions, int threads)
-      : pm(std::move(prepared)), ops(pm, log, threads), threads(threads), c(pm.cfg), positions(positions),
+      : pm(std::move(prepared)), ops(pm, nullptr, threads), threads(threads), c(pm.cfg), positions(positions),
         cached(cacheable(pm)), vocab(static_cast<std::size_t>(c.vocab_size)) {
     if (!cached) {
       window_logits.resize(positions * vocab);
@@ -81,7 +81,7 @@ struct Decoder::Impl {
   }
 
   PreparedModel pm;
-  detail::ErrorLog log;  // the points' errors (not reported: generation has no reference)
+  detail::ErrorLog log;  // a re-run's errors (not reported: generation has no reference)
   detail::ForwardOps ops;
   const int threads;
   const LlamaConfig& c;
@@ -171,6 +171,24 @@ void Decoder::feed(int token) {
 std::size_t Decoder::position() const { return impl_->pos; }
 
 bool Decoder::cached() const { return impl_->cached; }
+
+double Decoder::step_weight_bytes() const {
+  const auto stored = [](const quant::StoredMatrix& m) {
+    if (m.type == quant::StoredType::custom) return static_cast<double>(m.rows * m.row_bytes);
+    return static_cast<double>(m.rows * m.cols) * (m.type == quant::StoredType::f32 ? 4.0 : 2.0);
+  };
+  double total = 0;
+  const auto add = [&](const LinearGroup& group) {
+    for (const detail::Linear& L : group)
+      total += L.packed ? static_cast<double>(L.packed->bytes())
+               : L.engine ? static_cast<double>(L.n * L.k)
+                          : stored(L.weight);
+  };
+  for (const auto& layer : impl_->pm.layers)
+    for (const auto* group : {&layer.qkv, &layer.wo, &layer.gate_up, &layer.down}) add(*group);
+  add(impl_->pm.classifier);
+  return total;
+}
 
 double Decoder::cache_bytes(const LlamaConfig& c, std::size_t positions) {
   return 2.0 * 4.0 * static_cast<double>(c.n_layers) * static_cast<double>(positions) *

@@ -20,7 +20,7 @@ class Window : ForwardOps {
  public:
   // The window's cache is one layer's: each layer writes its K/V rows [0, T) and attends over them.
   Window(const PreparedModel& pm, std::size_t T, ErrorLog& log, int threads)
-      : ForwardOps(pm, log, threads), T_(T),
+      : ForwardOps(pm, &log, threads), T_(T),
         cache_(1, static_cast<std::size_t>(pm.cfg.n_kv_heads), static_cast<std::size_t>(pm.cfg.head_dim()), T) {}
 
   // Logits of rows [first, T) only: rows before `first` are not scored.
@@ -147,6 +147,10 @@ AttentionP ForwardOps::p_point(int l, std::size_t rows, std::size_t keys) {
   head_logs_.resize(static_cast<std::size_t>(pm_.cfg.n_heads));
   pq.fa3 = pm_.recipe.p_form == AttnPForm::fa3;  // FlashAttention-3's P: the unnormalized exponentials
   pq.quantize = [this, &spec, l, rows, keys](std::size_t h, float* p) {
+    if (!log_) {
+      quant::fake_quant(*spec, p, rows, keys);
+      return;
+    }
     const std::vector<float> before(p, p + rows * keys);
     quant::fake_quant(*spec, p, rows, keys);
     head_logs_[h].add(l, "p", before.data(), p, rows * keys);
@@ -156,7 +160,7 @@ AttentionP ForwardOps::p_point(int l, std::size_t rows, std::size_t keys) {
 
 void ForwardOps::p_done() {
   for (const ErrorLog& h : head_logs_)
-    for (const TensorError& e : h.entries()) log_.add(e);
+    for (const TensorError& e : h.entries()) log_->add(e);
   head_logs_.clear();
 }
 
@@ -214,7 +218,7 @@ void ForwardOps::quantize_point(const std::optional<QuantSpec>& spec, float* x, 
                                 int l, const std::vector<std::string>& points) {
   if (!spec) return;
   check_shape(*spec, rows, cols, points[0], l);
-  before_.assign(x, x + rows * cols);
+  if (log_) before_.assign(x, x + rows * cols);
   const float* fixed = nullptr;
   if (static_point(pm_.recipe, points[0], *spec)) {
     if (pm_.observe) {
@@ -229,7 +233,8 @@ void ForwardOps::quantize_point(const std::optional<QuantSpec>& spec, float* x, 
   }
   if (fixed) quant::fake_quant_static(*spec, x, rows, cols, *fixed);
   else quant::fake_quant(*spec, x, rows, cols);
-  for (const auto& p : points) log_.add(l, p, before_.data(), x, rows * cols);
+  if (log_)
+    for (const auto& p : points) log_->add(l, p, before_.data(), x, rows * cols);
 }
 
 void ForwardOps::finite(const float* x, std::size_t cols, int l, const std::string& tensor, std::size_t rows) const {
@@ -276,11 +281,11 @@ void forward_stacked(std::span<const PreparedModel* const> pms, std::size_t from
   for (std::size_t i = 0; i < n; ++i) {  // each model's own layer
     kv[i] = caches.layer(i);
     std::copy(x.begin(), x.end(), xs.begin() + static_cast<std::ptrdiff_t>(i * T * dim));
-    ForwardOps ops(*pms[i], logs[i], threads);
+    ForwardOps ops(*pms[i], &logs[i], threads);
     block_forward(ops, static_cast<int>(from), xs.data() + i * T * dim, BlockRows{1, T, 0, &kv[i]}, acts);
   }
   ErrorLog shared;  // stays empty: no point after `from`
-  ForwardOps ops(pm, shared, threads);
+  ForwardOps ops(pm, &shared, threads);
   for (std::size_t l = from + 1; l < pm.layers.size(); ++l)
     block_forward(ops, static_cast<int>(l), xs.data(), BlockRows{n, T, 0, kv.data()}, acts);
   // The head on every window's rows [first_logit, T) at once (rows are independent in the

@@ -141,10 +141,11 @@ hadamard::Rotation apply_quarot(LlamaModel& m, std::uint64_t seed);
 inline constexpr float kFa3POffset = 256.0f;  // FlashAttention-3's Max_offset = 8 for FP8 P
 
 // The recipe's quantized linears and quantization points on `rows` tokens, each point's error
-// recorded in `log`; as block_forward's BlockOps (model/block.hpp), pm's layers.
+// recorded in `log` (nullptr: not recorded, as in a decode step, which has no reference); as
+// block_forward's BlockOps (model/block.hpp), pm's layers.
 class ForwardOps : public BlockOps {
  public:
-  ForwardOps(const PreparedModel& pm, ErrorLog& log, int threads) : pm_(pm), log_(log), threads_(threads) {}
+  ForwardOps(const PreparedModel& pm, ErrorLog* log, int threads) : pm_(pm), log_(log), threads_(threads) {}
   const PreparedModel& model() const { return pm_; }
   // y = x W^T for each linear of the group, outputs side by side (rows x sum n).
   void linear(const LinearGroup& group, const float* in, float* out, int l, std::size_t rows);
@@ -180,7 +181,7 @@ class ForwardOps : public BlockOps {
 
  private:
   const PreparedModel& pm_;
-  ErrorLog& log_;
+  ErrorLog* log_;
   const int threads_;
   std::vector<float> xq_, part_, before_, qkv_, gu_;
   std::vector<ErrorLog> head_logs_;  // attn.p's errors, one log per head (its own job's)

@@ -44,6 +44,11 @@ class Decoder {
   // (act.scale / attn.scale = static) do not span tokens: with them those recipes cache.
   bool cached() const;
 
+  // Bytes of the linear weights (classifier included) one cached step reads, as they are
+  // held: the model's own stored type, the recipe's float32 copies, or their packed 4-bit
+  // form (4-bit weight specs; an int8 engine's weights count a byte each).
+  double step_weight_bytes() const;
+
   // Bytes of a float32 KV cache: layers x positions x kv_heads x head_dim x 2 (K and V) x 4.
   static double cache_bytes(const LlamaConfig& c, std::size_t positions);
 
