@@ -18,7 +18,7 @@ struct PackedRows {
   bool divide = false;
 };
 
-// out[0 .. n) = elements k0 .. k0 + n - 1 of `row`; k0 and n are multiples of 16.
+// out[0 .. n) = elements k0 .. k0 + n - 1 of `row`; k0 and n are multiples of 16 (StoredMatrix::block).
 using PackedWidenFn = void (*)(const PackedRows& p, const std::uint8_t* row, std::size_t k0, std::size_t n,
                                float* out);
 PackedWidenFn packed_widen_kernel(Isa isa);  // isa must be available
