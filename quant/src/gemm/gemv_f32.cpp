@@ -81,20 +81,29 @@ void rows_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x,
   for (std::size_t r0 = j0; r0 < j1; r0 += R) {
     const std::size_t rows = std::min(R, j1 - r0);
     // The next group's rows, prefetched by the kernel when they are read in place (past B's
-    // end: its last row again).
+    // end: its last row again). Custom rows are prefetched here: while row r of this group is
+    // decoded for K block kb, the kb-th of nkb slices of the next group's row r (the decoder
+    // reads a few short rows side by side, which the hardware prefetcher does not follow).
     const bool prefetch = in_place && r0 + R < j1;
-    for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
+    const std::size_t nkb = (g.K + kGemmKc - 1) / kGemmKc;
+    for (std::size_t k0 = 0, kb = 0; k0 < g.K; k0 += kGemmKc, ++kb) {
       const std::size_t kc = std::min(kGemmKc, g.K - k0);
       StoredType t = b.type;
       for (std::size_t r = 0; r < rows; ++r) {
         const std::size_t s = b.row_map ? b.row_map[r0 + r] : r0 + r;
         if (in_place) {
           w[r] = bytes + esize * (s * b.cols + k0);
-        } else {
-          widen_row(b, r0 + r, k0, kc, buf + r * kGemmKc);
-          w[r] = buf + r * kGemmKc;
-          t = StoredType::f32;
+          continue;
         }
+        if (r0 + R + r < j1) {
+          const std::size_t l = r0 + R + r;
+          const auto* p = bytes + (b.row_map ? b.row_map[l] : l) * b.row_bytes;
+          for (std::size_t o = kb * b.row_bytes / nkb / 64 * 64, e = (kb + 1) * b.row_bytes / nkb; o < e; o += 64)
+            __builtin_prefetch(p + o, 0, 2);
+        }
+        widen_row(b, r0 + r, k0, kc, buf + r * kGemmKc);
+        w[r] = buf + r * kGemmKc;
+        t = StoredType::f32;
       }
       for (std::size_t r = 0; prefetch && r < R; ++r) {
         const std::size_t l = std::min(r0 + R + r, j1 - 1), s = b.row_map ? b.row_map[l] : l;
