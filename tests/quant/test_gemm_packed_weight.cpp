@@ -95,7 +95,7 @@ TEST(PackedWeight, EveryIsaDecoderIsTheScalarOneBitwise) {
     const Packed k = pack(spec, w, rows, cols);
     ASSERT_TRUE(k.p) << spec;
     const StoredMatrix& m = k.p->matrix();
-    const auto& layout = *static_cast<const detail::PackedRows*>(m.ctx);  // Data starts with the layout
+    const detail::PackedRows& layout = detail::packed_rows(m);
     for (Isa isa : test::available_isas()) {
       const auto widen = detail::packed_widen_kernel(isa);
       for (std::size_t r = 0; r < rows; ++r)

@@ -111,6 +111,8 @@ void packed_widen_scalar(const PackedRows& p, const std::uint8_t* row, std::size
   }
 }
 
+const PackedRows& packed_rows(const StoredMatrix& m) { return static_cast<const PackedWeight::Data*>(m.ctx)->layout; }
+
 PackedWidenFn packed_widen_kernel(Isa isa) {
   return isa == Isa::scalar ? &packed_widen_scalar : &packed_widen_avx2;  // AVX-512 CPUs run AVX2
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "lowp/numerics/cpu.hpp"
+#include "lowp/quant/gemm.hpp"
 
 namespace lowp::quant::detail {
 
@@ -22,6 +23,8 @@ struct PackedRows {
 using PackedWidenFn = void (*)(const PackedRows& p, const std::uint8_t* row, std::size_t k0, std::size_t n,
                                float* out);
 PackedWidenFn packed_widen_kernel(Isa isa);  // isa must be available
+// The layout of a PackedWeight's matrix() (m must be one).
+const PackedRows& packed_rows(const StoredMatrix& m);
 void packed_widen_scalar(const PackedRows& p, const std::uint8_t* row, std::size_t k0, std::size_t n, float* out);
 void packed_widen_avx2(const PackedRows& p, const std::uint8_t* row, std::size_t k0, std::size_t n, float* out);
 
