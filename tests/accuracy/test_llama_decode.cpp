@@ -102,7 +102,7 @@ TEST(Decode, FourBitWeightsArePackedForTheStep) {
   const LlamaModel m = make_model(gqa_config(), 12);
   for (const char* name : {"mxfp4", "mxfp4-rceil", "nvfp4", "quarot-w4a4kv4", "quarot-nvfp4", "fp32", "mxfp8"}) {
     const bool four = !std::string(name).ends_with("32") && !std::string(name).ends_with("8");
-    const detail::PreparedModel pm = detail::prepare(m, find_recipe(name), 8);
+    const detail::PreparedModel pm = detail::prepare(m, find_recipe(name), 8, nullptr, /*pack=*/true);
     for (const auto& layer : pm.layers)
       for (const auto* group : {&layer.qkv, &layer.wo, &layer.gate_up, &layer.down})
         for (const auto& L : *group) {
@@ -113,6 +113,9 @@ TEST(Decode, FourBitWeightsArePackedForTheStep) {
           }
         }
   }
+  // Evaluation (no pack) keeps the float copies only.
+  for (const auto& layer : detail::prepare(m, find_recipe("mxfp4"), 8).layers)
+    for (const auto& L : layer.qkv) EXPECT_FALSE(L.packed.has_value());
   // What a step reads, counted from the config: each layer's q, k, v, o, gate, up, down (n x k)
   // as float32 (fp32) or as two codes a byte plus a float per 32 (mxfp4); the classifier stays
   // float32 in both.

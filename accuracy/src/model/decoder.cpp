@@ -134,7 +134,7 @@ Decoder::Decoder(const LlamaModel& model, const Recipe& recipe, std::size_t posi
                    std::to_string(c.head_dim()) + " (K and V, float32) and the weights");
   std::optional<detail::CalibratedWeights> calibrated;  // evaluate()'s, computed or read from the cache
   if (recipe.needs_calibration() && calib) calibrated = detail::calibrate_weights(model, recipe, *calib, positions, threads);
-  auto pm = detail::prepare(model, recipe, positions, calibrated ? &*calibrated : nullptr);
+  auto pm = detail::prepare(model, recipe, positions, calibrated ? &*calibrated : nullptr, /*pack=*/true);
   if (!cacheable(pm))
     check_memory(weights + 4 * P * (8 * dim + 4 * kv + 4 * hidden + 2 * P + 2 * vocab + c.head_dim()),
                  "decode: re-running windows of up to " + std::to_string(positions) + " positions and the weights");

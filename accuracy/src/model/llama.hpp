@@ -128,8 +128,9 @@ std::size_t static_scale_ctx(const LlamaModel& model, const CalibrationText& tex
 // Throws lowp::Error naming the recipe, the tensor and its shape when a spec does not fit.
 // `positions`: the longest window the forward pass will run (RoPE tables cover 0..positions-1).
 // `calibrated`: the recipe's calibrated weights, needed when it has weights.calibrate.
+// `pack`: keep 4-bit weights packed too (Linear::packed), for one-row products (the decode step).
 PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions,
-                      const CalibratedWeights* calibrated = nullptr);
+                      const CalibratedWeights* calibrated = nullptr, bool pack = false);
 
 // QuaRot (Ashkboos et al. 2024) on a copy of the model: RMSNorm gains folded into the next
 // linears, the residual stream rotated by a randomized Hadamard R (embedding E R, input-side

@@ -40,8 +40,8 @@ std::string shape_text(std::size_t rows, std::size_t cols) {
 
 class Preparer {
  public:
-  Preparer(PreparedModel& pm, const quant::LinearRecipe* preset, const CalibratedWeights* calibrated)
-      : pm_(pm), preset_(preset), calibrated_(calibrated) {}
+  Preparer(PreparedModel& pm, const quant::LinearRecipe* preset, const CalibratedWeights* calibrated, bool pack)
+      : pm_(pm), preset_(preset), calibrated_(calibrated), pack_(pack) {}
 
   // The linears of `members` (all reading the same T x k input), outputs concatenated.
   LinearGroup group(std::span<const Member> members, std::size_t k, int layer) {
@@ -136,14 +136,14 @@ class Preparer {
     return g;
   }
 
-  // w <- fake_quant(w); for a 4-bit format, w's packed form too (its codes, through quantize()
-  // and dequantize(), which give fake_quant's bits).
+  // w <- fake_quant(w); when packing, for a 4-bit format, w's packed form too (its codes,
+  // through quantize() and dequantize(), which give fake_quant's bits).
   std::optional<quant::PackedWeight> quantize_weight(const QuantSpec& spec, std::vector<float>& w, std::size_t rows,
                                                      std::size_t cols, const std::string& point, int layer) {
     check_shape(spec, rows, cols, point, layer);
     const std::vector<float> before = w;
     std::optional<quant::PackedWeight> packed;
-    if (storage_bits(spec.format) == 4) {
+    if (pack_ && storage_bits(spec.format) == 4) {
       const quant::QuantizedTensor q = quant::quantize(spec, before.data(), rows, cols);
       quant::dequantize(q, w.data());
       packed = quant::PackedWeight::pack(q, w.data());
@@ -177,6 +177,7 @@ class Preparer {
   PreparedModel& pm_;
   const quant::LinearRecipe* preset_;
   const CalibratedWeights* calibrated_;
+  const bool pack_;
 };
 
 const quant::LinearRecipe* find_preset(const Recipe& r) {
@@ -202,7 +203,7 @@ const quant::LinearRecipe* find_preset(const Recipe& r) {
 }  // namespace
 
 PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t positions,
-                      const CalibratedWeights* calibrated) {
+                      const CalibratedWeights* calibrated, bool pack) {
   PreparedModel pm;
   pm.cfg = model.config;
   pm.recipe = recipe;
@@ -248,7 +249,7 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
                                         : "attn.scale = " + scale_source_text(recipe.attn_scale)) +
                 " needs calibration text (--calib FILE)");
   if (calibrated) pm.static_amax = calibrated->static_amax;
-  Preparer prep(pm, find_preset(recipe), calibrated);
+  Preparer prep(pm, find_preset(recipe), calibrated, pack);
   pm.embedding = m->token_embedding.mapped() ? nullptr : m->token_embedding.data();
   pm.embedding_view = m->token_embedding.matrix(vocab, dim);
   // A linear of the table: its weight as stored (float32 here, or mapped) and its output width.
