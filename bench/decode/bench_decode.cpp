@@ -36,17 +36,13 @@ namespace {
 using namespace lowp::accuracy;
 using lowp::quant::StoredMatrix;
 using lowp::quant::StoredType;
+using lowp::quant::stored_bytes;
 
 constexpr std::size_t kPrefix = 8, kPositions = 72;
 
 const LlamaModel& f32_model() {
   static const LlamaModel m = lowp::bench::synthetic_llama(768, 2048, 12, 12, 32000, 1024, 85);
   return m;
-}
-
-std::size_t stored_bytes(const StoredMatrix& s) {
-  if (s.type == StoredType::custom) return s.rows * s.row_bytes;
-  return s.rows * s.cols * (s.type == StoredType::f32 ? 4 : 2);
 }
 
 // The model with each 2-D weight stored as ggml type `type`, held by `owner`'s buffers.
@@ -175,11 +171,12 @@ void run(benchmark::State& state, std::uint32_t type, const char* recipe = "fp32
     busy += t;
     ++steps;
   }
-  const bool packed = std::string(recipe) != "fp32";
+  // fp32 reads the model's tensors as stored; another recipe reads its own copies (packed or not).
+  const bool own_copies = std::string(recipe) != "fp32";
   double bytes = 0;
   for (const auto& w : sm.weights) bytes += static_cast<double>(stored_bytes(w));
-  if (packed) bytes = d->step_weight_bytes();
-  const double copy = bytes / (packed ? memcpy_seconds(bytes, threads) : memcpy_seconds(sm.weights, threads)),
+  if (own_copies) bytes = d->step_weight_bytes();
+  const double copy = bytes / (own_copies ? memcpy_seconds(bytes, threads) : memcpy_seconds(sm.weights, threads)),
                read = bytes * static_cast<double>(steps) / busy;
   state.counters["tokens_per_s"] = static_cast<double>(steps) / busy;
   state.counters["weight_bytes_per_s"] = read;

@@ -173,16 +173,10 @@ std::size_t Decoder::position() const { return impl_->pos; }
 bool Decoder::cached() const { return impl_->cached; }
 
 double Decoder::step_weight_bytes() const {
-  const auto stored = [](const quant::StoredMatrix& m) {
-    if (m.type == quant::StoredType::custom) return static_cast<double>(m.rows * m.row_bytes);
-    return static_cast<double>(m.rows * m.cols) * (m.type == quant::StoredType::f32 ? 4.0 : 2.0);
-  };
   double total = 0;
   const auto add = [&](const LinearGroup& group) {
     for (const detail::Linear& L : group)
-      total += L.packed ? static_cast<double>(L.packed->bytes())
-               : L.engine ? static_cast<double>(L.n * L.k)
-                          : stored(L.weight);
+      total += static_cast<double>(L.packed ? L.packed->bytes() : L.engine ? L.n * L.k : quant::stored_bytes(L.weight));
   };
   for (const auto& layer : impl_->pm.layers)
     for (const auto* group : {&layer.qkv, &layer.wo, &layer.gate_up, &layer.down}) add(*group);

@@ -147,13 +147,10 @@ AttentionP ForwardOps::p_point(int l, std::size_t rows, std::size_t keys) {
   head_logs_.resize(static_cast<std::size_t>(pm_.cfg.n_heads));
   pq.fa3 = pm_.recipe.p_form == AttnPForm::fa3;  // FlashAttention-3's P: the unnormalized exponentials
   pq.quantize = [this, &spec, l, rows, keys](std::size_t h, float* p) {
-    if (!log_) {
-      quant::fake_quant(*spec, p, rows, keys);
-      return;
-    }
-    const std::vector<float> before(p, p + rows * keys);
+    std::vector<float> before;
+    if (log_) before.assign(p, p + rows * keys);
     quant::fake_quant(*spec, p, rows, keys);
-    head_logs_[h].add(l, "p", before.data(), p, rows * keys);
+    if (log_) head_logs_[h].add(l, "p", before.data(), p, rows * keys);
   };
   return pq;
 }

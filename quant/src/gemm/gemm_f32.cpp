@@ -316,6 +316,11 @@ void gemm_f32(const float* A, const StoredMatrix& B, float* C, std::size_t M, bo
   run(g, threads);
 }
 
+std::size_t stored_bytes(const StoredMatrix& B) noexcept {
+  if (B.type == StoredType::custom) return B.rows * B.row_bytes;
+  return B.rows * B.cols * (B.type == StoredType::f32 ? 4 : 2);
+}
+
 void widen_rows(const StoredMatrix& B, std::size_t r0, std::size_t n, float* out) {
   if (r0 > B.rows || n > B.rows - r0)
     throw Error("widen_rows: rows [" + std::to_string(r0) + ", " + std::to_string(r0 + n) + ") of a matrix of " +

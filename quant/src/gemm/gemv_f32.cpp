@@ -90,8 +90,8 @@ void rows_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x,
       const std::size_t kc = std::min(kGemmKc, g.K - k0);
       StoredType t = b.type;
       for (std::size_t r = 0; r < rows; ++r) {
-        const std::size_t s = b.row_map ? b.row_map[r0 + r] : r0 + r;
         if (in_place) {
+          const std::size_t s = b.row_map ? b.row_map[r0 + r] : r0 + r;
           w[r] = bytes + esize * (s * b.cols + k0);
           continue;
         }

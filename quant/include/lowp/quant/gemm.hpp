@@ -51,6 +51,8 @@ void gemm_f32(const float* A, const StoredMatrix& B, float* C, std::size_t M, bo
               int threads = 0);
 // out (n x B.cols) = rows [r0, r0 + n) of B as float32 (lowp::Error when out of range).
 void widen_rows(const StoredMatrix& B, std::size_t r0, std::size_t n, float* out);
+// The bytes B's rows occupy as stored (custom: rows x row_bytes).
+std::size_t stored_bytes(const StoredMatrix& B) noexcept;
 
 // A limited-precision floating accumulator: the products a*b are exact; each addition into
 // the accumulator (the first one, 0 + a*b, included) is rounded to `man_bits` mantissa bits
