@@ -1,7 +1,8 @@
 // Internal: gemm_emulated's SIMD tiles, written once over an xsimd architecture (instantiated
 // in gemm_emulated_avx2.cpp / _avx512.cpp). A tile runs one promotion block of MR rows by NR
 // columns from the packed operand panels (ap[k * MR + r], bp[k * NR + l]) and writes the
-// MR x NR accumulator values (format values, so floats exactly).
+// MR x NR accumulator values (format values, so floats exactly). Fma::fma(x, y, z) must be the
+// fused x * y + z (one rounding), which the truncating tile's exactness rests on.
 #pragma once
 #include <xsimd/xsimd.hpp>
 
@@ -31,7 +32,7 @@ class MxcsrTowardZero {
   unsigned saved_ = 0;
 };
 
-template <class Arch, std::size_t MR, std::size_t NR>
+template <class Arch, class Fma, std::size_t MR, std::size_t NR>
 struct EmuSimd {
   using D = xsimd::batch<double, Arch>;
   using U = xsimd::batch<std::uint64_t, Arch>;
@@ -140,7 +141,7 @@ struct EmuSimd {
 #pragma GCC unroll 8
         for (std::size_t r = 0; r < MR; ++r) {
           const F a(ap[k * MR + r]);
-          for (std::size_t v = 0; v < VF; ++v) acc[r][v] = xsimd::fma(a, b[v], acc[r][v]) & keep;
+          for (std::size_t v = 0; v < VF; ++v) acc[r][v] = Fma::fma(a, b[v], acc[r][v]) & keep;
         }
       }
       for (std::size_t r = 0; r < MR; ++r)

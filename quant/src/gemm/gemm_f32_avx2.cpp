@@ -5,14 +5,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "fma_avx2.hpp"
 #include "gemm_f32_kernels_simd.hpp"
 
 namespace lowp::quant::detail {
 namespace {
-struct Fma256 {
-  using F = xsimd::batch<float, xsimd::fma3<xsimd::avx2>>;
-  static F fma(F x, F y, F z) noexcept { return xsimd::fma(x, y, z); }  // vfmadd on fma3<avx2>
-};
 
 const float kZeroRow[kGemmKc] = {};  // the rows past n
 

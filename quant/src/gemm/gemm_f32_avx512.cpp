@@ -2,16 +2,10 @@
 #include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
 #include <immintrin.h>
 
+#include "fma_avx512.hpp"
 #include "gemm_f32_kernels_simd.hpp"
 
 namespace lowp::quant::detail {
-namespace {
-struct Fma512 {
-  // xsimd 8.1's avx512f has no fma of its own (its generic one is a multiply then an add).
-  using F = xsimd::batch<float, xsimd::avx512f>;
-  static F fma(F x, F y, F z) noexcept { return _mm512_fmadd_ps(x, y, z); }
-};
-}  // namespace
 
 // The packing is AVX2's (every AVX-512 CPU has it).
 const GemmF32Kernel kGemmF32Avx512 = GemmF32Simd<xsimd::avx512f, Fma512, 12, 2>::table(&pack_rows_avx2);

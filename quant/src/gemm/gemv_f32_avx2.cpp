@@ -7,15 +7,11 @@
 
 #include <cstdint>
 
+#include "fma_avx2.hpp"
 #include "gemv_f32_simd.hpp"
 
 namespace lowp::quant::detail {
 namespace {
-
-struct Fma256 {
-  using F = xsimd::batch<float, xsimd::fma3<xsimd::avx2>>;
-  static F fma(F x, F y, F z) noexcept { return xsimd::fma(x, y, z); }  // vfmadd on fma3<avx2>
-};
 
 struct V256 {
   using R = __m256;

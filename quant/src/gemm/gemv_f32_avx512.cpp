@@ -5,15 +5,11 @@
 
 #include <cstdint>
 
+#include "fma_avx512.hpp"
 #include "gemv_f32_simd.hpp"
 
 namespace lowp::quant::detail {
 namespace {
-
-struct Fma512 {
-  using F = xsimd::batch<float, xsimd::avx512f>;
-  static F fma(F x, F y, F z) noexcept { return _mm512_fmadd_ps(x, y, z); }
-};
 
 struct LoadF32 {
   static __m512 load(const void* p, std::size_t k) { return _mm512_loadu_ps(static_cast<const float*>(p) + k); }
