@@ -57,22 +57,25 @@ const std::size_t kShapes[][3] = {{1, 1, 1},      {13, 33, 7},    {12, 32, 256},
                                   {3, 300, 300},  {5, 70, 20},    {9, 4200, 17},  {301, 40, 260}};
 
 TEST(GemmF32Kernels, EveryIsaMatchesTheFmaOracleBitwise) {
-  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
-    if (!isa_available(isa)) {
+  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512})
+    if (!isa_available(isa))
       // Not "[  SKIPPED ]": CTest would then report the whole test skipped though the others ran.
       std::printf("[   NOTE   ] %s kernels not checked: not available on this CPU (the others are)\n",
                   std::string(isa_name(isa)).c_str());
-      continue;
-    }
-    const auto& kern = detail::gemm_f32_kernel(isa);
-    for (const auto& s : kShapes)
-      for (bool acc : {false, true})
+  // The operands and the oracle once per shape and mode, every kernel, layout and thread count
+  // against them.
+  for (const auto& s : kShapes)
+    for (bool acc : {false, true}) {
+      const std::size_t M = s[0], N = s[1], K = s[2];
+      const auto A = test::normal_floats(M * K, 31), B = test::normal_floats(N * K, 32);
+      const auto C0 = test::normal_floats(M * N, 33);
+      const auto At = transposed(A, M, K), Bt = transposed(B, N, K);
+      const auto want = oracle(A, B, C0, M, N, K, acc);
+      for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+        if (!isa_available(isa)) continue;
+        const auto& kern = detail::gemm_f32_kernel(isa);
         for (int layout = 0; layout < 3; ++layout)  // 0: plain, 1: A transposed, 2: B transposed
           for (int threads : {1, 2}) {
-            const std::size_t M = s[0], N = s[1], K = s[2];
-            const auto A = test::normal_floats(M * K, 31), B = test::normal_floats(N * K, 32);
-            const auto C0 = test::normal_floats(M * N, 33);
-            const auto At = transposed(A, M, K), Bt = transposed(B, N, K);
             detail::GemmF32Args g;
             if (layout == 1) {
               g.a = At.data();
@@ -93,11 +96,12 @@ TEST(GemmF32Kernels, EveryIsaMatchesTheFmaOracleBitwise) {
             g.K = K;
             g.accumulate = acc;
             detail::gemm_f32_run(g, kern, threads);
-            EXPECT_TRUE(same_bits(C, oracle(A, B, C0, M, N, K, acc)))
-                << isa_name(isa) << " M=" << M << " N=" << N << " K=" << K << " accumulate=" << acc
-                << " layout=" << layout << " threads=" << threads;
+            EXPECT_TRUE(same_bits(C, want)) << isa_name(isa) << " M=" << M << " N=" << N << " K=" << K
+                                            << " accumulate=" << acc << " layout=" << layout
+                                            << " threads=" << threads;
           }
-  }
+      }
+    }
 }
 
 // Each instruction set's packing of slivers against its definition: out[k * width + r] = row r's
