@@ -476,4 +476,68 @@ TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
   }
 }
 
+// The lane dots (32 rows' decode and fma chains in one pass) against the fma chain written
+// here over the scalar decoders' floats, row by row: random blocks at odd addresses, the f16
+// scales of every fourth row's blocks sometimes set to the edge values above and all others
+// finite (a NaN or infinite weight would hide the rest of its row's chain), chains continued from random starting sums over spans that begin on
+// every 32-element sub-block of a 256-element block (each type's header and nibble-pair
+// reloads) and end anywhere after; the same rows' sums over the whole row in one call.
+TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
+  if (!lowp::isa_available(lowp::Isa::avx512)) GTEST_SKIP() << "no AVX-512 on this CPU: its lane dots are not built to run";
+  constexpr std::uint16_t edges[] = {0x0000, 0x8000, 0x0001, 0x03FF, 0x3C00, 0xBC00,
+                                     0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01};
+  constexpr std::size_t R = ggml::kLaneDotRows;
+  std::mt19937 gen(29);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const std::uint32_t type : {ggml::q4_0, ggml::q8_0, ggml::q4_k, ggml::q5_k, ggml::q6_k}) {
+    const ggml::LaneDot dot = ggml::lane_dot(type, lowp::Isa::avx512);
+    ASSERT_NE(dot, nullptr) << ggml::type_name(type);
+    EXPECT_EQ(ggml::lane_dot(type, lowp::Isa::avx2), nullptr);
+    const std::size_t K = 512, bb = ggml::block_bytes(type), blocks = K / ggml::block_size(type);
+    const std::vector<std::size_t> at = type == ggml::q6_k                         ? std::vector<std::size_t>{208}
+                                        : type == ggml::q4_k || type == ggml::q5_k ? std::vector<std::size_t>{0, 2}
+                                                                                   : std::vector<std::size_t>{0};
+    for (int trial = 0; trial < 6; ++trial) {
+      std::vector<std::uint8_t> bytes(R * (blocks * bb + 3));
+      for (auto& b : bytes) b = static_cast<std::uint8_t>(gen());
+      const void* rows[R];
+      std::vector<float> w(R * K);
+      for (std::size_t r = 0; r < R; ++r) {
+        std::uint8_t* row = bytes.data() + r * (blocks * bb + 3) + 1 + r % 3;  // not aligned
+        for (std::size_t b = 0; b < blocks; ++b)
+          for (std::size_t o : at) {
+            const std::uint16_t h = r % 4 == 0 && gen() % 3 == 0 ? edges[gen() % std::size(edges)]
+                                                                 : static_cast<std::uint16_t>(gen() & 0xFBFF);  // exponent < 31
+            std::memcpy(row + b * bb + o, &h, 2);
+          }
+        rows[r] = row;
+        ggml::dequantize(type, row, w.data() + r * K, K, lowp::Isa::scalar);
+      }
+      std::vector<float> x(K), start(R);
+      for (auto& v : x) v = normal(gen);
+      for (auto& v : start) v = normal(gen);
+      const auto want = [&](std::size_t r, std::size_t k0, std::size_t k1) {
+        float a = start[r];
+        for (std::size_t k = k0; k < k1; ++k) a = std::fma(x[k], w[r * K + k], a);
+        return a;
+      };
+      std::size_t differ = 0, spans = 0, finite = 0;
+      for (std::size_t k0 = 0; k0 < 256; k0 += 32)
+        for (std::size_t k1 = k0 + 32; k1 <= K; k1 += 32 * (1 + gen() % 5), ++spans) {
+          std::vector<float> acc = start;
+          const std::size_t mid = k0 + (k1 - k0) / 64 * 32;  // two calls, the chain carried through acc
+          if (mid > k0) dot(rows, k0, mid - k0, x.data() + k0, acc.data());
+          dot(rows, mid, k1 - mid, x.data() + mid, acc.data());
+          for (std::size_t r = 0; r < R; ++r) {
+            differ += std::bit_cast<std::uint32_t>(want(r, k0, k1)) != std::bit_cast<std::uint32_t>(acc[r]);
+            finite += std::isfinite(acc[r]);
+          }
+        }
+      ASSERT_GT(spans, 8u);
+      ASSERT_GT(finite, spans * R / 2) << "too few finite chains to compare";
+      ASSERT_EQ(differ, 0u) << ggml::type_name(type) << " trial " << trial;
+    }
+  }
+}
+
 }  // namespace

@@ -155,7 +155,7 @@ TEST(GemmF32Kernels, LayoutsGiveTheBitsOfTheTransposedCopies) {
 // Custom stored type for the test: blocks of 32 int8 codes after a float scale (a Q8_0-like
 // layout written here), decoded by the callback.
 struct Q8Ctx {
-  int calls = 0, lane_calls = 0;
+  int calls = 0, lane_calls = 0, dot_calls = 0;
 };
 float q8_at(const void* row, std::size_t k) {  // element k of a row of that type
   const auto* p = static_cast<const std::uint8_t*>(row) + k / 32 * 36;
@@ -174,6 +174,14 @@ void widen_q8_lanes(const void* ctx, const void* const* rows, std::size_t k0, st
   EXPECT_TRUE(k0 % 32 == 0 && n % 32 == 0 && ld >= 8) << k0 << " " << n << " " << ld;
   for (std::size_t r = 0; r < 8; ++r)
     for (std::size_t k = 0; k < n; ++k) out[k * ld + r] = q8_at(rows[r], k0 + k);
+}
+// The same type's decode and dot in one pass, 64 rows at once (StoredMatrix::dot_lanes).
+void dot_q8_lanes(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
+                  float* acc) {
+  ++const_cast<Q8Ctx*>(static_cast<const Q8Ctx*>(ctx))->dot_calls;
+  EXPECT_TRUE(k0 % 32 == 0 && n % 32 == 0) << k0 << " " << n;
+  for (std::size_t r = 0; r < 64; ++r)
+    for (std::size_t k = 0; k < n; ++k) acc[r] = std::fma(x[k], q8_at(rows[r], k0 + k), acc[r]);
 }
 
 // B (N x K) stored every way gemm_f32 reads it (f32, bf16, f16, rows through row_map, the Q8-like
@@ -230,6 +238,8 @@ struct StoredCases {
       StoredMatrix lanes = cases.back().m;
       lanes.widen_lanes = &widen_q8_lanes;
       cases.push_back({"custom q8 lanes", lanes, wq});
+      lanes.dot_lanes = &dot_q8_lanes;  // preferred to widen_lanes
+      cases.push_back({"custom q8 dot lanes", lanes, wq});
     }
   }
 };
@@ -313,7 +323,8 @@ TEST(GemvF32Kernels, EveryIsaAndStoredTypeMatchesTheFmaOracleBitwise) {
               << " threads=" << threads;
         }
       if (K % 32 == 0) {
-        EXPECT_GT(sc.ctx.lane_calls, 0) << "N=" << N << " K=" << K;  // the lanes path ran
+        EXPECT_GT(sc.ctx.lane_calls, 0) << "N=" << N << " K=" << K;  // the lanes paths ran
+        EXPECT_GT(sc.ctx.dot_calls, 0) << "N=" << N << " K=" << K;
       }
     }
   }

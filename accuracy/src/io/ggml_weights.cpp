@@ -14,6 +14,7 @@ struct BlockType {
   std::uint32_t type = 0;
   std::size_t elems = 0, bytes = 0;  // elems 0: not mappable
   ggml::LaneDecoder lanes = nullptr;  // the one-row GEMV's 8-rows-at-once decoder, if the type has one
+  ggml::LaneDot dot = nullptr;        // its 32-rows decode-and-dot, if the type has one
 };
 constexpr std::uint32_t max_types = 64;
 
@@ -24,7 +25,7 @@ const BlockType* block_type(std::uint32_t type) {
       t[i].type = i;
       if (!ggml::can_dequantize(i)) continue;
       const std::size_t e = ggml::block_size(i);
-      if (256 % e == 0) t[i] = {i, e, ggml::block_bytes(i), ggml::lane_decoder(i, best_isa())};
+      if (256 % e == 0) t[i] = {i, e, ggml::block_bytes(i), ggml::lane_decoder(i, best_isa()), ggml::lane_dot(i, best_isa())};
     }
     return t;
   }();
@@ -38,6 +39,11 @@ void widen_blocks(const void* ctx, const void* row, std::size_t k0, std::size_t 
 
 void widen_lanes(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, float* out, std::size_t ld) {
   static_cast<const BlockType*>(ctx)->lanes(rows, k0, n, out, ld);
+}
+
+static_assert(ggml::kLaneDotRows == 64, "StoredMatrix::dot_lanes continues 64 rows' chains");
+void dot_lanes(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  static_cast<const BlockType*>(ctx)->dot(rows, k0, n, x, acc);
 }
 
 }  // namespace
@@ -63,6 +69,7 @@ quant::StoredMatrix ggml_matrix(std::uint32_t type, const void* data, std::size_
   m.widen = &widen_blocks;
   m.ctx = t;
   if (t->lanes && cols % 32 == 0) m.widen_lanes = &widen_lanes;
+  if (t->dot && cols % 32 == 0) m.dot_lanes = &dot_lanes;
   return m;
 }
 

@@ -120,52 +120,63 @@ void rows_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x,
   }
 }
 
-// Whether B's rows are decoded by StoredMatrix::widen_lanes (custom blocks).
-bool by_lanes(const StoredMatrix& b) { return b.type == StoredType::custom && b.widen_lanes && b.cols % 32 == 0; }
+// Whether B's rows are decoded by StoredMatrix::dot_lanes or widen_lanes (custom blocks).
+bool by_lanes(const StoredMatrix& b) {
+  return b.type == StoredType::custom && (b.dot_lanes || b.widen_lanes) && b.cols % 32 == 0;
+}
 
-// Rows [j0, j1) of B decoded kGemvLaneRows at a time straight into lanes, kLaneChunk columns
-// per call: a 32 x 128 float tile (16 KiB) stays in L1 between the decode and the fmas, and a
-// 256-element block's scales are unpacked twice (measured faster than 64 or 256 columns).
+// Rows of B per pass of lanes_block.
+std::size_t lane_rows(const StoredMatrix& b) { return b.dot_lanes ? kGemvDotRows : kGemvLaneRows; }
+
+// Rows [j0, j1) of B lane_rows(b) at a time, kLaneChunk columns per call: dot_lanes decodes and
+// dots them in one pass; otherwise widen_lanes decodes them straight into lanes, a 32 x 128
+// float tile (16 KiB) that stays in L1 between the decode and the fmas. A 256-element block's
+// scales are unpacked twice (measured faster than 64 or 256 columns).
 void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x, std::size_t j0, std::size_t j1) {
   constexpr std::size_t kLaneChunk = 128;
   static thread_local Scratch tile, accbuf;
   const StoredMatrix& b = g.b;
+  const std::size_t R = lane_rows(b);
   float* buf = tile.get(kGemvLaneRows * kLaneChunk);
-  float* acc = accbuf.get(kGemvLaneRows);
+  float* acc = accbuf.get(R);
   const auto* bytes = static_cast<const std::uint8_t*>(b.data);
-  const void* w[2][kGemvLaneRows];  // this group's rows, the next group's
+  const void* w[2][kGemvDotRows];  // this pass's rows, the next pass's
   const auto rows_at = [&](std::size_t r0, const void** out) {
-    const std::size_t rows = std::min(kGemvLaneRows, j1 - r0);
-    for (std::size_t r = 0; r < kGemvLaneRows; ++r) {  // past B's end: row r0 again, its sums dropped
+    const std::size_t rows = std::min(R, j1 - r0);
+    for (std::size_t r = 0; r < R; ++r) {  // past B's end: row r0 again, its sums dropped
       const std::size_t l = r0 + (r < rows ? r : 0);
       out[r] = bytes + (b.row_map ? b.row_map[l] : l) * b.row_bytes;
     }
   };
-  const std::size_t steps = (g.K + kLaneChunk - 1) / kLaneChunk * (kGemvLaneRows / kGemvLaneGroup);
+  const std::size_t calls = b.dot_lanes ? 1 : kGemvLaneRows / kGemvLaneGroup;  // per chunk
+  const std::size_t steps = (g.K + kLaneChunk - 1) / kLaneChunk * calls;
   rows_at(j0, w[0]);
-  for (std::size_t r0 = j0, cur = 0; r0 < j1; r0 += kGemvLaneRows, cur ^= 1) {
-    const std::size_t rows = std::min(kGemvLaneRows, j1 - r0);
-    const bool next = r0 + kGemvLaneRows < j1;
-    if (next) rows_at(r0 + kGemvLaneRows, w[cur ^ 1]);
-    // The next group's rows are prefetched into L2, `per` lines per decode call, row by row
-    // (the 32 rows' blocks are read in an order the hardware prefetcher does not follow). A
-    // cursor, not a division per line: those divisions cost a quarter of a Q8_0 row's time.
-    // Written in line: GCC deems a function that only prefetches pure and drops its calls.
-    const std::size_t lines = (b.row_bytes + 63) / 64, per = next ? (kGemvLaneRows * lines + steps - 1) / steps : 0;
+  for (std::size_t r0 = j0, cur = 0; r0 < j1; r0 += R, cur ^= 1) {
+    const std::size_t rows = std::min(R, j1 - r0);
+    const bool next = r0 + R < j1;
+    if (next) rows_at(r0 + R, w[cur ^ 1]);
+    // The next pass's rows are prefetched into L2, `per` lines per call, row by row (the
+    // rows' blocks are read in an order the hardware prefetcher does not follow). A cursor,
+    // not a division per line: those divisions cost a quarter of a Q8_0 row's time. Written
+    // in line: GCC deems a function that only prefetches pure and drops its calls.
+    const std::size_t lines = (b.row_bytes + 63) / 64, per = next ? (R * lines + steps - 1) / steps : 0;
     std::size_t pf_row = 0, pf_line = 0;
     for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
       const std::size_t kc = std::min(kGemmKc, g.K - k0);
-      std::fill(acc, acc + kGemvLaneRows, 0.0f);
+      std::fill(acc, acc + R, 0.0f);
       for (std::size_t c = 0; c < kc; c += kLaneChunk) {
         const std::size_t n = std::min(kLaneChunk, kc - c);
-        for (std::size_t q = 0; q < kGemvLaneRows; q += kGemvLaneGroup) {
-          for (std::size_t i = 0; i < per && pf_row < kGemvLaneRows; ++i) {
+        for (std::size_t q = 0; q < calls; ++q) {
+          for (std::size_t i = 0; i < per && pf_row < R; ++i) {
             __builtin_prefetch(static_cast<const char*>(w[cur ^ 1][pf_row]) + 64 * pf_line, 0, 2);
             if (++pf_line == lines) pf_line = 0, ++pf_row;
           }
-          b.widen_lanes(b.ctx, w[cur] + q, k0 + c, n, buf + q, kGemvLaneRows);
+          if (b.dot_lanes)
+            b.dot_lanes(b.ctx, w[cur], k0 + c, n, x + k0 + c, acc);
+          else
+            b.widen_lanes(b.ctx, w[cur] + q * kGemvLaneGroup, k0 + c, n, buf + q * kGemvLaneGroup, kGemvLaneRows);
         }
-        kern.dot_lanes(x + k0 + c, buf, n, acc);
+        if (!b.dot_lanes) kern.dot_lanes(x + k0 + c, buf, n, acc);
       }
       fold(g.c + r0, acc, rows, k0 > 0 || g.accumulate);
     }
@@ -214,7 +225,7 @@ void gemv_f32_run(const GemmF32Args& args, const GemvF32Kernel& kern, int thread
   // Tasks: contiguous runs of whole row groups (columns of 256 for a transposed B), one per
   // thread, so that each thread streams its own part of B.
   const bool lanes = !g.b_t && by_lanes(g.b);
-  const std::size_t unit = g.b_t ? 256 : lanes ? kGemvLaneRows : kern.rows, units = (g.N + unit - 1) / unit;
+  const std::size_t unit = g.b_t ? 256 : lanes ? lane_rows(g.b) : kern.rows, units = (g.N + unit - 1) / unit;
   const std::size_t tasks = std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), units);
   const auto range = [&](std::size_t t) {
     return std::pair{std::min(g.N, t * units / tasks * unit), std::min(g.N, (t + 1) * units / tasks * unit)};

@@ -421,4 +421,6 @@ LaneDecoder lane_decoder(std::uint32_t type, Isa isa) {
   return isa == Isa::scalar ? nullptr : lane_decoder_avx2(type);
 }
 
+LaneDot lane_dot(std::uint32_t type, Isa isa) { return isa == Isa::avx512 ? lane_dot_avx512(type) : nullptr; }
+
 }  // namespace lowp::accuracy::ggml

@@ -34,6 +34,12 @@ using WidenFn = void (*)(const void* ctx, const void* row, std::size_t k0, std::
 // `widen` gives; k0 and n are multiples of 32 (set it only when cols is).
 using WidenLanesFn = void (*)(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, float* out,
                               std::size_t ld);
+// custom, optional: the one-row GEMM's decode and dot in one pass over 64 rows at once,
+// continuing their fma chains in order of k: acc[r] = fma(x[k - k0], element k of rows[r],
+// acc[r]) for k in [k0, k0 + n), each element the float `widen` gives; k0 and n are multiples
+// of 32 (set it only when cols is). The one-row GEMM prefers it to widen_lanes.
+using DotLanesFn = void (*)(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
+                            float* acc);
 struct StoredMatrix {
   StoredType type = StoredType::f32;
   const void* data = nullptr;
@@ -44,6 +50,7 @@ struct StoredMatrix {
   WidenFn widen = nullptr;
   const void* ctx = nullptr;
   WidenLanesFn widen_lanes = nullptr;
+  DotLanesFn dot_lanes = nullptr;
 };
 
 // C (M x B.rows) = A B^T (+ C), A: M x B.cols float32; the same bits as gemm_f32 on B widened.

@@ -1,0 +1,269 @@
+// AVX-512 lane dots (ggml_types.hpp's LaneDot) of Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: the one-row
+// GEMV's decode and fma chains in one pass, 64 rows as four groups of 16 (row r of a group in
+// lane r; four independent chains hide the fma's latency). For each 32 columns a group's rows' small integers
+// (one 32-byte register a row, or the packed bytes they come from) are transposed as bytes, so
+// that column c's 16 rows are 16 bytes in a row; those widen to a float per lane and take the
+// scalar decoder's float operations lane-wise with one scale per lane (dequantize.cpp), then
+// acc = fma(x_c, w, acc). Every weight is bitwise dequantize()'s float and every chain the
+// scalar fma chain over k in order. Compiled with -ffp-contract=off like the decoders.
+#include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "io/ggml/dequantize_simd.hpp"
+
+namespace lowp::accuracy::ggml {
+namespace {
+
+constexpr int kGroup = 16;  // rows per group (lanes of a register)
+constexpr int kGroups = static_cast<int>(kLaneDotRows) / kGroup;
+
+const std::uint8_t* row_at(const void* const* rows, int r, std::size_t offset) {
+  return static_cast<const std::uint8_t*>(rows[r]) + offset;
+}
+
+__m256i load32(const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+// 16 rows' 32 bytes transposed: the 512 bytes of a Plane hold column c's 16 rows (byte r: row
+// r) at col(c). transpose() leaves them in registers, where bytewise operations (nibbles, bit
+// planes) apply to all 512 at once before store() writes them.
+struct Plane {
+  alignas(64) std::uint8_t b[512];
+  // Where store() puts column c: register c % 16 / 2, 128-bit quarter 2 (c / 16) + c % 2.
+  static constexpr int col(int c) { return 64 * ((c % 16) / 2) + 16 * (2 * (c / 16) + c % 2); }
+  const __m128i* at(int c) const { return reinterpret_cast<const __m128i*>(b + col(c)); }
+};
+
+// q[r]: row r's 32 bytes. Returns v[m] with, per 64-bit word, 8 rows' bytes of one column.
+[[gnu::always_inline]] inline void transpose(const __m256i q[16], __m512i v[8]) {
+  // Quarters of z[i]: row i's bytes 0-15, 16-31, then row 8 + i's; each quarter transposes on
+  // its own as 8 rows of 16 bytes.
+  __m512i z[8], a[8];
+  for (int i = 0; i < 8; ++i) z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(q[i]), q[i + 8], 1);
+  for (int p = 0; p < 4; ++p) {  // 16-bit words j: columns j (lo), 8 + j (hi) of rows 2p, 2p+1
+    a[p] = _mm512_unpacklo_epi8(z[2 * p], z[2 * p + 1]);
+    a[4 + p] = _mm512_unpackhi_epi8(z[2 * p], z[2 * p + 1]);
+  }
+  for (int h = 0; h < 2; ++h)
+    for (int u = 0; u < 2; ++u) {
+      const __m512i* s = a + 4 * h;  // 32-bit words j: column 8h + 4u + j of rows 0-3, 4-7
+      const __m512i r03 = u ? _mm512_unpackhi_epi16(s[0], s[1]) : _mm512_unpacklo_epi16(s[0], s[1]);
+      const __m512i r47 = u ? _mm512_unpackhi_epi16(s[2], s[3]) : _mm512_unpacklo_epi16(s[2], s[3]);
+      v[4 * h + 2 * u] = _mm512_unpacklo_epi32(r03, r47);  // 64-bit words j: column 2m + j of the quarter
+      v[4 * h + 2 * u + 1] = _mm512_unpackhi_epi32(r03, r47);
+    }
+}
+
+// Writes v (transpose()'s result, after any bytewise operation) so that Plane::at(c) is column c:
+// the words of rows 0-7 and 8-15 of a column side by side.
+[[gnu::always_inline]] inline void store(const __m512i v[8], Plane& t) {
+  const __m512i idx = _mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7);
+  for (int m = 0; m < 8; ++m) _mm512_store_si512(t.b + 64 * m, _mm512_permutexvar_epi64(idx, v[m]));
+}
+
+[[gnu::always_inline]] inline void transpose_store(const __m256i q[16], Plane& t) {
+  __m512i v[8];
+  transpose(q, v);
+  store(v, t);
+}
+
+// The f16 at `offset` in each of 16 rows, one float per lane (F16C: see halves() in the AVX2
+// lane decoders for why its signalling-NaN quieting gives the same products).
+__m512 halves(const void* const* rows, std::size_t offset) {
+  alignas(32) std::uint16_t h[kGroup];
+  for (int r = 0; r < kGroup; ++r) std::memcpy(h + r, row_at(rows, r, offset), 2);
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
+}
+
+// The f16 whose low and high bytes are columns lo, lo + 1 of a transposed Plane, as floats.
+__m512 halves(const Plane& t, int lo) {
+  const __m128i a = _mm_load_si128(t.at(lo)), b = _mm_load_si128(t.at(lo + 1));
+  return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi8(a, b), _mm_unpacklo_epi8(a, b)));
+}
+
+__m512i widen(const Plane& t, int c, bool sign) {
+  const __m128i b = _mm_load_si128(t.at(c));
+  return sign ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+}
+
+// The groups' chains over 32 columns: a[g] = fma(x[c], op(g, c, float(column c of p[g])), a[g]).
+template <bool kSigned, class Op>
+[[gnu::always_inline]] inline void chains(const Plane p[kGroups], const float* x, __m512 a[kGroups], const Op& op) {
+#pragma GCC unroll 32
+  for (int c = 0; c < 32; ++c) {
+    const __m512 xv = _mm512_set1_ps(x[c]);
+    for (int g = 0; g < kGroups; ++g) a[g] = _mm512_fmadd_ps(xv, op(g, c, _mm512_cvtepi32_ps(widen(p[g], c, kSigned))), a[g]);
+  }
+}
+
+// Q8_0 (34-byte blocks of 32): q d.
+void dot_q8_0(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  __m512 a[kGroups];
+  for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
+  Plane p[kGroups];
+  for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, x += 32) {
+    __m512 d[kGroups];
+    for (int g = 0; g < kGroups; ++g) {
+      __m256i q[16];
+      for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rows + kGroup * g, r, u * 34 + 2));
+      transpose_store(q, p[g]);
+      d[g] = halves(rows + kGroup * g, u * 34);
+    }
+    chains<true>(p, x, a, [&](int g, int, __m512 f) { return _mm512_mul_ps(f, d[g]); });
+  }
+  for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
+}
+
+// Q4_0 (18-byte blocks of 32): low nibbles are elements 0..15, high ones 16..31; (q - 8) d.
+void dot_q4_0(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  const __m128i low = _mm_set1_epi8(0x0F);
+  const __m256i eight = _mm256_set1_epi8(8);
+  __m512 a[kGroups];
+  for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
+  Plane p[kGroups];
+  for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, x += 32) {
+    __m512 d[kGroups];
+    for (int g = 0; g < kGroups; ++g) {
+      __m256i q[16];
+      for (int r = 0; r < 16; ++r) {
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_at(rows + kGroup * g, r, u * 18 + 2)));
+        q[r] = _mm256_sub_epi8(_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low), _mm_and_si128(b, low)), eight);
+      }
+      transpose_store(q, p[g]);
+      d[g] = halves(rows + kGroup * g, u * 18);
+    }
+    chains<true>(p, x, a, [&](int g, int, __m512 f) { return _mm512_mul_ps(f, d[g]); });
+  }
+  for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
+}
+
+// Q4_K (144-byte blocks of 256) and Q5_K (176, kFive): sub-block j (32 elements) is the low
+// (j even) or high nibbles of the bytes at 16 (Q5_K: 48) + 32 (j / 2), Q5_K adding bit j of the
+// 32 bytes at 16 as 16; (d sc_j) q - dmin m_j, the 6-bit sc_j and m_j unpacked from the 12
+// bytes at 4 as scale_min_k4 does. A block's header (its first 32 bytes) is transposed like
+// the quants, so d, dmin and the scale bytes arrive one per lane.
+template <bool kFive>
+void dot_q45_k(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  constexpr std::size_t bytes = kFive ? 176 : 144, qs = kFive ? 48 : 16;
+  const __m512i low = _mm512_set1_epi8(0x0F), one = _mm512_set1_epi8(1);
+  alignas(64) float s[kGroups][8][kGroup], m[kGroups][8][kGroup];  // the blocks' d sc_j and dmin m_j
+  __m512i nib[kGroups][8], high[kGroups][8];                      // a pair of sub-blocks' quants; Q5_K's bit planes
+  __m512 a[kGroups];
+  for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
+  Plane p[kGroups];
+  for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, x += 32) {
+    const std::size_t blk = u / 8;
+    const int j = static_cast<int>(u % 8);
+    const bool first = u == k0 / 32;
+    for (int g = 0; g < kGroups; ++g) {
+      const void* const* rg = rows + kGroup * g;
+      __m256i q[16];
+      if (first || j == 0) {
+        for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rg, r, blk * bytes));
+        transpose_store(q, p[g]);
+        const __m512 d = halves(p[g], 0), dmin = halves(p[g], 2);
+        __m512i b[12];
+        for (int c = 0; c < 12; ++c) b[c] = widen(p[g], 4 + c, false);
+        const __m512i six = _mm512_set1_epi32(63), four = _mm512_set1_epi32(15);
+        for (int i = 0; i < 8; ++i) {
+          __m512i sc, mn;
+          if (i < 4) {
+            sc = _mm512_and_si512(b[i], six);
+            mn = _mm512_and_si512(b[i + 4], six);
+          } else {
+            sc = _mm512_or_si512(_mm512_and_si512(b[i + 4], four), _mm512_slli_epi32(_mm512_srli_epi32(b[i - 4], 6), 4));
+            mn = _mm512_or_si512(_mm512_srli_epi32(b[i + 4], 4), _mm512_slli_epi32(_mm512_srli_epi32(b[i], 6), 4));
+          }
+          _mm512_store_ps(s[g][i], _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc)));
+          _mm512_store_ps(m[g][i], _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(mn)));
+        }
+        if constexpr (kFive) {
+          for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rg, r, blk * bytes + 16));
+          transpose(q, high[g]);
+        }
+      }
+      if (first || j % 2 == 0) {
+        for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rg, r, blk * bytes + qs + 32 * (j / 2)));
+        transpose(q, nib[g]);
+      }
+      const __m128i bit = _mm_cvtsi32_si128(j);
+      __m512i v[8];
+      for (int i = 0; i < 8; ++i) {
+        v[i] = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(nib[g][i], 4) : nib[g][i], low);
+        if constexpr (kFive) {
+          const __m512i h = _mm512_and_si512(_mm512_srl_epi16(high[g][i], bit), one);
+          v[i] = _mm512_or_si512(v[i], _mm512_slli_epi16(h, 4));
+        }
+      }
+      store(v, p[g]);
+    }
+    chains<false>(p, x, a, [&](int g, int, __m512 f) {
+      return _mm512_sub_ps(_mm512_mul_ps(_mm512_load_ps(s[g][j]), f), _mm512_load_ps(m[g][j]));
+    });
+  }
+  for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
+}
+
+// Q6_K (210-byte blocks of 256, two halves of 128): quarter t of half h takes the low (t < 2)
+// or high nibbles of ql[64 h + 32 (t % 2) ..] and bits 2t, 2t+1 of qh[32 h ..], minus 32;
+// (d sc_i) q with one int8 scale per 16 elements. The scales and d are the last 18 of the 32
+// bytes ending the block, transposed.
+void dot_q6_k(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  const __m512i low = _mm512_set1_epi8(0x0F), two = _mm512_set1_epi8(3), bias = _mm512_set1_epi8(32);
+  alignas(64) float s[kGroups][16][kGroup];  // the block's d sc_i
+  __m512i lo[kGroups][2][8], hi[kGroups][8];       // a half's ql (two 32-byte runs) and qh, transposed
+  __m512 a[kGroups];
+  for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
+  Plane p[kGroups];
+  for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, x += 32) {
+    const std::size_t blk = u / 8;
+    const int h = static_cast<int>(u % 8) / 4, t = static_cast<int>(u % 4);
+    const bool first = u == k0 / 32;
+    for (int g = 0; g < kGroups; ++g) {
+      const void* const* rg = rows + kGroup * g;
+      __m256i q[16];
+      if (first || u % 8 == 0) {
+        for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rg, r, blk * 210 + 178));
+        transpose_store(q, p[g]);
+        const __m512 d = halves(p[g], 30);
+        for (int i = 0; i < 16; ++i) _mm512_store_ps(s[g][i], _mm512_mul_ps(d, _mm512_cvtepi32_ps(widen(p[g], 14 + i, true))));
+      }
+      if (first || t == 0) {
+        for (int e = 0; e < 2; ++e) {
+          for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rg, r, blk * 210 + 64 * h + 32 * e));
+          transpose(q, lo[g][e]);
+        }
+        for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rg, r, blk * 210 + 128 + 32 * h));
+        transpose(q, hi[g]);
+      }
+      const __m128i shift = _mm_cvtsi32_si128(2 * t);
+      __m512i v[8];
+      for (int i = 0; i < 8; ++i) {
+        const __m512i l = lo[g][t % 2][i];
+        const __m512i lo4 = _mm512_and_si512(t / 2 ? _mm512_srli_epi16(l, 4) : l, low);
+        const __m512i hi2 = _mm512_and_si512(_mm512_srl_epi16(hi[g][i], shift), two);
+        v[i] = _mm512_sub_epi8(_mm512_or_si512(lo4, _mm512_slli_epi16(hi2, 4)), bias);
+      }
+      store(v, p[g]);
+    }
+    const int i0 = 8 * h + 2 * t;
+    chains<true>(p, x, a, [&](int g, int c, __m512 f) { return _mm512_mul_ps(_mm512_load_ps(s[g][i0 + c / 16]), f); });
+  }
+  for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
+}
+
+}  // namespace
+
+LaneDot lane_dot_avx512(std::uint32_t type) {
+  switch (type) {
+    case q8_0: return &dot_q8_0;
+    case q4_0: return &dot_q4_0;
+    case q4_k: return &dot_q45_k<false>;
+    case q5_k: return &dot_q45_k<true>;
+    case q6_k: return &dot_q6_k;
+    default: return nullptr;
+  }
+}
+
+}  // namespace lowp::accuracy::ggml
