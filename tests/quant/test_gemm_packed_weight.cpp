@@ -111,12 +111,52 @@ TEST(PackedWeight, EveryIsaDecoderIsTheScalarOneBitwise) {
   }
 }
 
+// The one-pass decode and dot (StoredMatrix::dot_lanes, 64 rows) against the fma chain written
+// here over the scalar decoder's values, from random starting sums, over spans beginning at
+// every 32 columns of the first 128 and ending anywhere after, in two calls that carry the
+// chain through acc. The mutants in mind: the factor of the wrong 16 columns (NVFP4's groups
+// of 16), the nibbles in the wrong order, a multiplying rule that divides.
+TEST(PackedWeight, DotLanesAreTheFmaChainsOverTheScalarDecoder) {
+  const detail::PackedDotFn dot = detail::packed_dot_kernel(best_isa());
+  if (!dot) GTEST_SKIP() << "no one-pass decode and dot for " << isa_name(best_isa()) << " (AVX-512 only)";
+  constexpr std::size_t R = 64, cols = 320;
+  const std::vector<float> w = weight(R, cols, 9);
+  const std::vector<float> x = test::normal_floats(cols, 10), start = test::normal_floats(R, 11);
+  for (const char* spec : kSpecs) {
+    const Packed k = pack(spec, w, R, cols);
+    ASSERT_TRUE(k.p) << spec;
+    const StoredMatrix& m = k.p->matrix();
+    ASSERT_NE(m.dot_lanes, nullptr) << spec;
+    const void* rows[R];
+    std::vector<float> values(R * cols);
+    for (std::size_t r = 0; r < R; ++r) {
+      rows[r] = static_cast<const std::uint8_t*>(m.data) + r * m.row_bytes;
+      detail::packed_widen_scalar(detail::packed_rows(m), static_cast<const std::uint8_t*>(rows[r]), 0, cols,
+                                  values.data() + r * cols);
+    }
+    std::size_t differ = 0;
+    for (std::size_t k0 = 0; k0 < 128; k0 += 32)
+      for (std::size_t k1 = k0 + 32; k1 <= cols; k1 += 96) {
+        std::vector<float> acc = start;
+        const std::size_t mid = k0 + (k1 - k0) / 64 * 32;
+        if (mid > k0) m.dot_lanes(m.ctx, rows, k0, mid - k0, x.data() + k0, acc.data());
+        m.dot_lanes(m.ctx, rows, mid, k1 - mid, x.data() + mid, acc.data());
+        for (std::size_t r = 0; r < R; ++r) {
+          float a = start[r];
+          for (std::size_t i = k0; i < k1; ++i) a = std::fma(x[i], values[r * cols + i], a);
+          differ += std::memcmp(&a, &acc[r], 4) != 0;
+        }
+      }
+    EXPECT_EQ(differ, 0u) << spec;
+  }
+}
+
 // gemm_f32 (the one-row GEMV and the packed GEMM, any thread count) on the packed weight gives
 // the bits of gemm_f32 on the float32 values: the decode step relies on it.
 TEST(PackedWeight, GemmOnItIsTheGemmOnTheFloatValues) {
-  for (const auto& [N, K] : {std::pair<std::size_t, std::size_t>{1, 32}, {17, 64}, {40, 288}, {33, 800}}) {
+  for (const auto& [N, K] : {std::pair<std::size_t, std::size_t>{1, 32}, {17, 64}, {40, 288}, {33, 800}, {100, 96}}) {
     const std::vector<float> w = weight(N, K, 6);
-    for (const char* spec : {"mxfp4", "nvfp4", "int4:row:int"}) {
+    for (const char* spec : {"mxfp4", "nvfp4", "int4:row:int", "int4:b32:int"}) {
       const Packed k = pack(spec, w, N, K);
       ASSERT_TRUE(k.p) << spec << " N=" << N << " K=" << K;
       for (std::size_t M : {1, 3})

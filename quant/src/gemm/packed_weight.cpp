@@ -17,6 +17,7 @@ namespace lowp::quant {
 struct PackedWeight::Data {
   detail::PackedRows layout;
   detail::PackedWidenFn widen = nullptr;
+  detail::PackedDotFn dot = nullptr;  // the one-row GEMV's decode and dot, where the ISA has one
   std::size_t rows = 0, cols = 0;
   std::vector<std::uint8_t> bytes;  // rows x layout.row_bytes
 };
@@ -26,6 +27,11 @@ namespace {
 void widen_packed(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
   const auto& d = *static_cast<const PackedWeight::Data*>(ctx);
   d.widen(d.layout, static_cast<const std::uint8_t*>(row), k0, n, out);
+}
+
+void dot_packed(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  const auto& d = *static_cast<const PackedWeight::Data*>(ctx);
+  d.dot(d.layout, rows, k0, n, x, acc);
 }
 
 bool same_layout(const detail::PackedRows& a, const detail::PackedRows& b) {
@@ -41,6 +47,7 @@ PackedWeight::PackedWeight(std::shared_ptr<const Data> d) : d_(std::move(d)) {
   m_.block = 16;
   m_.widen = &widen_packed;
   m_.ctx = d_.get();
+  if (d_->dot && d_->cols % 32 == 0) m_.dot_lanes = &dot_packed;
 }
 
 std::size_t PackedWeight::bytes() const noexcept { return d_->bytes.size(); }
@@ -58,6 +65,7 @@ std::optional<PackedWeight> PackedWeight::pack(const QuantizedTensor& q, const f
   d->rows = rows;
   d->cols = cols;
   d->widen = detail::packed_widen_kernel(best_isa());
+  d->dot = detail::packed_dot_kernel(best_isa());
   detail::PackedRows& L = d->layout;
   for (std::uint32_t c = 0; c < 16; ++c) L.table[c] = c <= f.code_mask() ? static_cast<float>(decode(f, c)) : 0.0f;
   L.group = group;
@@ -87,6 +95,7 @@ std::optional<PackedWeight> PackedWeight::concat(std::span<const PackedWeight* c
   auto d = std::make_shared<Data>();
   d->layout = first.layout;
   d->widen = first.widen;
+  d->dot = first.dot;
   d->cols = first.cols;
   for (const PackedWeight* p : parts) {
     if (p->d_->cols != first.cols || !same_layout(p->d_->layout, first.layout)) return std::nullopt;
@@ -116,6 +125,8 @@ const PackedRows& packed_rows(const StoredMatrix& m) { return static_cast<const 
 PackedWidenFn packed_widen_kernel(Isa isa) {
   return isa == Isa::scalar ? &packed_widen_scalar : &packed_widen_avx2;  // AVX-512 CPUs run AVX2
 }
+
+PackedDotFn packed_dot_kernel(Isa isa) { return isa == Isa::avx512 ? &packed_dot_avx512 : nullptr; }
 
 }  // namespace detail
 }  // namespace lowp::quant

@@ -28,4 +28,12 @@ const PackedRows& packed_rows(const StoredMatrix& m);
 void packed_widen_scalar(const PackedRows& p, const std::uint8_t* row, std::size_t k0, std::size_t n, float* out);
 void packed_widen_avx2(const PackedRows& p, const std::uint8_t* row, std::size_t k0, std::size_t n, float* out);
 
+// StoredMatrix::dot_lanes on 64 rows of the layout p (k0, n multiples of 32): acc[r] continues
+// its fma chain over elements k0 .. k0 + n - 1 of rows[r], each packed_widen_scalar's value.
+using PackedDotFn = void (*)(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n,
+                             const float* x, float* acc);
+PackedDotFn packed_dot_kernel(Isa isa);  // nullptr where the ISA has none (all but AVX-512)
+void packed_dot_avx512(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
+                       float* acc);
+
 }  // namespace lowp::quant::detail

@@ -1,0 +1,70 @@
+// AVX-512 decode and dot of PackedWeight's rows in one pass (StoredMatrix::dot_lanes), 64 rows
+// as four groups of 16, row r of a group in lane r: each 32 columns, a row's 16 code bytes
+// become its 32 codes (a byte each, element order), the 16 rows' codes are transposed
+// (byte_transpose_avx512.hpp), and each column's codes index the 16-entry table in a register
+// (vpermps) and take the row's factor lane-wise: table[code] * f (or / f), the scalar
+// decoder's value bitwise; then acc = fma(x_k, value, acc) in order of k.
+#include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "lowp/numerics/byte_transpose_avx512.hpp"
+#include "packed_weight_kernels.hpp"
+
+namespace lowp::quant::detail {
+namespace {
+
+constexpr int kGroup = 16, kGroups = 4;
+static_assert(kGroup * kGroups == 64, "StoredMatrix::dot_lanes continues 64 rows' chains");
+
+// Factor g of 16 rows, one per lane.
+__m512 factors(const void* const* rows, std::size_t g) {
+  alignas(64) float f[kGroup];
+  for (int r = 0; r < kGroup; ++r) std::memcpy(f + r, static_cast<const std::uint8_t*>(rows[r]) + 4 * g, 4);
+  return _mm512_load_ps(f);
+}
+
+template <bool kDivide>
+void dot(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  const __m512 table = _mm512_loadu_ps(p.table);
+  const __m128i low = _mm_set1_epi8(0x0F);
+  const std::size_t codes = 4 * p.groups;
+  __m512 a[kGroups];
+  for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
+  simd::Plane pl[kGroups];
+  for (std::size_t k = k0; k < k0 + n; k += 32, x += 32) {
+    __m512 f[kGroups][2];  // the factors of columns k .. k + 15 and k + 16 .. k + 31 (groups of >= 16)
+    for (int g = 0; g < kGroups; ++g) {
+      const void* const* rg = rows + kGroup * g;
+      __m256i q[kGroup];
+      for (int r = 0; r < kGroup; ++r) {  // element 2i in the low nibble of byte i
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint8_t*>(rg[r]) + codes + k / 2));
+        const __m128i lo = _mm_and_si128(b, low), hi = _mm_and_si128(_mm_srli_epi16(b, 4), low);
+        q[r] = _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
+      }
+      simd::transpose_store(q, pl[g]);
+      f[g][0] = factors(rg, k / p.group);
+      f[g][1] = (k + 16) / p.group == k / p.group ? f[g][0] : factors(rg, (k + 16) / p.group);
+    }
+#pragma GCC unroll 32
+    for (int c = 0; c < 32; ++c) {
+      const __m512 xv = _mm512_set1_ps(x[c]);
+      for (int g = 0; g < kGroups; ++g) {
+        const __m512 t = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_load_si128(pl[g].at(c))), table);
+        const __m512 w = kDivide ? _mm512_div_ps(t, f[g][c / 16]) : _mm512_mul_ps(t, f[g][c / 16]);
+        a[g] = _mm512_fmadd_ps(xv, w, a[g]);
+      }
+    }
+  }
+  for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
+}
+
+}  // namespace
+
+void packed_dot_avx512(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
+                       float* acc) {
+  (p.divide ? dot<true> : dot<false>)(p, rows, k0, n, x, acc);
+}
+
+}  // namespace lowp::quant::detail
