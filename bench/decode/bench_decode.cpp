@@ -12,6 +12,7 @@
 //   memcpy_bytes_per_s    the same bytes, tensor by tensor, copied by memcpy on n OpenMP threads
 //                         in this process (the best of 3): the machine's physical limit
 //   over_memcpy           weight_bytes_per_s / memcpy_bytes_per_s (target >= 0.7 at 2 threads)
+// BM_decode_gemv_<type>/threads:1 (below): the step's one-row kernel alone, its weights in cache.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -20,6 +21,7 @@
 #include <map>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,6 +32,9 @@
 #include "lowp/accuracy/decoder.hpp"
 #include "lowp/accuracy/eval.hpp"
 #include "lowp/numerics/half.hpp"
+#include "lowp/quant/gemm.hpp"
+#include "lowp/quant/packed_weight.hpp"
+#include "lowp/quant/quantize.hpp"
 
 namespace {
 
@@ -198,5 +203,68 @@ LOWP_DECODE_BENCH(q6_k, ggml::q6_k)
 
 void BM_decode_step_mxfp4(benchmark::State& state) { run(state, ggml::f32, "mxfp4"); }
 BENCHMARK(BM_decode_step_mxfp4)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// BM_decode_gemv_<type>/threads:1: the step's kernel alone on weights held in cache, the one-row
+// GEMV (gemm_f32, M = 1) over the first kGemvRows rows of layer 0's w_down (2048 columns;
+// mxfp4: those rows packed), run again and again on one thread (on two, its thread start-up
+// would dominate). Its weight bytes per second against the step's memcpy at one thread (every
+// weight, from memory): below 0.7, the kernel's arithmetic bounds the one-thread step under
+// the target even if memory cost nothing.
+constexpr std::size_t kGemvRows = 128;
+
+void run_gemv(benchmark::State& state, std::uint32_t type, bool packed = false) {
+  static std::map<std::uint32_t, StoredModel> models;
+  if (!models.count(type)) models.emplace(type, make_model(type));
+  const StoredModel& sm = models.at(type);
+  const int threads = static_cast<int>(state.range(0));
+  StoredMatrix m = sm.model.layers[0].w_down.stored;
+  std::optional<lowp::quant::PackedWeight> pw;
+  if (packed) {
+    const std::vector<float>& w = f32_model().layers[0].w_down;
+    const auto q = lowp::quant::quantize(lowp::quant::parse_quant_spec("mxfp4"), w.data(), kGemvRows, 2048);
+    std::vector<float> values(kGemvRows * 2048);
+    lowp::quant::dequantize(q, values.data());
+    pw = lowp::quant::PackedWeight::pack(q, values.data());
+    if (!pw) {
+      state.SkipWithError("mxfp4 weight not packed");
+      return;
+    }
+    m = pw->matrix();
+  } else if (type == ggml::f32) {  // the f32 model's layers are plain floats
+    m = {StoredType::f32, f32_model().layers[0].w_down.data(), 768, 2048};
+  }
+  m.rows = kGemvRows;
+  std::vector<float> x(2048, 0.5f), y(kGemvRows);
+  lowp::quant::gemm_f32(x.data(), m, y.data(), 1, false, threads);  // into cache
+  double busy = 0;
+  std::size_t calls = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    lowp::quant::gemm_f32(x.data(), m, y.data(), 1, false, threads);
+    benchmark::DoNotOptimize(y.data());
+    const double t = seconds_since(t0);
+    state.SetIterationTime(t);
+    busy += t;
+    ++calls;
+  }
+  double bytes = 0;
+  for (const auto& w : sm.weights) bytes += static_cast<double>(stored_bytes(w));
+  const double copy = bytes / memcpy_seconds(sm.weights, threads),
+               read = static_cast<double>(stored_bytes(m)) * static_cast<double>(calls) / busy;
+  state.counters["weight_bytes_per_s"] = read;
+  state.counters["memcpy_bytes_per_s"] = copy;
+  state.counters["over_memcpy"] = read / copy;
+}
+
+#define LOWP_GEMV_BENCH(name, ...)                                                                      \
+  void BM_decode_gemv_##name(benchmark::State& state) { run_gemv(state, __VA_ARGS__); }                 \
+  BENCHMARK(BM_decode_gemv_##name)->ArgName("threads")->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+LOWP_GEMV_BENCH(f32, ggml::f32)
+LOWP_GEMV_BENCH(bf16, ggml::bf16)
+LOWP_GEMV_BENCH(q8_0, ggml::q8_0)
+LOWP_GEMV_BENCH(q4_k, ggml::q4_k)
+LOWP_GEMV_BENCH(q6_k, ggml::q6_k)
+LOWP_GEMV_BENCH(mxfp4, ggml::f32, true)
 
 }  // namespace
