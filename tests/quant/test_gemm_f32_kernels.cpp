@@ -346,5 +346,50 @@ TEST(GemvF32Kernels, OneRowOfTheGemmIsTheGemv) {
   }
 }
 
+// gemv_f32 on several matrices of one x (a decode step's [q | k | v]) gives each matrix the fma
+// oracle's bits, whatever the thread count: every stored type at once, of unequal row counts
+// (an empty one among them), so that thread runs cross from one matrix into the next. The
+// mutant in mind: a run's rows offset from the start of all the matrices' rows, not its own.
+TEST(GemvF32Kernels, SeveralMatricesInOneCallAreEachTheFmaOracle) {
+  const std::size_t K = 544;
+  const StoredCases a(70, K, 81), b(33, K, 82), c(130, K, 83);
+  const auto x = test::normal_floats(K, 84);
+  std::vector<StoredMatrix> mats;
+  std::vector<const std::vector<float>*> want_b;
+  for (const StoredCases* sc : {&a, &b, &c})
+    for (const auto& cs : sc->cases) {
+      mats.push_back(cs.m);
+      want_b.push_back(&cs.widened);
+    }
+  mats.insert(mats.begin() + 3, StoredMatrix{StoredType::f32, nullptr, 0, K});  // no rows
+  want_b.insert(want_b.begin() + 3, nullptr);
+  for (int threads : {1, 2, 3, 5}) {
+    std::vector<std::vector<float>> ys(mats.size());
+    std::vector<float*> outs;
+    for (std::size_t i = 0; i < mats.size(); ++i) {
+      ys[i].assign(mats[i].rows, -1.0f);
+      outs.push_back(ys[i].data());
+    }
+    gemv_f32(x.data(), mats, outs, threads);
+    for (std::size_t i = 0; i < mats.size(); ++i) {
+      if (!want_b[i]) continue;
+      const std::vector<float> zero(mats[i].rows);
+      EXPECT_TRUE(same_bits(ys[i], oracle(x, *want_b[i], zero, 1, mats[i].rows, K, false)))
+          << "matrix " << i << " threads=" << threads;
+    }
+  }
+  EXPECT_GT(c.ctx.dot_calls, 0);
+  using test::expect_error;
+  std::vector<float> y(70);
+  std::vector<float*> one{y.data()}, none;
+  expect_error([&] { gemv_f32(x.data(), std::span(mats).first(2), one); }, {"2 matrices and 1 outputs"});
+  const StoredMatrix wide{StoredType::f32, x.data(), 1, K - 32};
+  std::vector<StoredMatrix> two{mats[0], wide};
+  std::vector<float*> outs2{y.data(), y.data()};
+  expect_error([&] { gemv_f32(x.data(), two, outs2); }, {"matrix 1 has 512 columns, matrix 0 544"});
+  std::vector<float*> null_out{nullptr};
+  expect_error([&] { gemv_f32(x.data(), std::span(mats).first(1), null_out); }, {"output 0 is null"});
+}
+
 }  // namespace
 }  // namespace lowp::quant

@@ -171,6 +171,28 @@ void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, i
   if (pm_.capture) pm_.capture(l, group, in, rows);
   std::size_t total = 0;
   for (const auto& L : group) total += L.n;
+  const auto check = [&](const Linear& L, const float* y) {
+    if (!pm_.check_finite) return;
+    std::string name = "the output of";
+    for (std::size_t i = 0; i < L.act_points.size(); ++i)
+      name.append(i ? "|" : " ").append(std::string_view(L.act_points[i]).substr(2));
+    finite(y, L.n, l, name, rows);
+  };
+  const auto plain = [](const Linear& L) { return L.rot.kind == hadamard::RotationKind::none && !L.act && !L.engine; };
+  if (rows == 1 && group.size() > 1 && std::all_of(group.begin(), group.end(), plain)) {
+    // A decode step's [q | k | v] or [gate | up]: one parallel region for the group (each
+    // output row's bits are its own GEMV's), writing each part in place of the concatenation.
+    mats_.clear();
+    outs_.clear();
+    for (std::size_t col = 0; const Linear& L : group) {
+      mats_.push_back(L.packed ? L.packed->matrix() : L.weight);
+      outs_.push_back(out + col);
+      col += L.n;
+    }
+    quant::gemv_f32(in, mats_, outs_, threads_);
+    for (std::size_t i = 0; i < group.size(); ++i) check(group[i], outs_[i]);
+    return;
+  }
   std::size_t col = 0;
   for (const Linear& L : group) {
     const float* x = in;
@@ -194,12 +216,7 @@ void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, i
     } else {
       quant::gemm_f32(x, rows == 1 && L.packed ? L.packed->matrix() : L.weight, y, rows, false, threads_);
     }
-    if (pm_.check_finite) {
-      std::string name = "the output of";
-      for (std::size_t i = 0; i < L.act_points.size(); ++i)
-        name.append(i ? "|" : " ").append(std::string_view(L.act_points[i]).substr(2));
-      finite(y, L.n, l, name, rows);
-    }
+    check(L, y);
     if (group.size() > 1)
       for (std::size_t t = 0; t < rows; ++t) std::copy_n(y + t * L.n, L.n, out + t * total + col);
     col += L.n;

@@ -185,6 +185,8 @@ class ForwardOps : public BlockOps {
   ErrorLog* log_;
   const int threads_;
   std::vector<float> xq_, part_, before_, qkv_, gu_;
+  std::vector<quant::StoredMatrix> mats_;  // a one-row group's weights and outputs (linear())
+  std::vector<float*> outs_;
   std::vector<ErrorLog> head_logs_;  // attn.p's errors, one log per head (its own job's)
 };
 

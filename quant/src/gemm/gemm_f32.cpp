@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "gemm_f32_kernels.hpp"
 #include "gemm_tasks.hpp"
@@ -314,6 +315,35 @@ void gemm_f32(const float* A, const StoredMatrix& B, float* C, std::size_t M, bo
   g.K = K;
   g.accumulate = accumulate;
   run(g, threads);
+}
+
+void gemv_f32(const float* x, std::span<const StoredMatrix> B, std::span<float* const> y, int threads) {
+  thread_count(threads, 1, 1, 1);  // checks `threads`
+  if (B.size() != y.size())
+    throw Error("gemv_f32: " + std::to_string(B.size()) + " matrices and " + std::to_string(y.size()) + " outputs");
+  std::vector<detail::GemmF32Args> gs;
+  std::size_t elems = 0;
+  for (std::size_t i = 0; i < B.size(); ++i) {
+    const StoredMatrix& b = B[i];
+    if (b.cols != B[0].cols)
+      throw Error("gemv_f32: matrix " + std::to_string(i) + " has " + std::to_string(b.cols) + " columns, matrix 0 " +
+                  std::to_string(B[0].cols));
+    if (b.rows == 0) continue;
+    if (!y[i] || (b.cols > 0 && !x))
+      throw Error("gemv_f32: " + std::string(!y[i] ? "output " + std::to_string(i) : std::string("x")) + " is null");
+    if (b.cols > 0) check_stored(b, "gemv_f32");
+    detail::GemmF32Args g;
+    g.a = x;
+    g.a_rs = b.cols;
+    g.b = b;
+    g.c = y[i];
+    g.M = 1;
+    g.N = b.rows;
+    g.K = b.cols;
+    gs.push_back(g);
+    elems += b.rows * b.cols;
+  }
+  detail::gemv_f32_run(gs, detail::gemv_f32_kernel(best_isa()), gemv_thread_count(threads, elems, 1));
 }
 
 std::size_t stored_bytes(const StoredMatrix& B) noexcept {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "gemm_tasks.hpp"
 #include "gemv_f32_kernels.hpp"
@@ -208,39 +209,60 @@ const GemvF32Kernel& gemv_f32_kernel(Isa isa) {
   return kGemvF32Scalar;
 }
 
-void gemv_f32_run(const GemmF32Args& args, const GemvF32Kernel& kern, int threads) {
-  const GemmF32Args& g = args;
-  if (g.N == 0) return;
-  if (g.K == 0) {
-    if (!g.accumulate) std::fill(g.c, g.c + g.N, 0.0f);
+void gemv_f32_run(const GemmF32Args& g, const GemvF32Kernel& kern, int threads) {
+  gemv_f32_run(std::span<const GemmF32Args>(&g, 1), kern, threads);
+}
+
+void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, int threads) {
+  if (gs.empty()) return;
+  const GemmF32Args& g0 = gs[0];  // every product shares its x (a, a_cs, K)
+  if (g0.K == 0) {
+    for (const GemmF32Args& g : gs)
+      if (!g.accumulate) std::fill(g.c, g.c + g.N, 0.0f);
     return;
   }
-  const float* x = g.a;
+  const float* x = g0.a;
   static thread_local Scratch xbuf;
-  if (g.a_cs != 1) {  // the row of an A stored transposed
-    float* xs = xbuf.get(g.K);
-    for (std::size_t k = 0; k < g.K; ++k) xs[k] = g.a[k * g.a_cs];
+  if (g0.a_cs != 1) {  // the row of an A stored transposed
+    float* xs = xbuf.get(g0.K);
+    for (std::size_t k = 0; k < g0.K; ++k) xs[k] = g0.a[k * g0.a_cs];
     x = xs;
   }
-  // Tasks: contiguous runs of whole row groups (columns of 256 for a transposed B), one per
-  // thread, so that each thread streams its own part of B.
-  const bool lanes = !g.b_t && by_lanes(g.b);
-  const std::size_t unit = g.b_t ? 256 : lanes ? lane_rows(g.b) : kern.rows, units = (g.N + unit - 1) / unit;
-  const std::size_t tasks = std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), units);
-  const auto range = [&](std::size_t t) {
-    return std::pair{std::min(g.N, t * units / tasks * unit), std::min(g.N, (t + 1) * units / tasks * unit)};
+  // Tasks: contiguous runs of whole row groups (columns of 256 for a transposed B) over the
+  // products in order, one per thread, so that each thread streams its own part of the Bs.
+  struct Part {
+    bool lanes;
+    std::size_t unit, first, units;  // the product's row groups are [first, first + units) of all
   };
+  static thread_local std::vector<Part> scratch;  // this (calling) thread's: the workers read it through `parts`
+  std::vector<Part>& parts = scratch;
+  parts.clear();
+  std::size_t total = 0;
+  for (const GemmF32Args& g : gs) {
+    const bool lanes = !g.b_t && by_lanes(g.b);
+    const std::size_t unit = g.b_t ? 256 : lanes ? lane_rows(g.b) : kern.rows, units = (g.N + unit - 1) / unit;
+    parts.push_back({lanes, unit, total, units});
+    total += units;
+  }
+  const std::size_t tasks = std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), total);
   Error failure("");
   bool failed = false;
 #pragma omp parallel num_threads(static_cast<int>(tasks)) if (tasks > 1)
   for_tasks(tasks, failed, failure, [&](std::size_t t) {
-    const auto [j0, j1] = range(t);
-    if (g.b_t)
-      cols_block(g, kern, x, j0, j1);
-    else if (lanes)
-      lanes_block(g, kern, x, j0, j1);
-    else
-      rows_block(g, kern, x, j0, j1);
+    const std::size_t u0 = t * total / tasks, u1 = (t + 1) * total / tasks;
+    for (std::size_t i = 0; i < gs.size(); ++i) {
+      const Part& p = parts[i];
+      const std::size_t a = std::max(u0, p.first), b = std::min(u1, p.first + p.units);
+      if (a >= b) continue;
+      const GemmF32Args& g = gs[i];
+      const std::size_t j0 = std::min(g.N, (a - p.first) * p.unit), j1 = std::min(g.N, (b - p.first) * p.unit);
+      if (g.b_t)
+        cols_block(g, kern, x, j0, j1);
+      else if (p.lanes)
+        lanes_block(g, kern, x, j0, j1);
+      else
+        rows_block(g, kern, x, j0, j1);
+    }
   });
   if (failed) throw failure;
 }

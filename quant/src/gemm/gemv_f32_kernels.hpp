@@ -10,6 +10,7 @@
 // floats already in lanes into an L1 tile, which dot_lanes runs its chains over.
 #pragma once
 #include <cstddef>
+#include <span>
 
 #include "gemm_f32_kernels.hpp"
 
@@ -54,5 +55,8 @@ void gemv_rows_tail(StoredType t, const float* x, const void* const* w, std::siz
 
 // y (1 x g.N) as gemm_f32_run computes it for g.M == 1, on `threads` OpenMP threads (>= 1).
 void gemv_f32_run(const GemmF32Args& g, const GemvF32Kernel& kernel, int threads);
+// The same for several products of one x (each g's a, a_cs and K the same), in one parallel
+// region: their row groups, in order, split into one contiguous run per thread.
+void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kernel, int threads);
 
 }  // namespace lowp::quant::detail

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include "lowp/numerics/rounding.hpp"
 
 namespace lowp::quant {
@@ -56,6 +57,10 @@ struct StoredMatrix {
 // C (M x B.rows) = A B^T (+ C), A: M x B.cols float32; the same bits as gemm_f32 on B widened.
 void gemm_f32(const float* A, const StoredMatrix& B, float* C, std::size_t M, bool accumulate = false,
               int threads = 0);
+// y[i] (1 x B[i].rows) = x B[i]^T for every i, each the bits gemm_f32(x, B[i], y[i], 1) gives:
+// the one-row products of one input (a decode step's Q, K and V) in one parallel region, their
+// rows shared among the threads together. Every B[i].cols is the length of x.
+void gemv_f32(const float* x, std::span<const StoredMatrix> B, std::span<float* const> y, int threads = 0);
 // out (n x B.cols) = rows [r0, r0 + n) of B as float32 (lowp::Error when out of range).
 void widen_rows(const StoredMatrix& B, std::size_t r0, std::size_t n, float* out);
 // The bytes B's rows occupy as stored (custom: rows x row_bytes).
