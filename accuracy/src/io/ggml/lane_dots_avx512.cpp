@@ -60,8 +60,11 @@ template <bool kSigned, class Op>
   }
 }
 
-// Q8_0 (34-byte blocks of 32): q d.
-void dot_q8_0(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+// Q8_0 and Q4_0, blocks of 32 that start with their f16 d: quants(p) makes a row's 32 small
+// integers from the block's bytes after d (at p); each element is q d.
+template <std::size_t kBytes, class Quants>
+[[gnu::always_inline]] inline void dot_d32(const void* const* rows, std::size_t k0, std::size_t n, const float* x,
+                                           float* acc, const Quants& quants) {
   __m512 a[kGroups];
   for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
   Plane p[kGroups];
@@ -69,36 +72,27 @@ void dot_q8_0(const void* const* rows, std::size_t k0, std::size_t n, const floa
     __m512 d[kGroups];
     for (int g = 0; g < kGroups; ++g) {
       __m256i q[16];
-      for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rows + kGroup * g, r, u * 34 + 2));
+      for (int r = 0; r < 16; ++r) q[r] = quants(row_at(rows + kGroup * g, r, u * kBytes + 2));
       transpose_store(q, p[g]);
-      d[g] = halves(rows + kGroup * g, u * 34);
+      d[g] = halves(rows + kGroup * g, u * kBytes);
     }
     chains<true>(p, x, a, [&](int g, int, __m512 f) { return _mm512_mul_ps(f, d[g]); });
   }
   for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
 }
 
-// Q4_0 (18-byte blocks of 32): low nibbles are elements 0..15, high ones 16..31; (q - 8) d.
+// Q8_0 (34-byte blocks of 32): the 32 int8.
+void dot_q8_0(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  dot_d32<34>(rows, k0, n, x, acc, [](const std::uint8_t* p) { return load32(p); });
+}
+
+// Q4_0 (18-byte blocks of 32): low nibbles are elements 0..15, high ones 16..31, less 8.
 void dot_q4_0(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
-  const __m128i low = _mm_set1_epi8(0x0F);
-  const __m256i eight = _mm256_set1_epi8(8);
-  __m512 a[kGroups];
-  for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
-  Plane p[kGroups];
-  for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, x += 32) {
-    __m512 d[kGroups];
-    for (int g = 0; g < kGroups; ++g) {
-      __m256i q[16];
-      for (int r = 0; r < 16; ++r) {
-        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_at(rows + kGroup * g, r, u * 18 + 2)));
-        q[r] = _mm256_sub_epi8(_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low), _mm_and_si128(b, low)), eight);
-      }
-      transpose_store(q, p[g]);
-      d[g] = halves(rows + kGroup * g, u * 18);
-    }
-    chains<true>(p, x, a, [&](int g, int, __m512 f) { return _mm512_mul_ps(f, d[g]); });
-  }
-  for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
+  dot_d32<18>(rows, k0, n, x, acc, [](const std::uint8_t* p) {
+    const __m128i low = _mm_set1_epi8(0x0F), b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_sub_epi8(_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low), _mm_and_si128(b, low)),
+                           _mm256_set1_epi8(8));
+  });
 }
 
 // Q4_K (144-byte blocks of 256) and Q5_K (176, kFive): sub-block j (32 elements) is the low
