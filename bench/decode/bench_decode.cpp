@@ -8,6 +8,7 @@
 // its classifier as float32; its memcpy copies the same number of bytes as one buffer.
 // Counters (steps timed on the wall clock, the decoder's threads = n):
 //   tokens_per_s          decode steps per second
+//   cpu_ms_per_step       the process's CPU time per step, every thread's (the steps alone)
 //   weight_bytes_per_s    the stored bytes of every linear weight (classifier included) per second
 //   memcpy_bytes_per_s    the same bytes, tensor by tensor, copied by memcpy on n OpenMP threads
 //                         in this process (the best of 3): the machine's physical limit
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <cstring>
 #include <memory>
@@ -120,6 +122,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// CPU time of the whole process, every thread's (Google Benchmark's CPU timer counts only its
+// own thread, and it would also count the decoder that run() rebuilds between steps).
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 // The best of 3 copies of every weight's bytes, each tensor split across `threads`.
 double memcpy_seconds(const std::vector<StoredMatrix>& weights, int threads) {
   std::size_t largest = 0;
@@ -165,13 +175,15 @@ void run(benchmark::State& state, std::uint32_t type, const char* recipe = "fp32
     for (std::size_t p = 0; p < kPrefix; ++p) d->feed(tokens[p]);
   };
   fresh();
-  double busy = 0;
+  double busy = 0, cpu = 0;
   std::size_t steps = 0;
   for (auto _ : state) {
     if (d->position() == kPositions) fresh();
+    const double c0 = process_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(d->step(tokens[d->position()]).data());
     const double t = seconds_since(t0);
+    cpu += process_cpu_seconds() - c0;
     state.SetIterationTime(t);
     busy += t;
     ++steps;
@@ -184,6 +196,7 @@ void run(benchmark::State& state, std::uint32_t type, const char* recipe = "fp32
   const double copy = bytes / (own_copies ? memcpy_seconds(bytes, threads) : memcpy_seconds(sm.weights, threads)),
                read = bytes * static_cast<double>(steps) / busy;
   state.counters["tokens_per_s"] = static_cast<double>(steps) / busy;
+  state.counters["cpu_ms_per_step"] = 1e3 * cpu / static_cast<double>(steps);
   state.counters["weight_bytes_per_s"] = read;
   state.counters["memcpy_bytes_per_s"] = copy;
   state.counters["over_memcpy"] = read / copy;
