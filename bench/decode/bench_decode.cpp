@@ -118,6 +118,13 @@ StoredModel make_model(std::uint32_t type) {
   return out;
 }
 
+// make_model(type), built once for every benchmark that reads it.
+const StoredModel& stored_model(std::uint32_t type) {
+  static std::map<std::uint32_t, StoredModel> models;
+  if (!models.count(type)) models.emplace(type, make_model(type));
+  return models.at(type);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -161,9 +168,7 @@ double memcpy_seconds(double bytes, int threads) {
 }
 
 void run(benchmark::State& state, std::uint32_t type, const char* recipe = "fp32") {
-  static std::map<std::uint32_t, StoredModel> models;
-  if (!models.count(type)) models.emplace(type, make_model(type));
-  const StoredModel& sm = models.at(type);
+  const StoredModel& sm = stored_model(type);
   const int threads = static_cast<int>(state.range(0));
   const Recipe r = find_recipe(recipe);
   std::mt19937 gen(21);
@@ -226,9 +231,7 @@ BENCHMARK(BM_decode_step_mxfp4)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTi
 constexpr std::size_t kGemvRows = 128;
 
 void run_gemv(benchmark::State& state, std::uint32_t type, bool packed = false) {
-  static std::map<std::uint32_t, StoredModel> models;
-  if (!models.count(type)) models.emplace(type, make_model(type));
-  const StoredModel& sm = models.at(type);
+  const StoredModel& sm = stored_model(type);
   const int threads = static_cast<int>(state.range(0));
   StoredMatrix m = sm.model.layers[0].w_down.stored;
   std::optional<lowp::quant::PackedWeight> pw;
