@@ -424,6 +424,18 @@ TEST(GgmlDequant, SimdDecodersAreBitwiseTheScalarOnes) {
   }
 }
 
+// Edge f16 scales: zero, -0, the smallest and largest subnormals, +-1, +-max, +-infinity, a
+// quiet and a signalling NaN.
+constexpr std::uint16_t kF16Edges[] = {0x0000, 0x8000, 0x0001, 0x03FF, 0x3C00, 0xBC00,
+                                       0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01};
+
+// Where a block of Q4_0, Q8_0 (d), Q4_K, Q5_K (d, dmin) or Q6_K (d) keeps its f16 scales.
+std::vector<std::size_t> f16_fields(std::uint32_t type) {
+  if (type == ggml::q6_k) return {208};
+  if (type == ggml::q4_k || type == ggml::q5_k) return {0, 2};
+  return {0};
+}
+
 // The lane decoders (8 rows at once, element k of row r at out[k * ld + r]) against the scalar
 // decoders (ggml's arithmetic, checked bit-exact above), row by row: random blocks at odd
 // addresses, with the f16 scales of some blocks set to the edge values (zero, -0, the smallest
@@ -431,18 +443,13 @@ TEST(GgmlDequant, SimdDecodersAreBitwiseTheScalarOnes) {
 // 32-aligned span that a 64-element call covers and over whole rows.
 TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
   if (!lowp::isa_available(lowp::Isa::avx2)) GTEST_SKIP() << "no AVX2 on this CPU";
-  constexpr std::uint16_t edges[] = {0x0000, 0x8000, 0x0001, 0x03FF, 0x3C00, 0xBC00,
-                                     0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01};
   std::mt19937 gen(23);
   for (const std::uint32_t type : {ggml::q4_0, ggml::q8_0, ggml::q4_k, ggml::q5_k, ggml::q6_k}) {
     const ggml::LaneDecoder lanes = ggml::lane_decoder(type, lowp::Isa::avx2);
     ASSERT_NE(lanes, nullptr) << ggml::type_name(type);
     EXPECT_EQ(ggml::lane_decoder(type, lowp::Isa::scalar), nullptr);
     const std::size_t K = 768, bb = ggml::block_bytes(type), blocks = K / ggml::block_size(type);
-    // The f16 scale fields of a block (Q4_0, Q8_0: d; Q4_K, Q5_K: d, dmin; Q6_K: d).
-    const std::vector<std::size_t> at = type == ggml::q6_k                         ? std::vector<std::size_t>{208}
-                                        : type == ggml::q4_k || type == ggml::q5_k ? std::vector<std::size_t>{0, 2}
-                                                                                   : std::vector<std::size_t>{0};
+    const std::vector<std::size_t> at = f16_fields(type);
     for (int trial = 0; trial < 40; ++trial) {
       std::vector<std::uint8_t> bytes(8 * (blocks * bb + 3));
       for (auto& b : bytes) b = static_cast<std::uint8_t>(gen());
@@ -453,7 +460,7 @@ TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
         for (std::size_t b = 0; b < blocks; ++b)
           for (std::size_t o : at)
             if (gen() % 3 == 0) {
-              const std::uint16_t h = edges[gen() % std::size(edges)];
+              const std::uint16_t h = kF16Edges[gen() % std::size(kF16Edges)];
               std::memcpy(row + b * bb + o, &h, 2);
             }
         rows[r] = row;
@@ -484,8 +491,6 @@ TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
 // reloads) and end anywhere after; the same rows' sums over the whole row in one call.
 TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
   if (!lowp::isa_available(lowp::Isa::avx512)) GTEST_SKIP() << "no AVX-512 on this CPU: its lane dots are not built to run";
-  constexpr std::uint16_t edges[] = {0x0000, 0x8000, 0x0001, 0x03FF, 0x3C00, 0xBC00,
-                                     0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01};
   constexpr std::size_t R = ggml::kLaneDotRows;
   std::mt19937 gen(29);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -494,9 +499,7 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
     ASSERT_NE(dot, nullptr) << ggml::type_name(type);
     EXPECT_EQ(ggml::lane_dot(type, lowp::Isa::avx2), nullptr);
     const std::size_t K = 512, bb = ggml::block_bytes(type), blocks = K / ggml::block_size(type);
-    const std::vector<std::size_t> at = type == ggml::q6_k                         ? std::vector<std::size_t>{208}
-                                        : type == ggml::q4_k || type == ggml::q5_k ? std::vector<std::size_t>{0, 2}
-                                                                                   : std::vector<std::size_t>{0};
+    const std::vector<std::size_t> at = f16_fields(type);
     for (int trial = 0; trial < 6; ++trial) {
       std::vector<std::uint8_t> bytes(R * (blocks * bb + 3));
       for (auto& b : bytes) b = static_cast<std::uint8_t>(gen());
@@ -506,7 +509,7 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
         std::uint8_t* row = bytes.data() + r * (blocks * bb + 3) + 1 + r % 3;  // not aligned
         for (std::size_t b = 0; b < blocks; ++b)
           for (std::size_t o : at) {
-            const std::uint16_t h = r % 4 == 0 && gen() % 3 == 0 ? edges[gen() % std::size(edges)]
+            const std::uint16_t h = r % 4 == 0 && gen() % 3 == 0 ? kF16Edges[gen() % std::size(kF16Edges)]
                                                                  : static_cast<std::uint16_t>(gen() & 0xFBFF);  // exponent < 31
             std::memcpy(row + b * bb + o, &h, 2);
           }

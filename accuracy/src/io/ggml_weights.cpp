@@ -14,7 +14,7 @@ struct BlockType {
   std::uint32_t type = 0;
   std::size_t elems = 0, bytes = 0;  // elems 0: not mappable
   ggml::LaneDecoder lanes = nullptr;  // the one-row GEMV's 8-rows-at-once decoder, if the type has one
-  ggml::LaneDot dot = nullptr;        // its 32-rows decode-and-dot, if the type has one
+  ggml::LaneDot dot = nullptr;        // its 64-rows decode-and-dot, if the type has one
 };
 constexpr std::uint32_t max_types = 64;
 

@@ -178,6 +178,10 @@ void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, i
       name.append(i ? "|" : " ").append(std::string_view(L.act_points[i]).substr(2));
     finite(y, L.n, l, name, rows);
   };
+  // What a product reads: a one-row product (a decode step) the packed form where there is one.
+  const auto stored = [&](const Linear& L) -> const quant::StoredMatrix& {
+    return rows == 1 && L.packed ? L.packed->matrix() : L.weight;
+  };
   const auto plain = [](const Linear& L) { return L.rot.kind == hadamard::RotationKind::none && !L.act && !L.engine; };
   if (rows == 1 && group.size() > 1 && std::all_of(group.begin(), group.end(), plain)) {
     // A decode step's [q | k | v] or [gate | up]: one parallel region for the group (each
@@ -185,7 +189,7 @@ void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, i
     mats_.clear();
     outs_.clear();
     for (std::size_t col = 0; const Linear& L : group) {
-      mats_.push_back(L.packed ? L.packed->matrix() : L.weight);
+      mats_.push_back(stored(L));
       outs_.push_back(out + col);
       col += L.n;
     }
@@ -214,7 +218,7 @@ void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, i
       }
       L.engine->forward(in, rows, y);
     } else {
-      quant::gemm_f32(x, rows == 1 && L.packed ? L.packed->matrix() : L.weight, y, rows, false, threads_);
+      quant::gemm_f32(x, stored(L), y, rows, false, threads_);
     }
     check(L, y);
     if (group.size() > 1)

@@ -270,6 +270,23 @@ void check_stored(const StoredMatrix& B, const char* who) {
                 std::to_string(detail::kGemmKc) + " (block " + std::to_string(B.block) + ")");
 }
 
+// C (M x B.rows) = A B^T (+ C) for a stored B with rows, its decoder checked (the caller
+// checks A and C, which it names in its own words).
+detail::GemmF32Args stored_args(const char* who, const float* A, const StoredMatrix& B, float* C, std::size_t M,
+                                bool accumulate) {
+  if (B.cols > 0) check_stored(B, who);
+  detail::GemmF32Args g;
+  g.a = A;
+  g.a_rs = B.cols;
+  g.b = B;
+  g.c = C;
+  g.M = M;
+  g.N = B.rows;
+  g.K = B.cols;
+  g.accumulate = accumulate;
+  return g;
+}
+
 }  // namespace
 
 void gemm_f32(const float* A, const float* B, float* C, std::size_t M, std::size_t N, std::size_t K,
@@ -300,21 +317,10 @@ void gemm_f32(const float* A, Layout a, const float* B, Layout b, float* C, std:
 }
 
 void gemm_f32(const float* A, const StoredMatrix& B, float* C, std::size_t M, bool accumulate, int threads) {
-  const std::size_t N = B.rows, K = B.cols;
-  thread_count(threads, M, N, K);  // checks `threads`
-  if (M == 0 || N == 0) return;
-  if (!C || (K > 0 && !A)) throw Error(std::string("gemm_f32: ") + (!C ? "C" : "A") + " is null");
-  if (K > 0) check_stored(B, "gemm_f32");
-  detail::GemmF32Args g;
-  g.a = A;
-  g.a_rs = K;
-  g.b = B;
-  g.c = C;
-  g.M = M;
-  g.N = N;
-  g.K = K;
-  g.accumulate = accumulate;
-  run(g, threads);
+  thread_count(threads, M, B.rows, B.cols);  // checks `threads`
+  if (M == 0 || B.rows == 0) return;
+  if (!C || (B.cols > 0 && !A)) throw Error(std::string("gemm_f32: ") + (!C ? "C" : "A") + " is null");
+  run(stored_args("gemm_f32", A, B, C, M, accumulate), threads);
 }
 
 void gemv_f32(const float* x, std::span<const StoredMatrix> B, std::span<float* const> y, int threads) {
@@ -331,16 +337,7 @@ void gemv_f32(const float* x, std::span<const StoredMatrix> B, std::span<float* 
     if (b.rows == 0) continue;
     if (!y[i] || (b.cols > 0 && !x))
       throw Error("gemv_f32: " + std::string(!y[i] ? "output " + std::to_string(i) : std::string("x")) + " is null");
-    if (b.cols > 0) check_stored(b, "gemv_f32");
-    detail::GemmF32Args g;
-    g.a = x;
-    g.a_rs = b.cols;
-    g.b = b;
-    g.c = y[i];
-    g.M = 1;
-    g.N = b.rows;
-    g.K = b.cols;
-    gs.push_back(g);
+    gs.push_back(stored_args("gemv_f32", x, b, y[i], 1, false));
     elems += b.rows * b.cols;
   }
   detail::gemv_f32_run(gs, detail::gemv_f32_kernel(best_isa()), gemv_thread_count(threads, elems, 1));

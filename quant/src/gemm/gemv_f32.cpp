@@ -234,9 +234,8 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
     bool lanes;
     std::size_t unit, first, units;  // the product's row groups are [first, first + units) of all
   };
-  static thread_local std::vector<Part> scratch;  // this (calling) thread's: the workers read it through `parts`
-  std::vector<Part>& parts = scratch;
-  parts.clear();
+  std::vector<Part> parts;
+  parts.reserve(gs.size());
   std::size_t total = 0;
   for (const GemmF32Args& g : gs) {
     const bool lanes = !g.b_t && by_lanes(g.b);

@@ -31,6 +31,11 @@ const std::uint8_t* row_at(const void* const* rows, int r, std::size_t offset) {
 
 __m256i load32(const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
+// q[r] = the 32 bytes at `offset` in row r of a group.
+[[gnu::always_inline]] inline void load_rows(const void* const* rows, std::size_t offset, __m256i q[kGroup]) {
+  for (int r = 0; r < kGroup; ++r) q[r] = load32(row_at(rows, r, offset));
+}
+
 // The f16 at `offset` in each of 16 rows, one float per lane (F16C: see halves() in the AVX2
 // lane decoders for why its signalling-NaN quieting gives the same products).
 __m512 halves(const void* const* rows, std::size_t offset) {
@@ -117,7 +122,7 @@ void dot_q45_k(const void* const* rows, std::size_t k0, std::size_t n, const flo
       const void* const* rg = rows + kGroup * g;
       __m256i q[16];
       if (first || j == 0) {
-        for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rg, r, blk * bytes));
+        load_rows(rg, blk * bytes, q);
         transpose_store(q, p[g]);
         const __m512 d = halves(p[g], 0), dmin = halves(p[g], 2);
         __m512i b[12];
@@ -136,12 +141,12 @@ void dot_q45_k(const void* const* rows, std::size_t k0, std::size_t n, const flo
           _mm512_store_ps(m[g][i], _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(mn)));
         }
         if constexpr (kFive) {
-          for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rg, r, blk * bytes + 16));
+          load_rows(rg, blk * bytes + 16, q);
           transpose(q, high[g]);
         }
       }
       if (first || j % 2 == 0) {
-        for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rg, r, blk * bytes + qs + 32 * (j / 2)));
+        load_rows(rg, blk * bytes + qs + 32 * (j / 2), q);
         transpose(q, nib[g]);
       }
       const __m128i bit = _mm_cvtsi32_si128(j);
@@ -181,17 +186,17 @@ void dot_q6_k(const void* const* rows, std::size_t k0, std::size_t n, const floa
       const void* const* rg = rows + kGroup * g;
       __m256i q[16];
       if (first || u % 8 == 0) {
-        for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rg, r, blk * 210 + 178));
+        load_rows(rg, blk * 210 + 178, q);
         transpose_store(q, p[g]);
         const __m512 d = halves(p[g], 30);
         for (int i = 0; i < 16; ++i) _mm512_store_ps(s[g][i], _mm512_mul_ps(d, _mm512_cvtepi32_ps(widen(p[g], 14 + i, true))));
       }
       if (first || t == 0) {
         for (int e = 0; e < 2; ++e) {
-          for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rg, r, blk * 210 + 64 * h + 32 * e));
+          load_rows(rg, blk * 210 + 64 * h + 32 * e, q);
           transpose(q, lo[g][e]);
         }
-        for (int r = 0; r < 16; ++r) q[r] = load32(row_at(rg, r, blk * 210 + 128 + 32 * h));
+        load_rows(rg, blk * 210 + 128 + 32 * h, q);
         transpose(q, hi[g]);
       }
       const __m128i shift = _mm_cvtsi32_si128(2 * t);
