@@ -25,7 +25,8 @@ namespace {
 
 constexpr std::size_t kScalarMr = 4, kScalarNr = 16;
 
-void scalar_tile(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc, bool add) {
+void scalar_tile(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc, bool add,
+                 const float* /*c_next*/) {
   float acc[kScalarMr][kScalarNr] = {};
   for (std::size_t k = 0; k < kc; ++k)
     for (std::size_t r = 0; r < kScalarMr; ++r)
@@ -106,23 +107,29 @@ void compute_block(const GemmF32Args& g, const GemmF32Kernel& kern, const float*
                    bool add, float* ct) {
   const std::size_t mr = kern.mr, nr = kern.nr, ldc = g.N, tiles = (mi + mr - 1) / mr;
   const std::size_t lines = kc * nr * sizeof(float) / 64;  // of a B sliver (64-byte aligned)
+  // C of the full tile at row i of sliver s, or null for an edge tile (which goes through ct).
+  const auto full = [&](std::size_t s, std::size_t i) -> float* {
+    const std::size_t j = j0 + s * nr;
+    return i + mr <= mi && j + nr <= j1 ? g.c + (i0 + i) * ldc + j : nullptr;
+  };
   for (std::size_t s = s0; s < s1; ++s) {
     const std::size_t j = j0 + s * nr, cols = std::min(nr, j1 - j);
     const float* b = bp + s * kc * nr;
     for (std::size_t i = 0; i < mi; i += mr) {
       // The next sliver is in L3 once the panel outgrows L2 (from ~400 columns), where the
-      // tiles would wait for it line by line: fetch it a share at a time over this sliver's tiles.
-      if (s + 1 < s1)
+      // tiles may wait for it line by line: fetch it a share at a time over this sliver's tiles.
+      if (kern.prefetch_next_sliver && s + 1 < s1)
         for (std::size_t l = i / mr * lines / tiles; l < (i / mr + 1) * lines / tiles; ++l)
           __builtin_prefetch(b + kc * nr + l * 16, 0, 1);
-      const std::size_t rows = std::min(mr, mi - i);
-      float* c = g.c + (i0 + i) * ldc + j;
       const float* a = ap + i * kc;
-      if (rows == mr && cols == nr) {
-        kern.tile(a, b, kc, c, ldc, add);
+      const float* next = i + mr < mi ? full(s, i + mr) : s + 1 < s1 ? full(s + 1, 0) : nullptr;
+      if (float* c = full(s, i)) {
+        kern.tile(a, b, kc, c, ldc, add, next);
         continue;
       }
-      kern.tile(a, b, kc, ct, nr, false);  // an edge tile: through a full one
+      kern.tile(a, b, kc, ct, nr, false, next);  // an edge tile: through a full one
+      const std::size_t rows = std::min(mr, mi - i);
+      float* c = g.c + (i0 + i) * ldc + j;
       for (std::size_t r = 0; r < rows; ++r)
         for (std::size_t q = 0; q < cols; ++q) c[r * ldc + q] = add ? c[r * ldc + q] + ct[r * nr + q] : ct[r * nr + q];
     }

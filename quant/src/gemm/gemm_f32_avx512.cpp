@@ -8,6 +8,6 @@
 namespace lowp::quant::detail {
 
 // The packing is AVX2's (every AVX-512 CPU has it).
-const GemmF32Kernel kGemmF32Avx512 = GemmF32Simd<xsimd::avx512f, Fma512, 12, 2>::table(&pack_rows_avx2);
+const GemmF32Kernel kGemmF32Avx512 = GemmF32Simd<xsimd::avx512f, Fma512, 12, 2>::table(&pack_rows_avx2, false);
 
 }  // namespace lowp::quant::detail
