@@ -2,7 +2,8 @@
 // `lowp train` config on a batch of 8 windows of 128 tokens, per recipe: the default "small" (dim
 // 128, 4 layers, 4 heads, 2 KV heads, hidden 384, byte vocabulary 258, tied classifier) and, for
 // the names ending in _medium, "medium" (dim 256, hidden 768, head_dim 64; the rest the same).
-//   BM_train_step_<recipe>[_medium]   counters: tokens_per_second (wall), tokens_per_cpu_second;
+//   BM_train_step_<recipe>[_medium]   counters: tokens_per_second (wall), tokens_per_cpu_second,
+//                            cpu_ms_per_step (all threads' CPU time);
 //                            x_fp32 = this step's CPU time / the fp32 step's of the same config,
 //                            an untimed fp32 step beside each timed one (after, then before, in
 //                            turn), in this process
@@ -125,6 +126,8 @@ void train_step(benchmark::State& state, const std::string& recipe, const std::s
   cpu /= n;
   state.counters["tokens_per_second"] = static_cast<double>(kBatch * kCtx) / wall;
   state.counters["tokens_per_cpu_second"] = static_cast<double>(kBatch * kCtx) / cpu;
+  // Google Benchmark's own CPU time is the benchmark thread's alone: this is every thread's.
+  state.counters["cpu_ms_per_step"] = cpu * 1e3;
   state.counters["x_fp32"] = cpu / (base_cpu / n);  // CPU time of this step / CPU time of the fp32 step
   if (fp32) {
     const double gemm_flops = 2.0 * M * N * K;
