@@ -486,7 +486,9 @@ TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
 // The lane dots (32 rows' decode and fma chains in one pass) against the fma chain written
 // here over the scalar decoders' floats, row by row: random blocks at odd addresses, the f16
 // scales of every fourth row's blocks sometimes set to the edge values above and all others
-// finite (a NaN or infinite weight would hide the rest of its row's chain), chains continued from random starting sums over spans that begin on
+// finite (a NaN or infinite weight would hide the rest of its row's chain) but for one Q4_K/Q5_K
+// block whose infinite d meets a zero quant and a NaN dmin (where one fused (d sc) q - dmin m
+// would return another NaN than the decoder's multiply and subtract), chains continued from random starting sums over spans that begin on
 // every 32-element sub-block of a 256-element block (each type's header and nibble-pair
 // reloads) and end anywhere after; the same rows' sums over the whole row in one call.
 TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
@@ -513,6 +515,16 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
                                                                  : static_cast<std::uint16_t>(gen() & 0xFBFF);  // exponent < 31
             std::memcpy(row + b * bb + o, &h, 2);
           }
+        if (r == 1 && (type == ggml::q4_k || type == ggml::q5_k)) {
+          // d = +inf, dmin a NaN with a payload, sc_0 > 0 and element 0 zero: the decoder's
+          // (d sc_0) 0 is the invalid operation's NaN and the sub returns it, not dmin's NaN.
+          const std::uint16_t inf = 0x7C00, nan = 0x7E55;
+          std::memcpy(row, &inf, 2);
+          std::memcpy(row + 2, &nan, 2);
+          row[4] = static_cast<std::uint8_t>((row[4] & 0xC0) | 0x05);
+          row[type == ggml::q4_k ? 16 : 48] &= 0xF0;
+          if (type == ggml::q5_k) row[16] &= 0xFE;
+        }
         rows[r] = row;
         ggml::dequantize(type, row, w.data() + r * K, K, lowp::Isa::scalar);
       }
