@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <cmath>
@@ -483,7 +484,7 @@ TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
   }
 }
 
-// The lane dots (32 rows' decode and fma chains in one pass) against the fma chain written
+// Each ISA's lane dots (64 rows' decode and fma chains in one pass) against the fma chain written
 // here over the scalar decoders' floats, row by row: random blocks at odd addresses, the f16
 // scales of every fourth row's blocks sometimes set to the edge values above and all others
 // finite (a NaN or infinite weight would hide the rest of its row's chain) but for one Q4_K/Q5_K
@@ -492,14 +493,19 @@ TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
 // every 32-element sub-block of a 256-element block (each type's header and nibble-pair
 // reloads) and end anywhere after; the same rows' sums over the whole row in one call.
 TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
-  if (!lowp::isa_available(lowp::Isa::avx512)) GTEST_SKIP() << "no AVX-512 on this CPU: its lane dots are not built to run";
+  if (!lowp::isa_available(lowp::Isa::avx2)) GTEST_SKIP() << "no AVX2 on this CPU: no lane dot is built to run";
   constexpr std::size_t R = ggml::kLaneDotRows;
   std::mt19937 gen(29);
   std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const lowp::Isa isa : {lowp::Isa::avx2, lowp::Isa::avx512})
   for (const std::uint32_t type : {ggml::q4_0, ggml::q8_0, ggml::q4_k, ggml::q5_k, ggml::q6_k}) {
-    const ggml::LaneDot dot = ggml::lane_dot(type, lowp::Isa::avx512);
-    ASSERT_NE(dot, nullptr) << ggml::type_name(type);
-    EXPECT_EQ(ggml::lane_dot(type, lowp::Isa::avx2), nullptr);
+    if (!lowp::isa_available(isa)) {
+      std::printf("[ SKIPPED  ] %s lane dots: not on this CPU\n", std::string(lowp::isa_name(isa)).c_str());
+      break;
+    }
+    const ggml::LaneDot dot = ggml::lane_dot(type, isa);
+    ASSERT_NE(dot, nullptr) << ggml::type_name(type) << " " << lowp::isa_name(isa);
+    EXPECT_EQ(ggml::lane_dot(type, lowp::Isa::scalar), nullptr);
     const std::size_t K = 512, bb = ggml::block_bytes(type), blocks = K / ggml::block_size(type);
     const std::vector<std::size_t> at = f16_fields(type);
     for (int trial = 0; trial < 6; ++trial) {
@@ -550,7 +556,7 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
         }
       ASSERT_GT(spans, 8u);
       ASSERT_GT(finite, spans * R / 2) << "too few finite chains to compare";
-      ASSERT_EQ(differ, 0u) << ggml::type_name(type) << " trial " << trial;
+      ASSERT_EQ(differ, 0u) << ggml::type_name(type) << " " << lowp::isa_name(isa) << " trial " << trial;
     }
   }
 }

@@ -421,6 +421,13 @@ LaneDecoder lane_decoder(std::uint32_t type, Isa isa) {
   return isa == Isa::scalar ? nullptr : lane_decoder_avx2(type);
 }
 
-LaneDot lane_dot(std::uint32_t type, Isa isa) { return isa == Isa::avx512 ? lane_dot_avx512(type) : nullptr; }
+LaneDot lane_dot(std::uint32_t type, Isa isa) {
+  switch (isa) {
+    case Isa::avx512: return lane_dot_avx512(type);
+    case Isa::avx2: return lane_dot_avx2(type);
+    case Isa::scalar: break;
+  }
+  return nullptr;
+}
 
 }  // namespace lowp::accuracy::ggml

@@ -57,7 +57,7 @@ LaneDecoder lane_decoder(std::uint32_t type, Isa isa);
 constexpr std::size_t kLaneDotRows = 64;
 using LaneDot = void (*)(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc);
 // The lane dot of `type` with instruction set `isa` (available on this CPU), or nullptr:
-// Q4_0, Q8_0, Q4_K, Q5_K and Q6_K have AVX-512 ones.
+// Q4_0, Q8_0, Q4_K, Q5_K and Q6_K have AVX2 and AVX-512 ones.
 LaneDot lane_dot(std::uint32_t type, Isa isa);
 
 }  // namespace lowp::accuracy::ggml
