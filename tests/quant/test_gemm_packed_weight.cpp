@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -111,22 +112,30 @@ TEST(PackedWeight, EveryIsaDecoderIsTheScalarOneBitwise) {
   }
 }
 
-// The one-pass decode and dot (StoredMatrix::dot_lanes, 64 rows) against the fma chain written
-// here over the scalar decoder's values, from random starting sums, over spans beginning at
-// every 32 columns of the first 128 and ending anywhere after, in two calls that carry the
+// Each ISA's one-pass decode and dot (StoredMatrix::dot_lanes, 64 rows) against the fma chain
+// written here over the scalar decoder's values, from random starting sums, over spans beginning
+// at every 32 columns of the first 128 and ending anywhere after, in two calls that carry the
 // chain through acc. The mutants in mind: the factor of the wrong 16 columns (NVFP4's groups
 // of 16), the nibbles in the wrong order, a multiplying rule that divides.
 TEST(PackedWeight, DotLanesAreTheFmaChainsOverTheScalarDecoder) {
-  const detail::PackedDotFn dot = detail::packed_dot_kernel(best_isa());
-  if (!dot) GTEST_SKIP() << "no one-pass decode and dot for " << isa_name(best_isa()) << " (AVX-512 only)";
+  EXPECT_EQ(detail::packed_dot_kernel(Isa::scalar), nullptr);
+  if (!isa_available(Isa::avx2)) GTEST_SKIP() << "no AVX2 on this CPU: no one-pass decode and dot is built to run";
   constexpr std::size_t R = 64, cols = 320;
   const std::vector<float> w = weight(R, cols, 9);
   const std::vector<float> x = test::normal_floats(cols, 10), start = test::normal_floats(R, 11);
+  for (const Isa isa : {Isa::avx2, Isa::avx512})
   for (const char* spec : kSpecs) {
+    if (!isa_available(isa)) {
+      std::printf("[ SKIPPED  ] %s packed dot: not on this CPU\n", std::string(isa_name(isa)).c_str());
+      break;
+    }
+    const detail::PackedDotFn dot = detail::packed_dot_kernel(isa);
+    ASSERT_NE(dot, nullptr) << isa_name(isa);
     const Packed k = pack(spec, w, R, cols);
     ASSERT_TRUE(k.p) << spec;
     const StoredMatrix& m = k.p->matrix();
     ASSERT_NE(m.dot_lanes, nullptr) << spec;
+    const detail::PackedRows& layout = detail::packed_rows(m);
     const void* rows[R];
     std::vector<float> values(R * cols);
     for (std::size_t r = 0; r < R; ++r) {
@@ -139,15 +148,15 @@ TEST(PackedWeight, DotLanesAreTheFmaChainsOverTheScalarDecoder) {
       for (std::size_t k1 = k0 + 32; k1 <= cols; k1 += 96) {
         std::vector<float> acc = start;
         const std::size_t mid = k0 + (k1 - k0) / 64 * 32;
-        if (mid > k0) m.dot_lanes(m.ctx, rows, k0, mid - k0, x.data() + k0, acc.data());
-        m.dot_lanes(m.ctx, rows, mid, k1 - mid, x.data() + mid, acc.data());
+        if (mid > k0) dot(layout, rows, k0, mid - k0, x.data() + k0, acc.data());
+        dot(layout, rows, mid, k1 - mid, x.data() + mid, acc.data());
         for (std::size_t r = 0; r < R; ++r) {
           float a = start[r];
           for (std::size_t i = k0; i < k1; ++i) a = std::fma(x[i], values[r * cols + i], a);
           differ += std::memcmp(&a, &acc[r], 4) != 0;
         }
       }
-    EXPECT_EQ(differ, 0u) << spec;
+    EXPECT_EQ(differ, 0u) << spec << " " << isa_name(isa);
   }
 }
 

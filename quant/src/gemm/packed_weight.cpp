@@ -126,7 +126,14 @@ PackedWidenFn packed_widen_kernel(Isa isa) {
   return isa == Isa::scalar ? &packed_widen_scalar : &packed_widen_avx2;  // AVX-512 CPUs run AVX2
 }
 
-PackedDotFn packed_dot_kernel(Isa isa) { return isa == Isa::avx512 ? &packed_dot_avx512 : nullptr; }
+PackedDotFn packed_dot_kernel(Isa isa) {
+  switch (isa) {
+    case Isa::avx512: return &packed_dot_avx512;
+    case Isa::avx2: return &packed_dot_avx2;
+    case Isa::scalar: break;
+  }
+  return nullptr;
+}
 
 }  // namespace detail
 }  // namespace lowp::quant

@@ -1,13 +1,20 @@
-// AVX2 decoder of PackedWeight's rows (packed_weight_kernels.hpp): each group's 16 table
-// entries times (or over) its factor once, in two registers; then 8 codes at a time (4 bytes
-// broadcast and shifted by 4 j in lane j: only the low 3 bits index a permute, and bit 3
-// shifted to the sign chooses between the two) looked up with two in-register permutes.
+// AVX2 kernels of PackedWeight's rows (packed_weight_kernels.hpp).
+// The decoder: each group's 16 table entries times (or over) its factor once, in two
+// registers; then 8 codes at a time (4 bytes broadcast and shifted by 4 j in lane j: only the
+// low 3 bits index a permute, and bit 3 shifted to the sign chooses between the two) looked up
+// with two in-register permutes.
+// The one-pass decode and dot (StoredMatrix::dot_lanes): 64 rows as eight groups of 8, row r of
+// a group in lane r. Each 32 columns a row's 16 code bytes become its 32 codes (a byte each, in
+// element order), the 8 rows' codes are transposed (byte_transpose_avx2.hpp), and each column's
+// codes look up the table the same way, then take the row's factor lane-wise; then
+// acc = fma(x_k, value, acc) in order of k.
 // Every element is the scalar decoder's table[code] op factor, bitwise.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "lowp/numerics/byte_transpose_avx2.hpp"
 #include "packed_weight_kernels.hpp"
 
 namespace lowp::quant::detail {
@@ -32,6 +39,63 @@ void packed_widen_avx2(const PackedRows& p, const std::uint8_t* row, std::size_t
                                         _mm256_castsi256_ps(_mm256_slli_epi32(i, 28))));
     }
   }
+}
+
+namespace {
+
+constexpr int kGroup = 8, kGroups = 8;
+static_assert(kGroup * kGroups == 64, "StoredMatrix::dot_lanes continues 64 rows' chains");
+
+// Factor g of 8 rows, one per lane.
+__m256 factors(const void* const* rows, std::size_t g) {
+  alignas(32) float f[kGroup];
+  for (int r = 0; r < kGroup; ++r) std::memcpy(f + r, static_cast<const std::uint8_t*>(rows[r]) + 4 * g, 4);
+  return _mm256_load_ps(f);
+}
+
+template <bool kDivide>
+void dot(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  const __m256 t0 = _mm256_loadu_ps(p.table), t1 = _mm256_loadu_ps(p.table + 8);
+  const __m128i low = _mm_set1_epi8(0x0F);
+  const std::size_t codes = 4 * p.groups;
+  __m256 a[kGroups];
+  for (int g = 0; g < kGroups; ++g) a[g] = _mm256_loadu_ps(acc + kGroup * g);
+  simd::avx2::Columns col[kGroups];
+  __m256 f[kGroups][2];  // the factors of columns k .. k + 15 and k + 16 .. k + 31 (groups of >= 16)
+  for (std::size_t k = k0; k < k0 + n; k += 32, x += 32) {
+    for (int g = 0; g < kGroups; ++g) {
+      const void* const* rg = rows + kGroup * g;
+      __m256i q[kGroup], v[kGroup];
+      for (int r = 0; r < kGroup; ++r) {  // element 2i in the low nibble of byte i
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint8_t*>(rg[r]) + codes + k / 2));
+        const __m128i lo = _mm_and_si128(b, low), hi = _mm_and_si128(_mm_srli_epi16(b, 4), low);
+        q[r] = _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
+      }
+      simd::avx2::transpose_bytes(q, v);
+      col[g].store(v);
+      f[g][0] = factors(rg, k / p.group);
+      f[g][1] = (k + 16) / p.group == k / p.group ? f[g][0] : factors(rg, (k + 16) / p.group);
+    }
+#pragma GCC unroll 32
+    for (int c = 0; c < 32; ++c) {
+      const __m256 xv = _mm256_set1_ps(x[c]);
+      for (int g = 0; g < kGroups; ++g) {
+        const __m256i i = col[g].widen(c);
+        const __m256 t = _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, i), _mm256_permutevar8x32_ps(t1, i),
+                                          _mm256_castsi256_ps(_mm256_slli_epi32(i, 28)));
+        const __m256 w = kDivide ? _mm256_div_ps(t, f[g][c / 16]) : _mm256_mul_ps(t, f[g][c / 16]);
+        a[g] = _mm256_fmadd_ps(xv, w, a[g]);
+      }
+    }
+  }
+  for (int g = 0; g < kGroups; ++g) _mm256_storeu_ps(acc + kGroup * g, a[g]);
+}
+
+}  // namespace
+
+void packed_dot_avx2(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
+                     float* acc) {
+  (p.divide ? dot<true> : dot<false>)(p, rows, k0, n, x, acc);
 }
 
 }  // namespace lowp::quant::detail

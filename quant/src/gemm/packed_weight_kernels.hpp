@@ -1,5 +1,6 @@
 // Internal: the decoder of PackedWeight's rows (packed_weight.cpp; the AVX2 kernel in
-// packed_weight_avx2.cpp, equal to the scalar one bitwise).
+// packed_weight_avx2.cpp, equal to the scalar one bitwise) and its one-pass decode and dot
+// (packed_weight_avx2.cpp, packed_weight_avx512.cpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -32,7 +33,9 @@ void packed_widen_avx2(const PackedRows& p, const std::uint8_t* row, std::size_t
 // its fma chain over elements k0 .. k0 + n - 1 of rows[r], each packed_widen_scalar's value.
 using PackedDotFn = void (*)(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n,
                              const float* x, float* acc);
-PackedDotFn packed_dot_kernel(Isa isa);  // nullptr where the ISA has none (all but AVX-512)
+PackedDotFn packed_dot_kernel(Isa isa);  // nullptr where the ISA has none (scalar)
+void packed_dot_avx2(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
+                     float* acc);
 void packed_dot_avx512(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
                        float* acc);
 
