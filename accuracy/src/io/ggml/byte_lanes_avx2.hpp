@@ -49,4 +49,27 @@ inline __m256 halves(const void* const* rows, std::size_t offset) {
   return _mm256_cvtph_ps(_mm_setr_epi16(h(0), h(1), h(2), h(3), h(4), h(5), h(6), h(7)));
 }
 
+// Q4_K's and Q5_K's d sc_j and dmin m_j (j < 8) of the block at `offset` in each of 8 rows, a
+// float per lane: d and dmin the block's first two f16, the 6-bit sc_j and m_j unpacked from the
+// 12 bytes at 4 as scale_min_k4 does (dequantize_simd.hpp), each product the scalar decoder's.
+inline void k_scales(const void* const* rows, std::size_t offset, __m256 s[8], __m256 m[8]) {
+  const __m256 d = halves(rows, offset), dmin = halves(rows, offset + 2);
+  __m256i v[8], b[12];
+  bytes16(rows, offset + 4, v);
+  for (int c = 0; c < 12; ++c) b[c] = _mm256_cvtepu8_epi32(column(v, c));
+  const __m256i six = _mm256_set1_epi32(63), four = _mm256_set1_epi32(15);
+  for (int i = 0; i < 8; ++i) {
+    __m256i sc, mn;
+    if (i < 4) {
+      sc = _mm256_and_si256(b[i], six);
+      mn = _mm256_and_si256(b[i + 4], six);
+    } else {
+      sc = _mm256_or_si256(_mm256_and_si256(b[i + 4], four), _mm256_slli_epi32(_mm256_srli_epi32(b[i - 4], 6), 4));
+      mn = _mm256_or_si256(_mm256_srli_epi32(b[i + 4], 4), _mm256_slli_epi32(_mm256_srli_epi32(b[i], 6), 4));
+    }
+    s[i] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(sc));
+    m[i] = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(mn));
+  }
+}
+
 }  // namespace lowp::accuracy::ggml::avx2

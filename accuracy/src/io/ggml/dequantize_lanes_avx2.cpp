@@ -66,25 +66,7 @@ void lanes_q45_k(const void* const* rows, std::size_t k0, std::size_t n, float* 
   for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, out += 32 * ld) {
     const std::size_t blk = u / 8;
     const int j = static_cast<int>(u % 8);
-    if (u == k0 / 32 || j == 0) {
-      const __m256 d = halves(rows, blk * bytes), dmin = halves(rows, blk * bytes + 2);
-      __m256i v[8], b[12];
-      bytes16(rows, blk * bytes + 4, v);
-      for (int c = 0; c < 12; ++c) b[c] = _mm256_cvtepu8_epi32(column(v, c));
-      const __m256i six = _mm256_set1_epi32(63), four = _mm256_set1_epi32(15);
-      for (int i = 0; i < 8; ++i) {
-        __m256i sc, mn;
-        if (i < 4) {
-          sc = _mm256_and_si256(b[i], six);
-          mn = _mm256_and_si256(b[i + 4], six);
-        } else {
-          sc = _mm256_or_si256(_mm256_and_si256(b[i + 4], four), _mm256_slli_epi32(_mm256_srli_epi32(b[i - 4], 6), 4));
-          mn = _mm256_or_si256(_mm256_srli_epi32(b[i + 4], 4), _mm256_slli_epi32(_mm256_srli_epi32(b[i], 6), 4));
-        }
-        s[i] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(sc));
-        m[i] = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(mn));
-      }
-    }
+    if (u == k0 / 32 || j == 0) k_scales(rows, blk * bytes, s, m);
     const __m128i bit = _mm_cvtsi32_si128(j);
     __m256i q[8];
     for (int r = 0; r < 8; ++r) {

@@ -87,25 +87,7 @@ void dot_q45_k(const void* const* rows, std::size_t k0, std::size_t n, const flo
     const int j = static_cast<int>(u % 8);
     for (int g = 0; g < kGroups; ++g) {
       const void* const* rg = rows + kGroup * g;
-      if (u == k0 / 32 || j == 0) {
-        const __m256 d = halves(rg, blk * bytes), dmin = halves(rg, blk * bytes + 2);
-        __m256i v[8], b[12];
-        bytes16(rg, blk * bytes + 4, v);
-        for (int c = 0; c < 12; ++c) b[c] = _mm256_cvtepu8_epi32(column(v, c));
-        const __m256i six = _mm256_set1_epi32(63), four = _mm256_set1_epi32(15);
-        for (int i = 0; i < 8; ++i) {
-          __m256i sc, mn;
-          if (i < 4) {
-            sc = _mm256_and_si256(b[i], six);
-            mn = _mm256_and_si256(b[i + 4], six);
-          } else {
-            sc = _mm256_or_si256(_mm256_and_si256(b[i + 4], four), _mm256_slli_epi32(_mm256_srli_epi32(b[i - 4], 6), 4));
-            mn = _mm256_or_si256(_mm256_srli_epi32(b[i + 4], 4), _mm256_slli_epi32(_mm256_srli_epi32(b[i], 6), 4));
-          }
-          s[g][i] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(sc));
-          m[g][i] = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(mn));
-        }
-      }
+      if (u == k0 / 32 || j == 0) k_scales(rg, blk * bytes, s[g], m[g]);
       const __m128i bit = _mm_cvtsi32_si128(j);
       transposed(rg, blk * bytes, t[g], [&](const std::uint8_t* b) {
         const __m256i v = load32(b + qs + 32 * (j / 2));
