@@ -21,7 +21,8 @@ namespace lowp::quant::detail {
 // the array index), at any alignment. If `next` is set, f16 and bf16 kernels prefetch the same
 // span of the next `rows` rows (next[r], read by the following call) along the way, a line per
 // row as each 64 bytes of a row begin: out of memory, the hardware prefetcher alone left their
-// rows' loads waiting (float32 rows, with half the work per byte, ran slower with it).
+// rows' loads waiting. Float32 rows too where the kernel says so (V::prefetch_f32: AVX-512 on
+// Zen 5; AVX2's ran slower with it on Zen 3).
 using GemvRowsFn = void (*)(const float* x, const void* const* w, std::size_t kc, float* acc,
                             const void* const* next);
 // acc[j] = the fma chain from 0 over k = 0 .. kc-1 of x[k] * bt[k * ldb + j], for j < n
