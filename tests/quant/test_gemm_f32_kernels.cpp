@@ -240,6 +240,8 @@ struct StoredCases {
       cases.push_back({"custom q8 lanes", lanes, wq});
       lanes.dot_lanes = &dot_q8_lanes;  // preferred to widen_lanes
       cases.push_back({"custom q8 dot lanes", lanes, wq});
+      lanes.dot_columns = 32;  // eight calls per K block, each continuing the chains
+      cases.push_back({"custom q8 dot lanes, 32 columns a call", lanes, wq});
     }
   }
 };
@@ -271,6 +273,11 @@ TEST(GemmF32Kernels, StoredMatrixBadArguments) {
   expect_error([&] { gemm_f32(A.data(), m, C.data(), 2); }, {"custom stored matrix", "block 3"});
   expect_error([&] { widen_rows({StoredType::bf16, b.data(), 2, 2}, 1, 2, A.data()); }, {"rows [1, 3)", "of 2"});
   expect_error([&] { gemm_f32(A.data(), StoredMatrix{StoredType::bf16, nullptr, 2, 2}, C.data(), 2); }, {"B is null"});
+  m.block = 2;
+  m.widen = [](const void*, const void*, std::size_t, std::size_t, float*) {};
+  m.dot_lanes = [](const void*, const void* const*, std::size_t, std::size_t, const float*, float*) {};
+  m.dot_columns = 48;
+  expect_error([&] { gemm_f32(A.data(), m, C.data(), 2); }, {"dot_columns 48", "multiple of 32"});
 }
 
 

@@ -70,6 +70,9 @@ quant::StoredMatrix ggml_matrix(std::uint32_t type, const void* data, std::size_
   m.ctx = t;
   if (t->lanes && cols % 32 == 0) m.widen_lanes = &widen_lanes;
   if (t->dot && cols % 32 == 0) m.dot_lanes = &dot_lanes;
+  // Blocks of 32 with their own scale (Q4_0, Q8_0) have no 256-element header to re-read: 32
+  // columns a call was 4-11 % faster for Q8_0's step on Zen 5 (Q4_K and Q6_K 30 % slower).
+  if (t->elems == 32) m.dot_columns = 32;
   return m;
 }
 

@@ -275,6 +275,8 @@ void check_stored(const StoredMatrix& B, const char* who) {
       (!B.widen || B.block == 0 || detail::kGemmKc % B.block != 0 || B.row_bytes == 0))
     throw Error(std::string(who) + ": a custom stored matrix needs a decoder, a row size and a block dividing " +
                 std::to_string(detail::kGemmKc) + " (block " + std::to_string(B.block) + ")");
+  if (B.type == StoredType::custom && B.dot_lanes && B.dot_columns % 32 != 0)
+    throw Error(std::string(who) + ": dot_columns " + std::to_string(B.dot_columns) + " is not a multiple of 32");
 }
 
 // C (M x B.rows) = A B^T (+ C) for a stored B with rows, its decoder checked (the caller

@@ -129,10 +129,11 @@ bool by_lanes(const StoredMatrix& b) {
 // Rows of B per pass of lanes_block.
 std::size_t lane_rows(const StoredMatrix& b) { return b.dot_lanes ? kGemvDotRows : kGemvLaneRows; }
 
-// Rows [j0, j1) of B lane_rows(b) at a time, kLaneChunk columns per call: dot_lanes decodes and
-// dots them in one pass; otherwise widen_lanes decodes them straight into lanes, a 32 x 128
-// float tile (16 KiB) that stays in L1 between the decode and the fmas. A 256-element block's
-// scales are unpacked twice (measured faster than 64 or 256 columns).
+// Rows [j0, j1) of B lane_rows(b) at a time, kLaneChunk columns per call (dot_lanes:
+// b.dot_columns when set): dot_lanes decodes and dots them in one pass; otherwise widen_lanes
+// decodes them straight into lanes, a 32 x 128 float tile (16 KiB) that stays in L1 between the
+// decode and the fmas. A 256-element block's scales are unpacked twice (measured faster than 64
+// or 256 columns).
 void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x, std::size_t j0, std::size_t j1) {
   constexpr std::size_t kLaneChunk = 128;
   static thread_local Scratch tile, accbuf;
@@ -150,7 +151,8 @@ void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x
     }
   };
   const std::size_t calls = b.dot_lanes ? 1 : kGemvLaneRows / kGemvLaneGroup;  // per chunk
-  const std::size_t steps = (g.K + kLaneChunk - 1) / kLaneChunk * calls;
+  const std::size_t chunk = b.dot_lanes && b.dot_columns ? b.dot_columns : kLaneChunk;
+  const std::size_t steps = (g.K + chunk - 1) / chunk * calls;
   rows_at(j0, w[0]);
   for (std::size_t r0 = j0, cur = 0; r0 < j1; r0 += R, cur ^= 1) {
     const std::size_t rows = std::min(R, j1 - r0);
@@ -165,8 +167,8 @@ void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x
     for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
       const std::size_t kc = std::min(kGemmKc, g.K - k0);
       std::fill(acc, acc + R, 0.0f);
-      for (std::size_t c = 0; c < kc; c += kLaneChunk) {
-        const std::size_t n = std::min(kLaneChunk, kc - c);
+      for (std::size_t c = 0; c < kc; c += chunk) {
+        const std::size_t n = std::min(chunk, kc - c);
         for (std::size_t q = 0; q < calls; ++q) {
           for (std::size_t i = 0; i < per && pf_row < R; ++i) {
             __builtin_prefetch(static_cast<const char*>(w[cur ^ 1][pf_row]) + 64 * pf_line, 0, 2);

@@ -52,6 +52,10 @@ struct StoredMatrix {
   const void* ctx = nullptr;
   WidenLanesFn widen_lanes = nullptr;
   DotLanesFn dot_lanes = nullptr;
+  // Columns per dot_lanes call (a multiple of 32; 0: 128). The one-row GEMM prefetches the
+  // next rows between calls, so shorter calls spread those prefetches finer; a decoder that
+  // re-reads a block header at each call's start wants longer ones.
+  std::size_t dot_columns = 0;
 };
 
 // C (M x B.rows) = A B^T (+ C), A: M x B.cols float32; the same bits as gemm_f32 on B widened.
