@@ -15,9 +15,20 @@
 #include <cstring>
 
 #include "lowp/numerics/byte_transpose_avx2.hpp"
+#include "packed_codes_simd.hpp"
 #include "packed_weight_kernels.hpp"
 
 namespace lowp::quant::detail {
+namespace {
+
+// Entry i (0..15 per lane) of a 16-entry table held as lo (entries 0-7) and hi (8-15): the low
+// 3 bits index both permutes, bit 3 shifted to the sign picks between them.
+__m256 lookup(__m256 lo, __m256 hi, __m256i i) {
+  return _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i), _mm256_permutevar8x32_ps(hi, i),
+                          _mm256_castsi256_ps(_mm256_slli_epi32(i, 28)));
+}
+
+}  // namespace
 
 void packed_widen_avx2(const PackedRows& p, const std::uint8_t* row, std::size_t k0, std::size_t n, float* out) {
   const std::uint8_t* codes = row + 4 * p.groups;
@@ -34,9 +45,7 @@ void packed_widen_avx2(const PackedRows& p, const std::uint8_t* row, std::size_t
       std::int32_t w;
       std::memcpy(&w, codes + k / 2, 4);
       const __m256i i = _mm256_srlv_epi32(_mm256_set1_epi32(w), shifts);
-      _mm256_storeu_ps(out + (k - k0),
-                       _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i), _mm256_permutevar8x32_ps(hi, i),
-                                        _mm256_castsi256_ps(_mm256_slli_epi32(i, 28))));
+      _mm256_storeu_ps(out + (k - k0), lookup(lo, hi, i));
     }
   }
 }
@@ -56,7 +65,6 @@ __m256 factors(const void* const* rows, std::size_t g) {
 template <bool kDivide>
 void dot(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
   const __m256 t0 = _mm256_loadu_ps(p.table), t1 = _mm256_loadu_ps(p.table + 8);
-  const __m128i low = _mm_set1_epi8(0x0F);
   const std::size_t codes = 4 * p.groups;
   __m256 a[kGroups];
   for (int g = 0; g < kGroups; ++g) a[g] = _mm256_loadu_ps(acc + kGroup * g);
@@ -66,11 +74,7 @@ void dot(const PackedRows& p, const void* const* rows, std::size_t k0, std::size
     for (int g = 0; g < kGroups; ++g) {
       const void* const* rg = rows + kGroup * g;
       __m256i q[kGroup], v[kGroup];
-      for (int r = 0; r < kGroup; ++r) {  // element 2i in the low nibble of byte i
-        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint8_t*>(rg[r]) + codes + k / 2));
-        const __m128i lo = _mm_and_si128(b, low), hi = _mm_and_si128(_mm_srli_epi16(b, 4), low);
-        q[r] = _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
-      }
+      for (int r = 0; r < kGroup; ++r) q[r] = codes32(static_cast<const std::uint8_t*>(rg[r]) + codes + k / 2);
       simd::avx2::transpose_bytes(q, v);
       col[g].store(v);
       f[g][0] = factors(rg, k / p.group);
@@ -80,9 +84,7 @@ void dot(const PackedRows& p, const void* const* rows, std::size_t k0, std::size
     for (int c = 0; c < 32; ++c) {
       const __m256 xv = _mm256_set1_ps(x[c]);
       for (int g = 0; g < kGroups; ++g) {
-        const __m256i i = col[g].widen(c);
-        const __m256 t = _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, i), _mm256_permutevar8x32_ps(t1, i),
-                                          _mm256_castsi256_ps(_mm256_slli_epi32(i, 28)));
+        const __m256 t = lookup(t0, t1, col[g].widen(c));
         const __m256 w = kDivide ? _mm256_div_ps(t, f[g][c / 16]) : _mm256_mul_ps(t, f[g][c / 16]);
         a[g] = _mm256_fmadd_ps(xv, w, a[g]);
       }

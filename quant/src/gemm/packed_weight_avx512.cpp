@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "lowp/numerics/byte_transpose_avx512.hpp"
+#include "packed_codes_simd.hpp"
 #include "packed_weight_kernels.hpp"
 
 namespace lowp::quant::detail {
@@ -28,7 +29,6 @@ __m512 factors(const void* const* rows, std::size_t g) {
 template <bool kDivide>
 void dot(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
   const __m512 table = _mm512_loadu_ps(p.table);
-  const __m128i low = _mm_set1_epi8(0x0F);
   const std::size_t codes = 4 * p.groups;
   __m512 a[kGroups];
   for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
@@ -38,11 +38,7 @@ void dot(const PackedRows& p, const void* const* rows, std::size_t k0, std::size
     for (int g = 0; g < kGroups; ++g) {
       const void* const* rg = rows + kGroup * g;
       __m256i q[kGroup];
-      for (int r = 0; r < kGroup; ++r) {  // element 2i in the low nibble of byte i
-        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint8_t*>(rg[r]) + codes + k / 2));
-        const __m128i lo = _mm_and_si128(b, low), hi = _mm_and_si128(_mm_srli_epi16(b, 4), low);
-        q[r] = _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
-      }
+      for (int r = 0; r < kGroup; ++r) q[r] = codes32(static_cast<const std::uint8_t*>(rg[r]) + codes + k / 2);
       simd::transpose_store(q, pl[g]);
       f[g][0] = factors(rg, k / p.group);
       f[g][1] = (k + 16) / p.group == k / p.group ? f[g][0] : factors(rg, (k + 16) / p.group);
