@@ -44,14 +44,32 @@ positive_int() {  # positive_int OPTION VALUE
   [[ "$2" =~ ^[1-9][0-9]*$ ]] || usage_error "$1 must be a positive integer, not '$2'"
 }
 
-# wall_seconds CMD...: runs CMD (stdout and stderr to $log, which the caller sets) and prints
-# its wall time in seconds; a failing CMD is a data error naming it.
-wall_seconds() {
-  local t0 t1
+# wall_and_rss CMD...: runs CMD (stdout and stderr to $log, which the caller sets) and prints
+# its wall time in seconds and its peak resident memory in MB (GNU time's %M); a failing CMD is
+# a data error naming it.
+wall_and_rss() {
+  local t0 t1 rss
+  [[ -x /usr/bin/time ]] || data_error "/usr/bin/time (Debian package 'time') is needed for peak memory"
+  rss="$(mktemp)"
   t0=$(date +%s.%N)
-  "$@" >"$log" 2>&1 || data_error "failed ($(tail -n 1 "$log")): $*"
+  /usr/bin/time -f %M -o "$rss" "$@" >"$log" 2>&1 || { rm -f "$rss"; data_error "failed ($(tail -n 1 "$log")): $*"; }
   t1=$(date +%s.%N)
-  /usr/bin/python3 -c "print(f'{$t1 - $t0:.3f}')"
+  /usr/bin/python3 -c "import sys; print(f'{$t1 - $t0:.3f}', f'{int(open(sys.argv[1]).read().split()[-1]) / 1024:.1f}')" "$rss"
+  rm -f "$rss"
+}
+
+# llama_cpp_build DIR JOBS TARGET...: configures and builds llama.cpp's TARGETs from
+# $LLAMA_CPP_DIR into DIR (reused when already built) and prints DIR/bin. Its tools are
+# examples/ in older checkouts and tools/ in newer ones: both switches are on.
+llama_cpp_build() {
+  local dir="$1" jobs="$2"
+  shift 2
+  echo "building $* in $dir" >&2
+  cmake -S "$LLAMA_CPP_DIR" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=OFF >/dev/null 2>&1 ||
+    data_error "cmake could not configure $LLAMA_CPP_DIR"
+  cmake --build "$dir" -j "$jobs" --target "$@" >/dev/null || data_error "$* did not build in $dir"
+  echo "$dir/bin"
 }
 
 ratio() { /usr/bin/python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'{a / b:.2f}' if b > 0 else 'n/a')" "$1" "$2"; }

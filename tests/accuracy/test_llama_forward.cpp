@@ -3,8 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <numeric>
+#include <random>
 
+#include <omp.h>
+
+#include "eval/windows.hpp"
 #include "llama_reference.hpp"
 #include "llama_test_util.hpp"
 #include "lowp/accuracy/eval.hpp"
@@ -101,6 +107,66 @@ TEST(LlamaForward, WindowsAndSecondHalfScoring) {
 
   opt.score_all = true;
   EXPECT_EQ(run_fp32(m, tokens, opt).scored(), 15u + 15u + 7u);
+}
+
+TEST(LlamaForward, ScoreWindowRowsOnTheTeamAreSummedInRowOrder) {
+  // 300 positions, the second half scored, over 512 logits: enough rows that score_window
+  // splits them across the OpenMP team. The oracle is the definition, row by row in order:
+  // log-softmax in double (max, then the sum of exps in index order), NLLs summed in row order.
+  const std::size_t T = 300, V = 512, first = T / 2;
+  std::mt19937 gen(11);
+  std::normal_distribution<float> nd(0.0f, 3.0f);
+  std::vector<float> logits(T * V);
+  for (float& v : logits) v = nd(gen);
+  logits[(first + 7) * V + 3] = std::numeric_limits<float>::quiet_NaN();  // one non-finite row
+  const auto tokens = random_tokens(T, static_cast<int>(V), 12);
+  std::vector<float> want_lp;
+  double want_nll = 0;
+  std::size_t want_nonfinite = 0;
+  for (std::size_t t = first; t + 1 < T; ++t) {
+    const float* row = logits.data() + t * V;
+    double mx = -INFINITY, sum = 0;
+    bool finite = true;
+    for (std::size_t j = 0; j < V; ++j) finite = finite && std::isfinite(row[j]), mx = std::max(mx, double(row[j]));
+    for (std::size_t j = 0; j < V; ++j) sum += std::exp(double(row[j]) - mx);
+    const double lse = mx + std::log(sum);
+    for (std::size_t j = 0; j < V; ++j) want_lp.push_back(static_cast<float>(double(row[j]) - lse));
+    if (finite)
+      want_nll += lse - row[tokens[t + 1]];
+    else
+      ++want_nonfinite;
+  }
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(2);
+  for (const bool keep : {true, false}) {
+    EvalRun run;
+    run.nll_sum = 0.5;  // appended to, as evaluate() does window after window
+    run.log_probs.assign(V, 1.0f);
+    lowp::accuracy::detail::score_window(logits.data(), tokens, first, V, run, keep);
+    EXPECT_EQ(run.nll_sum, 0.5 + want_nll) << keep;
+    EXPECT_EQ(run.nonfinite, want_nonfinite) << keep;
+    ASSERT_EQ(run.targets.size(), T - 1 - first) << keep;
+    EXPECT_EQ(run.targets.back(), tokens.back()) << keep;
+    ASSERT_EQ(run.log_probs.size(), V + (keep ? want_lp.size() : 0)) << keep;
+    if (keep) {
+      EXPECT_EQ(std::memcmp(want_lp.data(), run.log_probs.data() + V, want_lp.size() * sizeof(float)), 0);  // NaN row too
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
+TEST(LlamaForward, WithoutLogProbsTheSameScores) {
+  const LlamaModel m = small_model(4);
+  const auto tokens = random_tokens(40, m.config.vocab_size, 6);
+  EvalOptions opt;
+  opt.ctx = 16;
+  const EvalRun full = evaluate(m, tokens, find_recipe("fp32"), opt);
+  opt.keep_log_probs = false;
+  const EvalRun lean = evaluate(m, tokens, find_recipe("fp32"), opt);
+  EXPECT_TRUE(lean.log_probs.empty());
+  EXPECT_EQ(full.log_probs.size(), full.scored() * 40);
+  EXPECT_EQ(lean.targets, full.targets);
+  EXPECT_EQ(lean.nll_sum, full.nll_sum);
 }
 
 TEST(LlamaForward, Fp32RecipeHasKldExactlyZero) {

@@ -71,6 +71,7 @@ int run_eval(Io& io, const EvalArgs& a) {
   opt.bos = window_bos;
   opt.score_all = a.score_all;
   opt.keep_logits = !a.logits_out.empty();
+  opt.keep_log_probs = !recipe.is_identity();  // only the comparison with the reference reads them
   opt.threads = a.threads;
   opt.calib = calibration_text(a.calib, path, model.config.vocab_size, a.bos, io.err);
   check_calibration(recipe, opt, tokens, io.err);

@@ -20,9 +20,9 @@
 namespace lowp::accuracy {
 namespace {
 
-// Appends the log-softmax of `logits` (in double, stored as float) and returns the NLL of
-// `target`; NaN when a logit is not finite.
-double score_row(const float* logits, std::size_t vocab, int target, std::vector<float>& log_probs) {
+// The NLL of `target` under the softmax of `logits` (NaN when a logit is not finite), and the
+// log-softmax (in double, stored as float) in `log_probs` unless it is null.
+double score_row(const float* logits, std::size_t vocab, int target, float* log_probs) {
   bool finite = true;
   double mx = -std::numeric_limits<double>::infinity();
   for (std::size_t j = 0; j < vocab; ++j) {
@@ -32,7 +32,8 @@ double score_row(const float* logits, std::size_t vocab, int target, std::vector
   double sum = 0;
   for (std::size_t j = 0; j < vocab; ++j) sum += std::exp(static_cast<double>(logits[j]) - mx);
   const double lse = mx + std::log(sum);
-  for (std::size_t j = 0; j < vocab; ++j) log_probs.push_back(static_cast<float>(static_cast<double>(logits[j]) - lse));
+  if (log_probs)
+    for (std::size_t j = 0; j < vocab; ++j) log_probs[j] = static_cast<float>(static_cast<double>(logits[j]) - lse);
   return finite ? lse - static_cast<double>(logits[static_cast<std::size_t>(target)])
                 : std::numeric_limits<double>::quiet_NaN();
 }
@@ -41,15 +42,22 @@ double score_row(const float* logits, std::size_t vocab, int target, std::vector
 
 namespace detail {
 
-void score_window(const float* logits, std::span<const int> tokens, std::size_t first, std::size_t vocab, EvalRun& run) {
-  for (std::size_t t = first; t + 1 < tokens.size(); ++t) {
-    const int target = tokens[t + 1];
-    const double nll = score_row(logits + t * vocab, vocab, target, run.log_probs);
-    run.targets.push_back(target);
-    if (std::isnan(nll))
+void score_window(const float* logits, std::span<const int> tokens, std::size_t first, std::size_t vocab, EvalRun& run,
+                  bool keep_log_probs) {
+  if (tokens.size() <= first + 1) return;
+  const std::size_t rows = tokens.size() - 1 - first, base = run.log_probs.size();
+  if (keep_log_probs) run.log_probs.resize(base + rows * vocab);
+  float* out = keep_log_probs ? run.log_probs.data() + base : nullptr;
+  std::vector<double> nll(rows);
+#pragma omp parallel for schedule(static) if (rows * vocab >= (std::size_t{1} << 16))
+  for (std::size_t i = 0; i < rows; ++i)
+    nll[i] = score_row(logits + (first + i) * vocab, vocab, tokens[first + i + 1], out ? out + i * vocab : nullptr);
+  for (std::size_t i = 0; i < rows; ++i) {
+    run.targets.push_back(tokens[first + i + 1]);
+    if (std::isnan(nll[i]))
       ++run.nonfinite;
     else
-      run.nll_sum += nll;
+      run.nll_sum += nll[i];
   }
 }
 
@@ -85,7 +93,7 @@ double evaluation_bytes(const LlamaModel& model, const Recipe& recipe, std::size
   double need = w * ((model.mapped ? 0 : 1) + (recipe.is_identity() ? 0 : 1) + (recipe.quarot ? 1 : 0));
   // (The block's K and V rows beside the window's cache, and its second norm's rows: dim + 2 kv.)
   need += 4 * T * (9 * dim + 6 * kv + 4 * hidden + 2 * T + v + static_cast<double>(c.head_dim()));
-  need += 4 * static_cast<double>(n) * v * (opt.keep_logits ? 2 : 1);
+  need += 4 * static_cast<double>(n) * v * ((opt.keep_logits ? 1 : 0) + (opt.keep_log_probs ? 1 : 0));
   return need;
 }
 
@@ -112,7 +120,7 @@ WindowEvaluator::WindowEvaluator(const LlamaModel& model, std::span<const int> t
     throw;
   }
   pm_.check_finite = recipe.is_identity();
-  logits_.resize(ctx * vocab);
+  logits_ = std::make_unique_for_overwrite<float[]>(ctx * vocab);
 }
 
 WindowEvaluator::~WindowEvaluator() { omp_set_num_threads(saved_threads_); }
@@ -128,8 +136,8 @@ void WindowEvaluator::score(const Rows& r, EvalRun& run) const {
   const std::size_t vocab = static_cast<std::size_t>(pm_.cfg.vocab_size);
   run.vocab = vocab;
   if (opt_.keep_logits)
-    run.logits.insert(run.logits.end(), logits_.begin(), logits_.begin() + static_cast<std::ptrdiff_t>(r.T * vocab));
-  score_window(logits_.data(), tokens_.subspan(r.start, r.T), r.first, vocab, run);
+    run.logits.insert(run.logits.end(), logits_.get(), logits_.get() + r.T * vocab);
+  score_window(logits_.get(), tokens_.subspan(r.start, r.T), r.first, vocab, run, opt_.keep_log_probs);
 }
 
 std::vector<TensorError> WindowEvaluator::run(std::size_t w, EvalRun& run, const WindowPrefix* from,
@@ -145,9 +153,9 @@ std::vector<TensorError> WindowEvaluator::run(std::size_t w, EvalRun& run, const
   ErrorLog log;
   if (from) {
     for (const TensorError& e : from->errors) log.add(e);
-    forward_window_from(pm_, from->layer, from->x, logits_.data(), log, threads_, r.first_logit);
+    forward_window_from(pm_, from->layer, from->x, logits_.get(), log, threads_, r.first_logit);
   } else {
-    forward_window(pm_, window, logits_.data(), log, threads_, r.first_logit, tap);
+    forward_window(pm_, window, logits_.get(), log, threads_, r.first_logit, tap);
   }
   score(r, run);
   return log.entries();
@@ -163,7 +171,7 @@ std::vector<std::vector<TensorError>> WindowEvaluator::run_stacked(std::span<Win
   for (std::size_t i = 0; i < evs.size(); ++i) {
     for (const TensorError& t : from.errors) logs[i].add(t);
     pms.push_back(&evs[i]->pm_);
-    logits.push_back(evs[i]->logits_.data());
+    logits.push_back(evs[i]->logits_.get());
   }
   forward_stacked(pms, from.layer, from.x, logits, logs, evs[0]->threads_, r.first_logit);
   std::vector<std::vector<TensorError>> out;
@@ -184,8 +192,13 @@ EvalRun evaluate(const LlamaModel& model, std::span<const int> tokens, const Rec
   for (const auto& e : ev.weight_errors()) log.add(e);
   EvalRun run;
   run.vocab = static_cast<std::size_t>(model.config.vocab_size);
-  if (opt.keep_logits) run.logits.reserve(tokens.size() * run.vocab);
   const detail::Windows& win = ev.windows();
+  if (opt.keep_logits) run.logits.reserve(tokens.size() * run.vocab);
+  if (opt.keep_log_probs) {  // one allocation, not a copy at each doubling
+    std::size_t scored = 0;
+    for (std::size_t w = 0; w < win.count(); ++w) scored += win.scored(w, opt.score_all);
+    run.log_probs.reserve(scored * run.vocab);
+  }
   for (std::size_t w = 0; w < win.count(); ++w) {
     for (const auto& e : ev.run(w, run)) log.add(e);
     if (opt.progress) opt.progress(win.start(w) + win.length(w), win.n);

@@ -30,7 +30,8 @@ EvalRun read_logits_run(const std::string& path, const LlamaModel& model, std::s
   run.vocab = vocab;
   for (std::size_t w = 0; w < win.count(); ++w) {
     const std::size_t start = win.start(w), T = win.length(w);
-    detail::score_window(logits.data() + start * vocab, tokens.subspan(start, T), opt.score_all ? 0 : T / 2, vocab, run);
+    detail::score_window(logits.data() + start * vocab, tokens.subspan(start, T), opt.score_all ? 0 : T / 2, vocab, run,
+                         opt.keep_log_probs);
   }
   return run;
 }

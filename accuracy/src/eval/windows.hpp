@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -22,9 +23,11 @@ struct Windows {
 };
 
 // Appends a window's scored positions t in [first, T - 1) to `run` (T = tokens.size(); row t
-// of `logits`, `vocab` floats, follows tokens[t]): each row's log-softmax (in double, stored as
-// float) and the NLL of tokens[t + 1]; a row with a non-finite logit counts in run.nonfinite.
-void score_window(const float* logits, std::span<const int> tokens, std::size_t first, std::size_t vocab, EvalRun& run);
+// of `logits`, `vocab` floats, follows tokens[t]): the NLL of tokens[t + 1] and, with
+// keep_log_probs, each row's log-softmax (in double, stored as float); a row with a non-finite
+// logit counts in run.nonfinite. Rows run on the OpenMP team; NLLs are summed in row order.
+void score_window(const float* logits, std::span<const int> tokens, std::size_t first, std::size_t vocab, EvalRun& run,
+                  bool keep_log_probs = true);
 
 // The windows of evaluate(model, tokens, ., opt); throws lowp::Error as evaluate() for bad
 // tokens or options.
@@ -80,7 +83,8 @@ class WindowEvaluator {
   Windows windows_;
   int threads_ = 1, saved_threads_ = 1;
   PreparedModel pm_;
-  std::vector<float> logits_;
+  // Uninitialised: the first touch of its pages is the head's GEMM, on every thread.
+  std::unique_ptr<float[]> logits_;
 };
 
 }  // namespace lowp::accuracy::detail

@@ -1,8 +1,8 @@
 // Teacher-forced evaluation of a Llama model under a recipe: batched prefill over windows of
 // `ctx` tokens, causal mask, scoring the second half of each window (llama.cpp's perplexity
-// convention) or every position. Two differences from llama.cpp: a trailing partial window is
-// evaluated (its second half scored) rather than dropped, and a window's first token is not
-// replaced by BOS; absolute PPLs are therefore not directly comparable with llama.cpp's.
+// convention) or every position. With `bos` set, each window's first token is replaced by BOS
+// as llama.cpp does; one difference remains: a trailing partial window is evaluated (its second
+// half scored) rather than dropped.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +22,7 @@ struct EvalOptions {
   int ctx = 0;              // window length; 0: min(model seq_len, token count); may exceed seq_len
   bool score_all = false;   // score every position (default: second half of each window)
   bool keep_logits = false; // keep the logits of every position (for --logits-out)
+  bool keep_log_probs = true; // keep each scored row's log-softmax (compare() needs them); off: targets and NLL only
   int threads = 0;          // 0: all
   int bos = -1;             // >= 0: each window's first token is replaced by this id (llama.cpp perplexity)
   // The calibration text of a recipe with weights.calibrate or a static act.scale / attn.scale
@@ -34,7 +35,7 @@ struct EvalOptions {
 struct EvalRun {
   std::size_t vocab = 0;
   std::vector<int> targets;       // the token each scored position predicts
-  std::vector<float> log_probs;   // scored x vocab, float32 log-softmax rows
+  std::vector<float> log_probs;   // scored x vocab, float32 log-softmax rows (keep_log_probs only)
   std::vector<float> logits;      // positions x vocab (keep_logits only); row t after token t
   double nll_sum = 0;             // over scored positions
   std::size_t nonfinite = 0;      // scored rows with a NaN/Inf logit
