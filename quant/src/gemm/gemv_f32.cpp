@@ -236,8 +236,8 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
     bool lanes;
     std::size_t unit, first, units;  // the product's row groups are [first, first + units) of all
   };
-  std::vector<Part> parts;
-  parts.reserve(gs.size());
+  static thread_local std::vector<Part> parts;  // no allocation per call (attention makes many small ones)
+  parts.clear();
   std::size_t total = 0;
   for (const GemmF32Args& g : gs) {
     const bool lanes = !g.b_t && by_lanes(g.b);
@@ -246,13 +246,11 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
     total += units;
   }
   const std::size_t tasks = std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), total);
-  Error failure("");
-  bool failed = false;
-#pragma omp parallel num_threads(static_cast<int>(tasks)) if (tasks > 1)
-  for_tasks(tasks, failed, failure, [&](std::size_t t) {
+  const Part* part = parts.data();  // the calling thread's: the team's threads read it through this
+  const auto task = [&, part](std::size_t t) {
     const std::size_t u0 = t * total / tasks, u1 = (t + 1) * total / tasks;
     for (std::size_t i = 0; i < gs.size(); ++i) {
-      const Part& p = parts[i];
+      const Part& p = part[i];
       const std::size_t a = std::max(u0, p.first), b = std::min(u1, p.first + p.units);
       if (a >= b) continue;
       const GemmF32Args& g = gs[i];
@@ -264,7 +262,14 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
       else
         rows_block(g, kern, x, j0, j1);
     }
-  });
+  };
+  // One task runs on the calling thread: a (nested, inactive) team of one costs more than the
+  // small products that need only one, such as attention's on each of its threads.
+  if (tasks == 1) return task(0);
+  Error failure("");
+  bool failed = false;
+#pragma omp parallel num_threads(static_cast<int>(tasks))
+  for_tasks(tasks, failed, failure, task);
   if (failed) throw failure;
 }
 
