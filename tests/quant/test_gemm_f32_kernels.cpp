@@ -357,6 +357,63 @@ TEST(GemvF32Kernels, OneRowOfTheGemmIsTheGemv) {
 // oracle's bits, whatever the thread count: every stored type at once, of unequal row counts
 // (an empty one among them), so that thread runs cross from one matrix into the next. The
 // mutant in mind: a run's rows offset from the start of all the matrices' rows, not its own.
+TEST(GemvF32Kernels, TeamSpeedsSplitTheRowGroupsAndLearnFromTimes) {
+  detail::TeamSpeeds s;
+  std::size_t ends[3];
+  s.split(2, 10, ends);
+  EXPECT_EQ(ends[0], 5u);
+  EXPECT_EQ(ends[1], 10u);
+  s.set(0, 3.0f);  // 7.5 of 10 rounds to 8
+  s.split(2, 10, ends);
+  EXPECT_EQ(ends[0], 8u);
+  s.set(0, 100.0f);  // clamped to 4: 10 * 4 / 5 = 8 again
+  EXPECT_EQ(s.speed(0), 4.0f);
+  s.set(1, 0.0f);  // clamped to 1/4: 10 * 4 / 4.25 = 9.41
+  s.split(2, 10, ends);
+  EXPECT_EQ(ends[0], 9u);
+  s.set(0, 1.0f);
+  s.set(1, 0.25f);
+  s.set(2, 1.0f);
+  s.split(3, 9, ends);  // 9 * 1 / 2.25 = 4, 9 * 1.25 / 2.25 = 5
+  EXPECT_EQ(ends[0], 4u);
+  EXPECT_EQ(ends[1], 5u);
+  EXPECT_EQ(ends[2], 9u);
+  // Units 5 and 5 in 1 s and 2 s: rates 5 and 2.5 over a mean of 3.75, so each speed moves a
+  // fifth of the way from 1 to 4/3 and 2/3.
+  detail::TeamSpeeds l;
+  const std::size_t halves[2] = {5, 10};
+  const double seconds[2] = {1.0, 2.0}, unmeasured[2] = {1.0, 0.0};
+  l.learn(2, halves, unmeasured);
+  EXPECT_EQ(l.speed(0), 1.0f);
+  l.learn(2, halves, seconds);
+  EXPECT_NEAR(l.speed(0), 1.0 + 0.2 / 3, 1e-6);
+  EXPECT_NEAR(l.speed(1), 1.0 - 0.2 / 3, 1e-6);
+}
+
+TEST(GemvF32Kernels, UnevenTeamSpeedsKeepEveryRowsBits) {
+  // The process's speeds skewed both ways: each thread's share changes, no row's bits do.
+  // (Two threads: gemv_f32 takes a second one from 2^17 weights.)
+  const std::size_t K = 1088;
+  const StoredCases a(300, K, 91), b(130, K, 92);
+  const auto x = test::normal_floats(K, 93);
+  detail::TeamSpeeds& speeds = detail::gemv_team_speeds();
+  for (const auto& [s0, s1] : {std::pair{4.0f, 0.25f}, std::pair{0.25f, 4.0f}, std::pair{1.0f, 3.0f}}) {
+    for (const StoredCases* sc : {&a, &b})
+      for (const auto& cs : sc->cases) {
+        speeds.set(0, s0);
+        speeds.set(1, s1);
+        std::vector<float> y(cs.m.rows, -1.0f);
+        std::vector<float*> out{y.data()};
+        gemv_f32(x.data(), std::span(&cs.m, 1), out, 2);
+        const std::vector<float> zero(cs.m.rows);
+        EXPECT_TRUE(same_bits(y, oracle(x, cs.widened, zero, 1, cs.m.rows, K, false)))
+            << cs.name << " rows " << cs.m.rows << " speeds " << s0 << " " << s1;
+      }
+  }
+  speeds.set(0, 1.0f);
+  speeds.set(1, 1.0f);
+}
+
 TEST(GemvF32Kernels, SeveralMatricesInOneCallAreEachTheFmaOracle) {
   const std::size_t K = 544;
   const StoredCases a(70, K, 81), b(33, K, 82), c(130, K, 83);

@@ -188,6 +188,48 @@ void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x
 
 }  // namespace
 
+// A virtual CPU can run slower than its sibling for seconds at a time (measured on a 2-vCPU
+// VM: one thread's half of a product took up to 1.35x the other's, run after run), and an
+// even split then leaves the other waiting. Smaller dynamic chunks cost more than they save:
+// each starts with its rows cold, before the next rows' prefetch has begun.
+TeamSpeeds::TeamSpeeds() {
+  for (auto& v : speed_) v.store(1.0f, std::memory_order_relaxed);
+}
+
+void TeamSpeeds::split(std::size_t team, std::size_t total, std::size_t* ends) const {
+  float sum = 0, part = 0;
+  for (std::size_t t = 0; t < team; ++t) sum += speed(t);
+  for (std::size_t t = 0; t + 1 < team; ++t) {
+    part += speed(t);
+    ends[t] = std::min<std::size_t>(total, static_cast<std::size_t>(std::lround(static_cast<double>(total) * (part / sum))));
+    if (t > 0) ends[t] = std::max(ends[t], ends[t - 1]);
+  }
+  ends[team - 1] = total;
+}
+
+void TeamSpeeds::learn(std::size_t team, const std::size_t* ends, const double* seconds) {
+  double rate[kMax], mean = 0;
+  for (std::size_t t = 0; t < team; ++t) {
+    const std::size_t units = ends[t] - (t ? ends[t - 1] : 0);
+    if (units == 0 || !(seconds[t] > 0)) return;
+    rate[t] = static_cast<double>(units) / seconds[t];
+    mean += rate[t] / static_cast<double>(team);
+  }
+  for (std::size_t t = 0; t < team; ++t) {
+    const float now = speed(t), target = static_cast<float>(rate[t] / mean);
+    set(t, now + 0.2f * (target - now));
+  }
+}
+
+void TeamSpeeds::set(std::size_t t, float v) { speed_[t].store(std::clamp(v, 0.25f, 4.0f), std::memory_order_relaxed); }
+
+float TeamSpeeds::speed(std::size_t t) const { return speed_[t].load(std::memory_order_relaxed); }
+
+TeamSpeeds& gemv_team_speeds() {
+  static TeamSpeeds s;
+  return s;
+}
+
 void gemv_rows_tail(StoredType t, const float* x, const void* const* w, std::size_t rows, std::size_t k0,
                     std::size_t kc, float* acc) {
   for (std::size_t r = 0; r < rows; ++r) {
@@ -245,10 +287,16 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
     parts.push_back({lanes, unit, total, units});
     total += units;
   }
-  const std::size_t tasks = std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), total);
+  const std::size_t team =
+      std::min({static_cast<std::size_t>(std::max(threads, 1)), total, TeamSpeeds::kMax});
+  std::size_t ends[TeamSpeeds::kMax];
+  if (team == 1)
+    ends[0] = total;
+  else
+    gemv_team_speeds().split(team, total, ends);
   const Part* part = parts.data();  // the calling thread's: the team's threads read it through this
   const auto task = [&, part](std::size_t t) {
-    const std::size_t u0 = t * total / tasks, u1 = (t + 1) * total / tasks;
+    const std::size_t u0 = t ? ends[t - 1] : 0, u1 = ends[t];
     for (std::size_t i = 0; i < gs.size(); ++i) {
       const Part& p = part[i];
       const std::size_t a = std::max(u0, p.first), b = std::min(u1, p.first + p.units);
@@ -265,11 +313,32 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
   };
   // One task runs on the calling thread: a (nested, inactive) team of one costs more than the
   // small products that need only one, such as attention's on each of its threads.
-  if (tasks == 1) return task(0);
+  if (team == 1) return task(0);
   Error failure("");
   bool failed = false;
-#pragma omp parallel num_threads(static_cast<int>(tasks))
-  for_tasks(tasks, failed, failure, task);
+  double seconds[TeamSpeeds::kMax] = {};
+  std::size_t got = team;
+  // Thread t takes part t (not the first free one), so that its time measures its own speed;
+  // a smaller team than asked for (a nested region) takes the parts in turn and learns nothing.
+#pragma omp parallel num_threads(static_cast<int>(team))
+  {
+    const auto n = static_cast<std::size_t>(omp_get_num_threads());
+    if (omp_get_thread_num() == 0) got = n;
+    for (auto t = static_cast<std::size_t>(omp_get_thread_num()); t < team; t += n) {
+      const double start = omp_get_wtime();
+      try {
+        task(t);
+      } catch (const Error& e) {
+#pragma omp critical(lowp_gemm_f32_error)
+        {
+          failed = true;
+          failure = e;
+        }
+      }
+      seconds[t] = omp_get_wtime() - start;
+    }
+  }
+  if (!failed && got == team) gemv_team_speeds().learn(team, ends, seconds);
   if (failed) throw failure;
 }
 
