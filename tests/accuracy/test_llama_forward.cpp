@@ -11,6 +11,7 @@
 #include <omp.h>
 
 #include "eval/windows.hpp"
+#include "model/layers.hpp"
 #include "llama_reference.hpp"
 #include "llama_test_util.hpp"
 #include "lowp/accuracy/eval.hpp"
@@ -153,6 +154,47 @@ TEST(LlamaForward, ScoreWindowRowsOnTheTeamAreSummedInRowOrder) {
     }
   }
   omp_set_num_threads(saved);
+}
+
+TEST(LlamaForward, SwigluIsTheSameAtAnyThreadCountAndNearItsDefinition) {
+  // Enough values for both loops to split across threads (40 x 1000 forward, 9 runs of 4096 and
+  // a partial one backward), gate and up side by side as the fused [gate | up] GEMM leaves them.
+  // Oracle: the definition in double with libm's exp. exp_nonpositive is within 2 ulps, and
+  // each side takes a few float (forward) or one final (backward) roundings, so 2^-20 relative
+  // to each term's size bounds the difference (the backward's 1 + g (1 - s) can cancel: its
+  // bound is relative to the terms, not the sum).
+  const std::size_t rows = 40, hidden = 1000, n = 9 * 4096 + 123;
+  std::mt19937 gen(21);
+  std::normal_distribution<float> nd(0.0f, 3.0f);
+  std::vector<float> gu(rows * 2 * hidden), g(n), u(n), dh(n);
+  for (auto* v : {&gu, &g, &u, &dh})
+    for (float& x : *v) x = nd(gen);
+  g[5] = -100.0f, g[6] = 100.0f, g[7] = 0.0f;  // exp_nonpositive's flush to 0, and 0
+  std::vector<float> h1, dg1, du1;
+  for (int threads : {1, 2, 3}) {
+    std::vector<float> h(rows * hidden), dg(n), du(n);
+    lowp::accuracy::detail::swiglu_forward(h.data(), gu.data(), gu.data() + hidden, rows, hidden, 2 * hidden, threads);
+    lowp::accuracy::detail::swiglu_backward(dg.data(), du.data(), dh.data(), g.data(), u.data(), n, threads);
+    if (threads == 1) {
+      h1 = h, dg1 = dg, du1 = du;
+      continue;
+    }
+    EXPECT_EQ(std::memcmp(h.data(), h1.data(), h.size() * 4), 0) << threads;
+    EXPECT_EQ(std::memcmp(dg.data(), dg1.data(), n * 4), 0) << threads;
+    EXPECT_EQ(std::memcmp(du.data(), du1.data(), n * 4), 0) << threads;
+  }
+  const double tol = std::ldexp(1.0, -20);
+  for (std::size_t t = 0; t < rows; ++t)
+    for (std::size_t i = 0; i < hidden; ++i) {
+      const double x = gu[t * 2 * hidden + i], up = gu[t * 2 * hidden + hidden + i];
+      const double want = x / (1 + std::exp(-x)) * up;
+      ASSERT_NEAR(h1[t * hidden + i], want, tol * std::fabs(want) + 1e-30) << t << " " << i;
+    }
+  for (std::size_t i = 0; i < n; ++i) {
+    const double x = g[i], s = 1 / (1 + std::exp(-x)), a = double(dh[i]) * u[i] * s;
+    ASSERT_NEAR(dg1[i], a * (1 + x * (1 - s)), tol * std::fabs(a) * (1 + std::fabs(x * (1 - s))) + 1e-30) << i;
+    ASSERT_NEAR(du1[i], double(dh[i]) * x * s, tol * std::fabs(double(dh[i]) * x * s) + 1e-30) << i;
+  }
 }
 
 TEST(LlamaForward, WithoutLogProbsTheSameScores) {

@@ -100,7 +100,7 @@ void block_forward(BlockOps& ops, int l, float* x, const BlockRows& r, BlockActs
   rmsnorm_forward(a.xn2.data(), a.keep ? a.inv2.data() : nullptr, x, w.ffn_norm, rows, dim, c.norm_eps, threads);
   ops.finite(a.xn2.data(), dim, l, "the ffn_norm output", rows);
   const BlockOps::GateUp gu = ops.gate_up(l, a.xn2.data(), rows);
-  swiglu_forward(a.h.data(), gu.g, gu.u, rows, hidden, gu.stride);
+  swiglu_forward(a.h.data(), gu.g, gu.u, rows, hidden, gu.stride, ops.threads());
   ops.finite(a.h.data(), hidden, l, "silu(gate) * up", rows);
   ops.rotate_down(a.h.data(), rows);  // QuaRot's online Hadamard
   ops.down(l, a.h.data(), rows, a.out.data());

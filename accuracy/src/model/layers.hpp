@@ -57,9 +57,11 @@ void residual_forward(float* x, const float* y, std::size_t n);
 // `stride` apart (hidden when separate, 2 hidden for a fused [gate | up] GEMM output).
 float silu(float x);
 void swiglu_forward(float* h, const float* g, const float* u, std::size_t rows, std::size_t hidden,
-                    std::size_t stride);
-// dg = dh u silu'(g), du = dh silu(g) (n values, dense), in double.
-void swiglu_backward(float* dg, float* du, const float* dh, const float* g, const float* u, std::size_t n);
+                    std::size_t stride, int threads);
+// dg = dh u silu'(g), du = dh silu(g) (n values, dense), in double. Both: the same bits at any
+// thread count (each value's arithmetic is its own).
+void swiglu_backward(float* dg, float* du, const float* dh, const float* g, const float* u, std::size_t n,
+                     int threads);
 
 // ---- cross-entropy over [rows, vocab] logits: returns the sum over rows (in order) of
 // log-sum-exp - logit[target], in double; sums[r] = sum_j exp(logit - rowmax) for the backward

@@ -383,7 +383,7 @@ void TrainLlama::backward(int threads, std::uint64_t seed, std::size_t loss_rows
     const std::uint64_t ls = mix(mix(seed, li + 1), 0xbac);
     // feed-forward block: dx flows through the residual unchanged and into the branch.
     lin_backward(li, kDown, A.h.data(), dx.data(), dh.data(), mix(ls, kDown));
-    swiglu_backward(dg.data(), du.data(), dh.data(), L.g.data(), L.u.data(), R * hidden_);
+    swiglu_backward(dg.data(), du.data(), dh.data(), L.g.data(), L.u.data(), R * hidden_, threads);
     lin_backward(li, kGate, A.xn2.data(), dg.data(), dxn.data(), mix(ls, kGate));
     lin_backward(li, kUp, A.xn2.data(), du.data(), dtmp.data(), mix(ls, kUp));
     residual_forward(dxn.data(), dtmp.data(), R * dim_);
