@@ -408,6 +408,10 @@ void QuantLinear::forward(const float* X, std::size_t M, float* Y, std::uint64_t
       s.X.assign(X, X + M * K);
     }
   } else {
+    // opA holds M x K floats here, M x N in the backward, and trades buffers with X below: both
+    // keep room for the larger, or the backward reallocates (and page-faults) every step.
+    s.opA.own.reserve(M * std::max(K, N));
+    s.X.reserve(M * std::max(K, N));
     s.mask_x.clear();
     s.fwd_rot = s.plan(kFwd, 0, seed).rotation;
     s.fwd_rot.size = K;
