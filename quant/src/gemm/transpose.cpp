@@ -41,7 +41,7 @@ std::size_t transpose_strip16(const float*, float*, std::size_t, std::size_t) { 
 }  // namespace
 
 template <class T>
-void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols) {
+void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols, Isa isa) {
   // Strips of H source rows, H elements = one 64-byte cache line of dst: each dst line is
   // written whole, and the H source lines being read stay in L1. (Square 2-D tiles thrash:
   // with power-of-two strides all their lines fall into the same cache set.)
@@ -52,12 +52,14 @@ void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols) {
     const std::size_t r0 = s * H, r1 = std::min(rows, r0 + H);
     std::size_t c0 = 0;
     if constexpr (std::is_same_v<T, float>)
-      if (r1 - r0 == H) c0 = transpose_strip16(src + r0 * cols, dst + r0, rows, cols);
+      if (r1 - r0 == H)
+        c0 = isa == Isa::avx512 ? transpose_strip16_avx512(src + r0 * cols, dst + r0, rows, cols)
+                                : transpose_strip16(src + r0 * cols, dst + r0, rows, cols);
     for (std::size_t c = c0; c < cols; ++c)
       for (std::size_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
   }
 }
-template void transpose<float>(const float*, float*, std::size_t, std::size_t);
-template void transpose<std::int8_t>(const std::int8_t*, std::int8_t*, std::size_t, std::size_t);
+template void transpose<float>(const float*, float*, std::size_t, std::size_t, Isa);
+template void transpose<std::int8_t>(const std::int8_t*, std::int8_t*, std::size_t, std::size_t, Isa);
 
 }  // namespace lowp::quant::detail

@@ -3,10 +3,21 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "lowp/numerics/cpu.hpp"
+
 namespace lowp::quant::detail {
 
-// dst (cols x rows) = src^T for a row-major rows x cols src; blocked, OpenMP over row blocks.
+// dst (cols x rows) = src^T for a row-major rows x cols src; blocked, OpenMP over row blocks,
+// float32 strips in `isa`'s registers (transpose: best_isa()'s).
 template <class T>
-void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols);
+void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols, Isa isa);
+template <class T>
+void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols) {
+  transpose(src, dst, rows, cols, best_isa());
+}
+
+// Columns [0, cols - cols % 16) of a strip of 16 rows (src: row stride cols) into dst (row
+// stride rows); returns the columns done. Compiled with AVX-512.
+std::size_t transpose_strip16_avx512(const float* src, float* dst, std::size_t rows, std::size_t cols);
 
 }  // namespace lowp::quant::detail
