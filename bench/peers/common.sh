@@ -58,6 +58,17 @@ wall_and_rss() {
   rm -f "$rss"
 }
 
+# lowp_tokens_per_s LOWP MODEL NEW_TOKENS THREADS: `lowp generate --timing` (its output to
+# $log, which the caller sets); prints the generated tokens per second it reports.
+lowp_tokens_per_s() {
+  local rate
+  "$1" generate --model "$2" --max-tokens "$3" --threads "$4" --timing >"$log" 2>&1 ||
+    data_error "lowp generate failed: $(tail -n 1 "$log")"
+  rate=$(sed -n 's/^generated [0-9]* tokens in [0-9.]* s: \([0-9.]*\) tokens\/s$/\1/p' "$log" | tail -n 1)
+  [[ -n "$rate" ]] || data_error "lowp generate printed no 'generated ... tokens/s' line"
+  echo "$rate"
+}
+
 # llama_cpp_build DIR JOBS TARGET...: configures and builds llama.cpp's TARGETs from
 # $LLAMA_CPP_DIR into DIR (reused when already built) and prints DIR/bin. Its tools are
 # examples/ in older checkouts and tools/ in newer ones: both switches are on.

@@ -57,10 +57,7 @@ run_peer() {
   [[ -n "$peer" ]] || data_error "run.c printed no 'achieved tok/s' line"
 }
 run_lowp() {
-  "$lowp" generate --model "$model" --max-tokens "$((steps - 1))" --threads "$threads" --timing >"$log" 2>&1 ||
-    data_error "lowp generate failed: $(tail -n 1 "$log")"
-  mine=$(sed -n 's/^generated [0-9]* tokens in [0-9.]* s: \([0-9.]*\) tokens\/s$/\1/p' "$log" | tail -n 1)
-  [[ -n "$mine" ]] || data_error "lowp generate printed no 'generated ... tokens/s' line"
+  mine=$(lowp_tokens_per_s "$lowp" "$model" "$((steps - 1))" "$threads")
 }
 echo "model,threads,steps,repetition,runc_tokens_per_s,lowp_tokens_per_s" >"$rows"
 for ((i = 1; i <= repeat; i++)); do

@@ -59,10 +59,7 @@ run_peer() {
   fi
 }
 run_lowp() {
-  "$lowp" generate --model "$model" --max-tokens "$tokens" --threads "$threads" --timing >"$log" 2>&1 ||
-    data_error "lowp generate failed: $(tail -n 1 "$log")"
-  lowp_gen=$(sed -n 's/^generated [0-9]* tokens in [0-9.]* s: \([0-9.]*\) tokens\/s$/\1/p' "$log" | tail -n 1)
-  [[ -n "$lowp_gen" ]] || data_error "lowp generate printed no 'generated ... tokens/s' line"
+  lowp_gen=$(lowp_tokens_per_s "$lowp" "$model" "$tokens" "$threads")
   lowp_s="" lowp_mb="" lowp_ppl=""
   if [[ -n "$text" ]]; then
     read -r lowp_s lowp_mb < <(wall_and_rss "$lowp" eval --model "$model" --text "$text" --ctx "$ctx" --threads "$threads")
