@@ -8,7 +8,6 @@
 #include <cstring>
 #include <vector>
 
-#include "gemm_tasks.hpp"
 #include "gemv_f32_kernels.hpp"
 #include "lowp/numerics/half.hpp"
 
