@@ -201,7 +201,6 @@ void TeamSpeeds::split(std::size_t team, std::size_t total, std::size_t* ends) c
   for (std::size_t t = 0; t + 1 < team; ++t) {
     part += speed(t);
     ends[t] = std::min<std::size_t>(total, static_cast<std::size_t>(std::lround(static_cast<double>(total) * (part / sum))));
-    if (t > 0) ends[t] = std::max(ends[t], ends[t - 1]);
   }
   ends[team - 1] = total;
 }
