@@ -2,6 +2,8 @@
 // of stories260K, and a token-by-token llama2.c-style forward written in llama_reference.hpp.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -194,6 +196,42 @@ TEST(LlamaForward, SwigluIsTheSameAtAnyThreadCountAndNearItsDefinition) {
     const double x = g[i], s = 1 / (1 + std::exp(-x)), a = double(dh[i]) * u[i] * s;
     ASSERT_NEAR(dg1[i], a * (1 + x * (1 - s)), tol * std::fabs(a) * (1 + std::fabs(x * (1 - s))) + 1e-30) << i;
     ASSERT_NEAR(du1[i], double(dh[i]) * x * s, tol * std::fabs(double(dh[i]) * x * s) + 1e-30) << i;
+  }
+}
+
+TEST(LlamaForward, SwigluKernelsOfEveryIsaGiveTheSameBits) {
+  // The AVX-512 copy of the loops (model/swiglu_avx512.cpp) against the baseline build's, bit for
+  // bit: random values and the edges of exp_nonpositive's range (its -87 clamp, flush to 0),
+  // zeros, subnormals, infinities and NaN (NaN for NaN), in lengths that leave every vector remainder.
+  using lowp::Isa;
+  if (!lowp::isa_available(Isa::avx512)) GTEST_SKIP() << "no AVX-512 on this CPU: nothing to compare the scalar loops with";
+  std::mt19937 gen(5);
+  std::normal_distribution<float> nd(0.0f, 8.0f);
+  const float special[] = {0.0f, -0.0f, 87.0f, -87.0f, 87.5f, -87.5f, 88.7f, -103.9f, 1e-40f, -1e-40f,
+                           std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(), 3e38f, -3e38f, 1e-7f};
+  for (const std::size_t n : {std::size_t{1}, std::size_t{15}, std::size_t{17}, std::size_t{4096 * 9 + 37}}) {
+    std::vector<float> g(n), u(n), dh(n);
+    for (auto* v : {&g, &u, &dh})
+      for (float& x : *v) x = nd(gen);
+    for (std::size_t i = 0; i < n; ++i)
+      if (i % 7 == 3) g[i] = special[(i / 7) % std::size(special)];
+    const auto run = [&](Isa isa) {
+      std::vector<float> h(n), dg(n), du(n);
+      lowp::accuracy::detail::swiglu_forward(h.data(), g.data(), u.data(), 1, n, n, 2, isa);
+      lowp::accuracy::detail::swiglu_backward(dg.data(), du.data(), dh.data(), g.data(), u.data(), n, 2, isa);
+      return std::array{h, dg, du};
+    };
+    const auto want = run(Isa::scalar), got = run(Isa::avx512);
+    for (std::size_t k = 0; k < 3; ++k)
+      for (std::size_t i = 0; i < n; ++i) {
+        if (std::isnan(want[k][i])) {  // x86 leaves a NaN's sign and payload to the operand order
+          ASSERT_TRUE(std::isnan(got[k][i])) << "output " << k << " at " << i << " of " << n;
+          continue;
+        }
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(got[k][i]), std::bit_cast<std::uint32_t>(want[k][i]))
+            << "output " << k << " at " << i << " of " << n << ", g = " << g[i];
+      }
   }
 }
 

@@ -12,7 +12,9 @@ namespace lowp::accuracy::detail {
 // polynomial, 2^n built in the exponent field. Branch-free, so the compiler vectorizes the
 // loops that call it (a libm call per element would not be) when the file is built with
 // -fno-trapping-math (both sides of its selects are evaluated).
-inline float exp_nonpositive(float x) {
+// Always inlined: files built for other ISAs include it (model/swiglu_loops.hpp), and an
+// out-of-line copy from one of them could stand in for every caller's.
+[[gnu::always_inline]] inline float exp_nonpositive(float x) {
   const float xc = std::max(x, -87.0f);  // NaN stays NaN
   float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
   n = std::min(0.0f, std::max(-126.0f, n));  // NaN -> -126: the int conversion below is defined

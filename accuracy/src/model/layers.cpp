@@ -7,7 +7,10 @@
 #include <string>
 
 #include "lowp/numerics/error.hpp"
+#include "lowp/numerics/cpu.hpp"
 #include "model/exp.hpp"
+#include "model/swiglu_avx512.hpp"
+#include "model/swiglu_loops.hpp"
 
 namespace lowp::accuracy::detail {
 namespace {
@@ -34,16 +37,6 @@ double dot_lanes(const float* a, const float* b, const float* c, std::size_t n) 
     for (std::size_t j = 0; j < 8; ++j) l[j] += term(i + j);
   for (std::size_t i = body; i < n; ++i) l[i - body] += term(i);
   return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
-}
-}  // namespace
-
-namespace {
-// x sigmoid(x), the sigmoid from e^-|x| (model/exp.hpp, vectorized) for either sign of x.
-// Internal, so swiglu_forward's loop inlines and vectorizes it (-fPIC keeps the exported
-// silu() out of line).
-inline float silu_inline(float x) {
-  const float e = exp_nonpositive(-std::fabs(x)), d = 1.0f / (1.0f + e);
-  return x * (x >= 0 ? d : e * d);
 }
 }  // namespace
 
@@ -175,27 +168,32 @@ void residual_forward(float* x, const float* y, std::size_t n) {
 
 void swiglu_forward(float* h, const float* g, const float* u, std::size_t rows, std::size_t hidden,
                     std::size_t stride, int threads) {
-#pragma omp parallel for num_threads(team(threads, rows)) schedule(static) if (rows * hidden >= (std::size_t{1} << 15))
-  for (std::size_t t = 0; t < rows; ++t)
-    for (std::size_t i = 0; i < hidden; ++i) h[t * hidden + i] = silu_inline(g[t * stride + i]) * u[t * stride + i];
+  swiglu_forward(h, g, u, rows, hidden, stride, threads, best_isa());
 }
 
-// silu'(g) = s (1 + g (1 - s)) with s = sigmoid(g) = 1 / (1 + e^-g), or e^g / (1 + e^g) for g < 0
-// (e^-|g| <= 1 either way, from the vectorized exp: a libm exp per element was most of the cost).
-// Runs of 4096 values a thread (a multiple of every vector width: the vectorized loop and its
-// scalar remainder split the values as one whole loop would, though they agree bit for bit).
+void swiglu_forward(float* h, const float* g, const float* u, std::size_t rows, std::size_t hidden,
+                    std::size_t stride, int threads, Isa isa) {
+  const auto values = isa == Isa::avx512 ? swiglu_forward_values_avx512 : swiglu_forward_values;
+#pragma omp parallel for num_threads(team(threads, rows)) schedule(static) if (rows * hidden >= (std::size_t{1} << 15))
+  for (std::size_t t = 0; t < rows; ++t) values(h + t * hidden, g + t * stride, u + t * stride, hidden);
+}
+
 void swiglu_backward(float* dg, float* du, const float* dh, const float* g, const float* u, std::size_t n,
                      int threads) {
+  swiglu_backward(dg, du, dh, g, u, n, threads, best_isa());
+}
+
+// Runs of 4096 values a thread.
+void swiglu_backward(float* dg, float* du, const float* dh, const float* g, const float* u, std::size_t n,
+                     int threads, Isa isa) {
   constexpr std::size_t kRun = 4096;
   const std::size_t runs = (n + kRun - 1) / kRun;
+  const auto values = isa == Isa::avx512 ? swiglu_backward_values_avx512 : swiglu_backward_values;
 #pragma omp parallel for num_threads(team(threads, runs)) schedule(static) if (runs > 8)
-  for (std::size_t r = 0; r < runs; ++r)
-    for (std::size_t i = r * kRun, end = std::min(n, i + kRun); i < end; ++i) {
-      const double e = exp_nonpositive(-std::fabs(g[i])), d = 1.0 / (1.0 + e);
-      const double s = g[i] >= 0 ? d : e * d;
-      dg[i] = static_cast<float>(dh[i] * u[i] * s * (1.0 + g[i] * (1.0 - s)));
-      du[i] = static_cast<float>(dh[i] * g[i] * s);
-    }
+  for (std::size_t r = 0; r < runs; ++r) {
+    const std::size_t i = r * kRun, m = std::min(kRun, n - i);
+    values(dg + i, du + i, dh + i, g + i, u + i, m);
+  }
 }
 
 double crossentropy_forward(const float* logits, const int* targets, std::size_t rows, std::size_t vocab,

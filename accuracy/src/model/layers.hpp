@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lowp/accuracy/model.hpp"
+#include "lowp/numerics/cpu.hpp"
 #include "lowp/quant/gemm.hpp"
 
 namespace lowp::accuracy::detail {
@@ -62,6 +63,12 @@ void swiglu_forward(float* h, const float* g, const float* u, std::size_t rows, 
 // thread count (each value's arithmetic is its own).
 void swiglu_backward(float* dg, float* du, const float* dh, const float* g, const float* u, std::size_t n,
                      int threads);
+// The same on the kernels of `isa` (available here: best_isa() or below); the ISA does not
+// change the bits. The overloads above take best_isa().
+void swiglu_forward(float* h, const float* g, const float* u, std::size_t rows, std::size_t hidden,
+                    std::size_t stride, int threads, Isa isa);
+void swiglu_backward(float* dg, float* du, const float* dh, const float* g, const float* u, std::size_t n,
+                     int threads, Isa isa);
 
 // ---- cross-entropy over [rows, vocab] logits: returns the sum over rows (in order) of
 // log-sum-exp - logit[target], in double; sums[r] = sum_j exp(logit - rowmax) for the backward
