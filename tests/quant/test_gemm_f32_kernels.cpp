@@ -132,6 +132,30 @@ TEST(GemmF32Kernels, PackRowsIsTheTransposeOfTheRows) {
   }
 }
 
+// Each instruction set's packing of a transposed operand against its definition: out[k * width +
+// c] = src[k * ld + c] for c < n, zeros up to the width, nothing written past kc * width and
+// nothing read past column n of a row (the source ends right after the last row's n floats).
+TEST(GemmF32Kernels, PackColsCopiesTheRowsOfEachK) {
+  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+    if (!isa_available(isa)) continue;
+    const detail::PackColsFn pack = detail::gemm_f32_kernel(isa).pack_cols;
+    for (std::size_t width : {3, 4, 6, 12, 16, 17, 32})
+      for (std::size_t n = 0; n <= width; ++n)
+        for (std::size_t kc : {1, 7, 256})
+          for (std::size_t ld : {width, width + 5}) {
+            const std::size_t size = (kc - 1) * ld + n;  // a vector of exactly that many: ASan sees past it
+            const auto vals = test::normal_floats(size + 1, static_cast<std::uint32_t>(width * 1000 + kc + ld));
+            const std::vector<float> src(vals.begin(), vals.begin() + static_cast<std::ptrdiff_t>(size));
+            std::vector<float> out(kc * width + 8, -7.0f), want(kc * width + 8, -7.0f);
+            for (std::size_t k = 0; k < kc; ++k)
+              for (std::size_t c = 0; c < width; ++c) want[k * width + c] = c < n ? src[k * ld + c] : 0.0f;
+            pack(src.data(), ld, n, width, kc, out.data());
+            EXPECT_TRUE(same_bits(out, want)) << isa_name(isa) << " width=" << width << " n=" << n << " kc=" << kc
+                                              << " ld=" << ld;
+          }
+  }
+}
+
 // The public gemm_f32 with operands laid out either way round: the oracle's bits every time.
 TEST(GemmF32Kernels, LayoutsGiveTheBitsOfTheTransposedCopies) {
   for (const auto& s : kShapes) {

@@ -58,10 +58,7 @@ void pack_b(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t j0, std
     float* out = bp + s * kc * nr;
     const std::size_t cols = std::min(nr, nj - s * nr), j = j0 + s * nr;
     if (g.b_t) {
-      for (std::size_t k = 0; k < kc; ++k) {
-        std::memcpy(out + k * nr, g.b_t + (k0 + k) * g.N + j, cols * sizeof(float));
-        std::fill(out + k * nr + cols, out + (k + 1) * nr, 0.0f);
-      }
+      kern.pack_cols(g.b_t + k0 * g.N + j, g.N, cols, nr, kc, out);
       continue;
     }
     const void* rows[kMaxWidth];
@@ -93,7 +90,11 @@ void pack_a(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t i0, std
       kern.pack_rows(p, rows, mr, kc, out);
       continue;
     }
-    for (std::size_t k = 0; k < kc; ++k) {  // stored transposed: the rows of a k side by side
+    if (g.a_rs == 1) {  // stored transposed: the rows of a k side by side
+      kern.pack_cols(a, g.a_cs, rows, mr, kc, out);
+      continue;
+    }
+    for (std::size_t k = 0; k < kc; ++k) {
       for (std::size_t r = 0; r < rows; ++r) out[k * mr + r] = a[r * g.a_rs + k * g.a_cs];
       std::fill(out + k * mr + rows, out + (k + 1) * mr, 0.0f);
     }
@@ -172,7 +173,14 @@ void pack_rows_scalar(const void* const* rows, std::size_t n, std::size_t width,
     }
 }
 
-const GemmF32Kernel kGemmF32Scalar = {kScalarMr, kScalarNr, &scalar_tile, &pack_rows_scalar};
+void pack_cols_scalar(const float* src, std::size_t ld, std::size_t n, std::size_t width, std::size_t kc, float* out) {
+  for (std::size_t k = 0; k < kc; ++k) {
+    std::copy_n(src + k * ld, n, out + k * width);
+    std::fill(out + k * width + n, out + (k + 1) * width, 0.0f);
+  }
+}
+
+const GemmF32Kernel kGemmF32Scalar = {kScalarMr, kScalarNr, &scalar_tile, &pack_rows_scalar, &pack_cols_scalar};
 
 const GemmF32Kernel& gemm_f32_kernel(Isa isa) {
   switch (isa) {

@@ -64,6 +64,6 @@ void pack_rows_avx2(const void* const* rows, std::size_t n, std::size_t width, s
   }
 }
 
-const GemmF32Kernel kGemmF32Avx2 = GemmF32Simd<xsimd::fma3<xsimd::avx2>, Fma256, 6, 2>::table(&pack_rows_avx2, true);
+const GemmF32Kernel kGemmF32Avx2 = GemmF32Simd<xsimd::fma3<xsimd::avx2>, Fma256, 6, 2>::table(&pack_rows_avx2, &pack_cols_scalar, true);
 
 }  // namespace lowp::quant::detail

@@ -26,6 +26,12 @@ using PackRowsFn = void (*)(const void* const* rows, std::size_t n, std::size_t 
 constexpr std::size_t kMaxWidth = 32;
 void pack_rows_scalar(const void* const* rows, std::size_t n, std::size_t width, std::size_t kc, float* out);
 void pack_rows_avx2(const void* const* rows, std::size_t n, std::size_t width, std::size_t kc, float* out);
+// out[k * width + c] = src[k * ld + c] for c < n, 0 for n <= c < width, k < kc: the slivers of
+// an operand stored transposed (its rows side by side along k), width up to kMaxWidth.
+using PackColsFn = void (*)(const float* src, std::size_t ld, std::size_t n, std::size_t width, std::size_t kc,
+                            float* out);
+void pack_cols_scalar(const float* src, std::size_t ld, std::size_t n, std::size_t width, std::size_t kc, float* out);
+void pack_cols_avx512(const float* src, std::size_t ld, std::size_t n, std::size_t width, std::size_t kc, float* out);
 
 struct GemmF32Kernel {
   std::size_t mr, nr;
@@ -34,6 +40,7 @@ struct GemmF32Kernel {
   void (*tile)(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc, bool add,
                const float* c_next);
   PackRowsFn pack_rows;
+  PackColsFn pack_cols;
   // Whether the driver fetches the next B sliver into L2 over the current sliver's tiles. On
   // Zen 3 (AVX2, 512 KiB L2) the tiles otherwise waited on L3 at each sliver's start; on Zen 5
   // (AVX-512) the hardware prefetcher keeps up and the extra prefetches cost 3 % at 2048^3.

@@ -51,8 +51,8 @@ struct GemmF32Simd {
       }
   }
 
-  static constexpr GemmF32Kernel table(PackRowsFn pack, bool prefetch_next_sliver) {
-    return {MR, NR, &tile, pack, prefetch_next_sliver};
+  static constexpr GemmF32Kernel table(PackRowsFn pack, PackColsFn pack_cols, bool prefetch_next_sliver) {
+    return {MR, NR, &tile, pack, pack_cols, prefetch_next_sliver};
   }
 };
 
