@@ -183,7 +183,7 @@ void Optimizer::init_params(std::span<const ParamTensor> tensors) const {
     for (float& x : p.param) x = round_bf16(x);
 }
 
-void Optimizer::store(Moment& mo, const std::vector<double>& x, bool second) const {
+void Optimizer::store(Moment& mo, const UninitVector<double>& x, bool second) const {
   const std::size_t n = x.size();
   switch (config_.moments) {
     case MomentFormat::fp32:
@@ -226,7 +226,7 @@ void Optimizer::store(Moment& mo, const std::vector<double>& x, bool second) con
   }
 }
 
-void Optimizer::fetch(const Moment& mo, std::size_t n, std::vector<double>& x, bool second) const {
+void Optimizer::fetch(const Moment& mo, std::size_t n, UninitVector<double>& x, bool second) const {
   x.resize(n);
   switch (config_.moments) {
     case MomentFormat::fp32:
@@ -272,15 +272,15 @@ TensorStepStats Optimizer::step_tensor(const ParamTensor& p, std::size_t k, Slot
   ts.count = n;
   double sum = 0;
   const double e2 = c.eps * c.eps;
-  std::vector<double>& m = buf.m;
-  std::vector<double>& v = buf.v;
+  UninitVector<double>& m = buf.m;
+  UninitVector<double>& v = buf.v;
   if (c.moments == MomentFormat::fp32) {
     // Stored as float per element: update, store and read back in one pass.
     if (slot.m.f32.empty()) slot.m.f32.assign(n, 0.0f);
     if (slot.v.f32.empty()) slot.v.f32.assign(n, 0.0f);
     float* mf = slot.m.f32.data();
     float* vf = slot.v.f32.data();
-    std::vector<double>& term = buf.g;  // the terms of r's sum, added in order below
+    UninitVector<double>& term = buf.g;  // the terms of r's sum, added in order below
     term.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       const double g = st.clip_scale * static_cast<double>(p.grad[i]);
@@ -293,7 +293,7 @@ TensorStepStats Optimizer::step_tensor(const ParamTensor& p, std::size_t k, Slot
     }
     for (std::size_t i = 0; i < n; ++i) sum += term[i];
   } else {
-    std::vector<double>& g = buf.g;
+    UninitVector<double>& g = buf.g;
     fetch(slot.m, n, m, false);
     fetch(slot.v, n, v, true);
     g.resize(n);

@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lowp/numerics/uninit_vector.hpp"
+
 namespace lowp::train {
 
 enum class OptimizerKind { adamw, stable_adamw };
@@ -130,15 +132,17 @@ class Optimizer {
     std::size_t size = 0;
     Moment m, v;
   };
-  struct Buffers {  // one worker's scratch, kept between steps (no page faults per step)
-    std::vector<double> m, v, g;
+  // One worker's scratch, kept between steps (no page faults per step), each resize written in
+  // full (no zero fill as tensor sizes alternate).
+  struct Buffers {
+    UninitVector<double> m, v, g;
   };
   TensorStepStats step_tensor(const ParamTensor& p, std::size_t k, Slot& slot, const StepStats& st, double bc1,
                               double bc2, Buffers& buf) const;
   // Throws lowp::Error naming the first tensor whose name or size differs from the slot's.
   static void match(std::span<const ParamTensor> tensors, const std::vector<Slot>& slots, const char* what);
-  void store(Moment& mo, const std::vector<double>& x, bool second) const;
-  void fetch(const Moment& mo, std::size_t n, std::vector<double>& x, bool second) const;
+  void store(Moment& mo, const UninitVector<double>& x, bool second) const;
+  void fetch(const Moment& mo, std::size_t n, UninitVector<double>& x, bool second) const;
 
   OptimizerConfig config_;
   std::size_t t_ = 0;

@@ -125,7 +125,7 @@ struct QuantLinear::State {
   // From the last forward.
   std::size_t M = 0;
   bool have_forward = false;
-  std::vector<float> X;  // float32 X, or the forward's quantized X (wgrad_uses_quantized_x)
+  detail::ScratchFloats X;  // float32 X, or the forward's quantized X (wgrad_uses_quantized_x)
   Int8Operand Xq;        // the forward's int8 X (memory-efficient SwitchBack: instead of X)
   Int8Operand dYq;       // the dgrad's int8 dY (kept: no page faults per step)
 

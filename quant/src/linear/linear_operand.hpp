@@ -9,11 +9,16 @@
 
 #include "../gemm/transpose.hpp"
 #include "lowp/hadamard/rotation.hpp"
+#include "lowp/numerics/uninit_vector.hpp"
 #include "lowp/quant/delayed_scaling.hpp"
 #include "lowp/quant/linear.hpp"
 #include "lowp/quant/quantize.hpp"
 
 namespace lowp::quant::detail {
+
+// Scratch written in full after each resize: the operands change size from GEMM to GEMM, and
+// a std::vector zero-filled each growth, every step.
+using ScratchFloats = UninitVector<float>;
 
 // A GEMM operand L (rows x cols, reduction along cols). `data` holds L row-major, or, when
 // `transposed`, L^T row-major (cols x rows): quantizing in the source's own layout saves a
@@ -21,7 +26,7 @@ namespace lowp::quant::detail {
 struct Operand {
   const float* data = nullptr;
   bool transposed = false;
-  std::vector<float> own;  // backing store when the data were copied
+  ScratchFloats own;  // backing store when the data were copied
 };
 
 struct OperandPlan {
