@@ -1,5 +1,5 @@
 // BM_decode_step_<type>/threads:<n>: one lowp::accuracy::Decoder step (the fp32 recipe, the
-// model's weights read as stored) on the 85M shape (dim 768, 12 layers, hidden 2048, 12
+// model's weights read as stored; float32 ones as the decoder re-lays them, InterleavedRows) on the 85M shape (dim 768, 12 layers, hidden 2048, 12
 // heads, vocab 32000, untied classifier; random weights) at positions 8..71, with the 2-D
 // weights stored as <type>: f32 and f16 / bf16 (the f32 model's values rounded), and GGUF's
 // Q8_0, Q4_K and Q6_K (random blocks with a small scale), read in place as `lowp generate`
@@ -35,6 +35,7 @@
 #include "lowp/accuracy/eval.hpp"
 #include "lowp/numerics/half.hpp"
 #include "lowp/quant/gemm.hpp"
+#include "lowp/quant/interleaved_rows.hpp"
 #include "lowp/quant/packed_weight.hpp"
 #include "lowp/quant/quantize.hpp"
 
@@ -224,7 +225,7 @@ BENCHMARK(BM_decode_step_mxfp4)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTi
 
 // BM_decode_gemv_<type>/threads:1: the step's kernel alone on weights held in cache, the one-row
 // GEMV (gemm_f32, M = 1) over the first kGemvRows rows of layer 0's w_down (2048 columns;
-// mxfp4: those rows packed), run again and again on one thread (on two, its thread start-up
+// mxfp4: those rows packed; f32: interleaved, as the step's prepared weights are), run again and again on one thread (on two, its thread start-up
 // would dominate). Its weight bytes per second against the step's memcpy at one thread (every
 // weight, from memory): below 0.7, the kernel's arithmetic bounds the one-thread step under
 // the target even if memory cost nothing.
@@ -246,8 +247,11 @@ void run_gemv(benchmark::State& state, std::uint32_t type, bool packed = false) 
       return;
     }
     m = pw->matrix();
-  } else if (type == ggml::f32) {  // the f32 model's layers are plain floats
-    m = {StoredType::f32, f32_model().layers[0].w_down.data(), 768, 2048};
+  }
+  std::optional<lowp::quant::InterleavedRows> il;
+  if (type == ggml::f32 && !packed) {  // the f32 model's layers are plain floats, which the step reads interleaved
+    il.emplace(StoredMatrix{StoredType::f32, f32_model().layers[0].w_down.data(), kGemvRows, 2048});
+    m = il->matrix();
   }
   m.rows = kGemvRows;
   std::vector<float> x(2048, 0.5f), y(kGemvRows);

@@ -22,6 +22,7 @@
 #include "lowp/accuracy/recipe.hpp"
 #include "lowp/hadamard/rotation.hpp"
 #include "lowp/quant/gemm.hpp"
+#include "lowp/quant/interleaved_rows.hpp"
 #include "lowp/quant/linear.hpp"
 #include "lowp/quant/packed_weight.hpp"
 #include "lowp/quant/quantize.hpp"
@@ -44,6 +45,8 @@ struct Linear {
   std::optional<quant::QuantSpec> act;
   hadamard::Rotation rot;
   std::unique_ptr<quant::QuantLinear> engine;  // SwitchBack: the real int8 GEMM
+  // The model's float32 weight re-laid for one-row products (decoders): `weight` reads it.
+  std::unique_ptr<const quant::InterleavedRows> interleaved;
 };
 
 // Linears whose outputs are concatenated column-wise ([q | k | v], [gate | up]).

@@ -9,6 +9,7 @@
 #include "model/llama.hpp"
 #include "model/tensors.hpp"
 #include "lowp/formats/bulk.hpp"
+#include "lowp/quant/interleaved_rows.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::detail {
@@ -84,6 +85,12 @@ class Preparer {
       } else {
         L.weight = m.w;
         if (m.w.type == quant::StoredType::f32 && !m.w.row_map) L.w = static_cast<const float*>(m.w.data);
+        // A decoder's one-row products read float32 rows interleaved (one stream each, the same
+        // bits); its windows (the prompt) read the copy too, so the model's rows are read once.
+        if (pack_ && quant::InterleavedRows::fits(m.w)) {
+          L.interleaved = std::make_unique<const quant::InterleavedRows>(m.w);
+          L.weight = L.interleaved->matrix();
+        }
       }
       parts.push_back(std::move(L));
     }

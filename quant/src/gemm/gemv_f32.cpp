@@ -237,6 +237,11 @@ void gemv_rows_tail(StoredType t, const float* x, const void* const* w, std::siz
   }
 }
 
+void dot_interleaved_scalar(const float* x, const float* w, std::size_t n, float* acc) {
+  for (std::size_t k = 0; k < n; ++k)
+    for (std::size_t r = 0; r < kInterleave; ++r) acc[r] = std::fma(x[k], w[k * kInterleave + r], acc[r]);
+}
+
 const GemvF32Kernel kGemvF32Scalar = {
     kScalarRows,
     {&scalar_rows<StoredType::f32>, &scalar_rows<StoredType::f16>, &scalar_rows<StoredType::bf16>},

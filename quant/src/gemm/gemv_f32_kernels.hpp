@@ -40,6 +40,15 @@ constexpr std::size_t kGemvDotRows = 64;
 // acc[r] (r < kGemvLaneRows) continues its fma chain over k = 0 .. n-1 of x[k] * w[k * kGemvLaneRows + r].
 using GemvLanesFn = void (*)(const float* x, const float* w, std::size_t n, float* acc);
 
+// Float32 rows interleaved kInterleave at a time (lowp/quant/interleaved_rows.hpp): acc[r]
+// (r < kInterleave) continues its fma chain over k = 0 .. n-1 of x[k] * w[k * kInterleave + r];
+// w 64-byte aligned. One dot_lanes call's rows.
+constexpr std::size_t kInterleave = kGemvDotRows;
+using InterleavedDotFn = void (*)(const float* x, const float* w, std::size_t n, float* acc);
+void dot_interleaved_scalar(const float* x, const float* w, std::size_t n, float* acc);
+void dot_interleaved_avx2(const float* x, const float* w, std::size_t n, float* acc);
+void dot_interleaved_avx512(const float* x, const float* w, std::size_t n, float* acc);
+
 struct GemvF32Kernel {
   std::size_t rows;        // rows of B per dot_rows call
   GemvRowsFn dot_rows[3];  // by StoredType: f32, f16, bf16

@@ -1,0 +1,101 @@
+// InterleavedRows: the copy, the row decoder gemm_f32's packing reads, and the one-row GEMM's
+// dot over the interleaved groups (gemv_f32_kernels.hpp's per-ISA kernels).
+#include "lowp/quant/interleaved_rows.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "gemv_f32_kernels.hpp"
+#include "lowp/numerics/error.hpp"
+#include "lowp/numerics/uninit_vector.hpp"
+#include "transpose.hpp"
+
+namespace lowp::quant {
+
+struct InterleavedRows::Data {
+  std::size_t cols = 0;
+  UninitVector<float> store;
+  float* w = nullptr;  // in store, 64-byte aligned: whole groups of 64 rows (the last padded with zero rows)
+};
+
+namespace {
+
+using detail::kInterleave;
+
+// Elements [k0, k0 + n) of the row whose slot (rows x cols floats, row-major) starts at `row`:
+// its group's base and its lane follow from the slot's index.
+void widen_interleaved(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
+  const auto& d = *static_cast<const InterleavedRows::Data*>(ctx);
+  const auto l = static_cast<std::size_t>(static_cast<const float*>(row) - d.w) / d.cols;
+  const float* g = d.w + l / kInterleave * kInterleave * d.cols + k0 * kInterleave;
+  const std::size_t r = l % kInterleave;
+  for (std::size_t i = 0; i < n; ++i) out[i] = g[i * kInterleave + r];
+}
+
+// rows[0] is the slot of a group's first row (the one-row GEMM's passes are whole groups).
+template <detail::InterleavedDotFn Dot>
+void dot_interleaved(const void*, const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  Dot(x, static_cast<const float*>(rows[0]) + k0 * kInterleave, n, acc);
+}
+
+DotLanesFn dot_for(Isa isa) {
+  switch (isa) {
+    case Isa::avx512: return &dot_interleaved<detail::dot_interleaved_avx512>;
+    case Isa::avx2: return &dot_interleaved<detail::dot_interleaved_avx2>;
+    case Isa::scalar: break;
+  }
+  return &dot_interleaved<detail::dot_interleaved_scalar>;
+}
+
+}  // namespace
+
+bool InterleavedRows::fits(const StoredMatrix& B) noexcept {
+  return B.type == StoredType::f32 && !B.row_map && B.cols > 0 && B.cols % 32 == 0 && B.data;
+}
+
+InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) : d_(std::make_unique<Data>()) {
+  if (!fits(B))
+    throw Error("interleaved rows: need float32 rows without a row map, columns a multiple of 32 (" +
+                std::to_string(B.rows) + " x " + std::to_string(B.cols) + ")");
+  const std::size_t cols = B.cols, groups = (B.rows + kInterleave - 1) / kInterleave;
+  d_->cols = cols;
+  d_->store.resize(groups * kInterleave * cols + 16);
+  void* base = d_->store.data();
+  std::size_t space = d_->store.size() * sizeof(float);
+  d_->w = static_cast<float*>(std::align(64, groups * kInterleave * cols * sizeof(float), base, space));
+  const auto* src = static_cast<const float*>(B.data);
+  float* dst = d_->w;
+  // Each group is a 64 x cols block transposed (the last one's missing rows as zeros).
+#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads())
+  {
+    UninitVector<float> block;
+#pragma omp for schedule(static)
+    for (std::size_t g = 0; g < groups; ++g) {
+      const std::size_t r0 = g * kInterleave, n = std::min(kInterleave, B.rows - r0);
+      const float* from = src + r0 * cols;
+      if (n < kInterleave) {
+        block.assign(kInterleave * cols, 0.0f);
+        std::copy_n(from, n * cols, block.data());
+        from = block.data();
+      }
+      detail::transpose(from, dst + r0 * cols, kInterleave, cols);
+    }
+  }
+  m_.type = StoredType::custom;
+  m_.data = d_->w;
+  m_.rows = B.rows;
+  m_.cols = cols;
+  m_.row_bytes = cols * sizeof(float);
+  m_.block = 1;
+  m_.widen = &widen_interleaved;
+  m_.ctx = d_.get();
+  m_.dot_lanes = dot_for(best_isa());
+}
+
+InterleavedRows::~InterleavedRows() = default;
+
+}  // namespace lowp::quant

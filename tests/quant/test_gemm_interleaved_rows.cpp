@@ -1,0 +1,87 @@
+// InterleavedRows: a float32 matrix re-laid 64 rows at a time. Its widened rows are the source
+// rows (the source freed first: nothing reads it again), every ISA's interleaved dot equals the
+// scalar fma chain written here, and gemm_f32 on it (one row: the interleaved dot; several: the
+// packing through its row decoder) gives the source matrix's bits, at one and two threads, for
+// row counts that leave a partial last group and columns that leave a partial K block.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "../../quant/src/gemm/gemv_f32_kernels.hpp"
+#include "lowp/numerics/cpu.hpp"
+#include "lowp/numerics/error.hpp"
+#include "lowp/quant/gemm.hpp"
+#include "lowp/quant/interleaved_rows.hpp"
+#include "support/test_support.hpp"
+
+namespace {
+
+using namespace lowp;
+using namespace lowp::quant;
+
+bool il_same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+TEST(InterleavedRows, GivesTheSourceRowsAndItsProductsBits) {
+  for (const std::size_t rows : {1, 63, 64, 100, 200})
+    for (const std::size_t cols : {32, 96, 544}) {
+      const auto w = test::normal_floats(rows * cols, static_cast<std::uint32_t>(rows * 7 + cols));
+      // The source one float past an aligned start (a mapped file's tensors need not align).
+      auto* src = new std::vector<float>(rows * cols + 1);
+      std::copy(w.begin(), w.end(), src->begin() + 1);
+      const InterleavedRows il(StoredMatrix{StoredType::f32, src->data() + 1, rows, cols});
+      delete src;
+      const StoredMatrix& m = il.matrix();
+      ASSERT_EQ(m.rows, rows);
+      ASSERT_EQ(m.cols, cols);
+      std::vector<float> got(rows * cols);
+      widen_rows(m, 0, rows, got.data());
+      EXPECT_TRUE(il_same_bits(got, w)) << rows << " x " << cols;
+      const StoredMatrix plain{StoredType::f32, w.data(), rows, cols};
+      for (const std::size_t M : {1, 5})
+        for (const int threads : {1, 2}) {
+          const auto x = test::normal_floats(M * cols, 99);
+          std::vector<float> want(M * rows), y(M * rows);
+          gemm_f32(x.data(), plain, want.data(), M, false, threads);
+          gemm_f32(x.data(), m, y.data(), M, false, threads);
+          EXPECT_TRUE(il_same_bits(y, want)) << rows << " x " << cols << " M=" << M << " threads=" << threads;
+        }
+    }
+}
+
+TEST(InterleavedRows, EveryIsaDotIsTheFmaChainOfEachRow) {
+  constexpr std::size_t R = detail::kInterleave, n = 300;
+  std::vector<float> store(R * n + 16);
+  float* w = store.data() + (16 - reinterpret_cast<std::uintptr_t>(store.data()) / 4 % 16) % 16;  // 64-byte aligned
+  const auto vals = test::normal_floats(R * n, 3), x = test::normal_floats(n, 4), acc0 = test::normal_floats(R, 5);
+  std::copy(vals.begin(), vals.end(), w);
+  std::vector<float> want(acc0);
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t k = 0; k < n; ++k) want[r] = std::fma(x[k], w[k * R + r], want[r]);
+  const std::pair<Isa, detail::InterleavedDotFn> dots[] = {{Isa::scalar, &detail::dot_interleaved_scalar},
+                                                           {Isa::avx2, &detail::dot_interleaved_avx2},
+                                                           {Isa::avx512, &detail::dot_interleaved_avx512}};
+  for (const auto& [isa, dot] : dots) {
+    if (!isa_available(isa)) continue;
+    std::vector<float> acc(acc0);
+    dot(x.data(), w, n, acc.data());
+    EXPECT_TRUE(il_same_bits(acc, want)) << isa_name(isa);
+  }
+}
+
+TEST(InterleavedRows, RefusesWhatItCannotRelay) {
+  std::vector<float> w(64 * 40, 1.0f);
+  const std::uint32_t map[2] = {1, 0};
+  EXPECT_THROW(InterleavedRows(StoredMatrix{StoredType::f32, w.data(), 64, 40}), Error);  // 40 columns
+  EXPECT_THROW(InterleavedRows(StoredMatrix{StoredType::bf16, w.data(), 64, 32}), Error);
+  StoredMatrix mapped{StoredType::f32, w.data(), 2, 32};
+  mapped.row_map = map;
+  EXPECT_THROW((InterleavedRows(mapped)), Error);
+  EXPECT_FALSE(InterleavedRows::fits(mapped));
+  EXPECT_TRUE(InterleavedRows::fits(StoredMatrix{StoredType::f32, w.data(), 64, 32}));
+}
+
+}  // namespace
