@@ -129,6 +129,42 @@ TEST(Decode, FourBitWeightsArePackedForTheStep) {
   EXPECT_EQ(Decoder(m, find_recipe("mxfp4"), 4).step_weight_bytes(), c.n_layers * mx + 4 * vocab * dim);
 }
 
+// A decoder's float32 weights (every linear of the fp32 recipe here, the classifier too) are
+// re-laid interleaved (InterleavedRows) when the copies fit the memory budget, and read in
+// place otherwise; the comparisons above run on the interleaved ones. The mutants in mind: a
+// decoder that never interleaves (which those comparisons cannot see), and one that ignores
+// --max-memory.
+TEST(Decode, FloatWeightsAreInterleavedWithinTheMemoryBudget) {
+  const LlamaModel m = make_model(gqa_config(), 13);
+  const auto count = [&](bool pack) {
+    std::size_t interleaved = 0, linears = 0;
+    const detail::PreparedModel pm = detail::prepare(m, find_recipe("fp32"), 8, nullptr, pack);
+    for (const auto& layer : pm.layers)
+      for (const auto* group : {&layer.qkv, &layer.wo, &layer.gate_up, &layer.down})
+        for (const auto& L : *group) {
+          ++linears;
+          if (L.interleaved) {
+            ++interleaved;
+            EXPECT_EQ(L.weight.data, L.interleaved->matrix().data);
+          }
+        }
+    for (const auto& L : pm.classifier) interleaved += L.interleaved ? 1 : 0, ++linears;
+    return std::pair{interleaved, linears};
+  };
+  const auto [all, linears] = count(true);
+  EXPECT_EQ(all, linears);
+  EXPECT_EQ(count(false).first, 0u);  // evaluation reads the model's rows
+  // A budget the decoder's own weights and cache fit, but not a second float32 copy of them.
+  struct Budget {
+    std::uint64_t saved = max_memory();
+    ~Budget() { set_max_memory(saved); }
+  } restore;
+  set_max_memory(static_cast<std::uint64_t>(weight_bytes(m.config) * 1.5));
+  EXPECT_EQ(count(true).first, 0u);
+  const std::vector<int> tokens = random_tokens(6, m.config.vocab_size, 6);
+  check_decode(m, tokens, "fp32", true);  // in place: the same bits
+}
+
 // Per-tensor scales (fp8-attn's Q, K, V; fp8-tensorwise's linear inputs; NVFP4's tensor level)
 // span the tokens: row t of one window over all tokens differs from evaluation of the prefix
 // (the amax covers later tokens), and evaluation of a longer prefix changes the earlier

@@ -8,6 +8,7 @@
 #include "model/layers.hpp"
 #include "model/llama.hpp"
 #include "model/tensors.hpp"
+#include "lowp/accuracy/memory.hpp"
 #include "lowp/formats/bulk.hpp"
 #include "lowp/quant/interleaved_rows.hpp"
 #include "lowp/numerics/error.hpp"
@@ -41,8 +42,9 @@ std::string shape_text(std::size_t rows, std::size_t cols) {
 
 class Preparer {
  public:
-  Preparer(PreparedModel& pm, const quant::LinearRecipe* preset, const CalibratedWeights* calibrated, bool pack)
-      : pm_(pm), preset_(preset), calibrated_(calibrated), pack_(pack) {}
+  Preparer(PreparedModel& pm, const quant::LinearRecipe* preset, const CalibratedWeights* calibrated, bool pack,
+           bool interleave)
+      : pm_(pm), preset_(preset), calibrated_(calibrated), pack_(pack), interleave_(interleave) {}
 
   // The linears of `members` (all reading the same T x k input), outputs concatenated.
   LinearGroup group(std::span<const Member> members, std::size_t k, int layer) {
@@ -87,7 +89,7 @@ class Preparer {
         if (m.w.type == quant::StoredType::f32 && !m.w.row_map) L.w = static_cast<const float*>(m.w.data);
         // A decoder's one-row products read float32 rows interleaved (one stream each, the same
         // bits); its windows (the prompt) read the copy too, so the model's rows are read once.
-        if (pack_ && quant::InterleavedRows::fits(m.w)) {
+        if (interleave_ && quant::InterleavedRows::fits(m.w)) {
           L.interleaved = std::make_unique<const quant::InterleavedRows>(m.w);
           L.weight = L.interleaved->matrix();
         }
@@ -184,7 +186,7 @@ class Preparer {
   PreparedModel& pm_;
   const quant::LinearRecipe* preset_;
   const CalibratedWeights* calibrated_;
-  const bool pack_;
+  const bool pack_, interleave_;
 };
 
 const quant::LinearRecipe* find_preset(const Recipe& r) {
@@ -205,6 +207,15 @@ const quant::LinearRecipe* find_preset(const Recipe& r) {
                     "' runs the real int8 GEMM; it takes no weights.* / act.* overrides");
   }
   return p;
+}
+
+// Whether a decoder may copy the model's float32 weights interleaved: the copies (at most the
+// model's float32 bytes) within the memory budget beside the model's own float32 vectors
+// (mapped weights stay in the file's pages, which the kernel can drop). Otherwise the rows are
+// read in place, with the same bits.
+bool interleave_fits(const LlamaModel& m) {
+  const double copies = weight_bytes(m.config), own = m.mapped ? 0.0 : weight_bytes(m.config);
+  return copies + own <= static_cast<double>(max_memory());
 }
 
 }  // namespace
@@ -256,7 +267,7 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
                                         : "attn.scale = " + scale_source_text(recipe.attn_scale)) +
                 " needs calibration text (--calib FILE)");
   if (calibrated) pm.static_amax = calibrated->static_amax;
-  Preparer prep(pm, find_preset(recipe), calibrated, pack);
+  Preparer prep(pm, find_preset(recipe), calibrated, pack, pack && interleave_fits(*m));
   pm.embedding = m->token_embedding.mapped() ? nullptr : m->token_embedding.data();
   pm.embedding_view = m->token_embedding.matrix(vocab, dim);
   // A linear of the table: its weight as stored (float32 here, or mapped) and its output width.
