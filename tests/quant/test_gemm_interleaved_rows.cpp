@@ -77,6 +77,7 @@ TEST(InterleavedRows, RefusesWhatItCannotRelay) {
   const std::uint32_t map[2] = {1, 0};
   EXPECT_THROW(InterleavedRows(StoredMatrix{StoredType::f32, w.data(), 64, 40}), Error);  // 40 columns
   EXPECT_THROW(InterleavedRows(StoredMatrix{StoredType::bf16, w.data(), 64, 32}), Error);
+  EXPECT_THROW(InterleavedRows(StoredMatrix{StoredType::f32, w.data(), 0, 32}), Error);  // no rows
   StoredMatrix mapped{StoredType::f32, w.data(), 2, 32};
   mapped.row_map = map;
   EXPECT_THROW((InterleavedRows(mapped)), Error);

@@ -10,10 +10,10 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gemv_f32_kernels.hpp"
 #include "lowp/numerics/error.hpp"
-#include "lowp/numerics/uninit_vector.hpp"
 #include "transpose.hpp"
 
 namespace lowp::quant {
@@ -71,7 +71,7 @@ DotLanesFn dot_for(Isa isa) {
 }  // namespace
 
 bool InterleavedRows::fits(const StoredMatrix& B) noexcept {
-  return B.type == StoredType::f32 && !B.row_map && B.cols > 0 && B.cols % 32 == 0 && B.data;
+  return B.type == StoredType::f32 && !B.row_map && B.rows > 0 && B.cols > 0 && B.cols % 32 == 0 && B.data;
 }
 
 InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) {
@@ -83,21 +83,15 @@ InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) {
   d_->cols = cols;
   const auto* src = static_cast<const float*>(B.data);
   float* dst = d_->w;
-  // Each group is a 64 x cols block transposed (the last one's missing rows as zeros).
-#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads())
-  {
-    UninitVector<float> block;
-#pragma omp for schedule(static)
-    for (std::size_t g = 0; g < groups; ++g) {
-      const std::size_t r0 = g * kInterleave, n = std::min(kInterleave, B.rows - r0);
-      const float* from = src + r0 * cols;
-      if (n < kInterleave) {
-        block.assign(kInterleave * cols, 0.0f);
-        std::copy_n(from, n * cols, block.data());
-        from = block.data();
-      }
-      detail::transpose(from, dst + r0 * cols, kInterleave, cols);
-    }
+  // Each group is a 64 x cols block transposed; the last one's missing rows are zeros.
+  const std::size_t whole = B.rows / kInterleave;
+#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : omp_get_max_threads())
+  for (std::size_t g = 0; g < whole; ++g)
+    detail::transpose(src + g * kInterleave * cols, dst + g * kInterleave * cols, kInterleave, cols);
+  if (whole < groups) {
+    std::vector<float> block(kInterleave * cols, 0.0f);
+    std::copy_n(src + whole * kInterleave * cols, (B.rows - whole * kInterleave) * cols, block.data());
+    detail::transpose(block.data(), dst + whole * kInterleave * cols, kInterleave, cols);
   }
   m_.type = StoredType::custom;
   m_.data = d_->w;

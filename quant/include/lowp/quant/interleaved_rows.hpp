@@ -13,8 +13,8 @@ namespace lowp::quant {
 
 class InterleavedRows {
  public:
-  // B: StoredType::f32 without a row map, cols a multiple of 32 (lowp::Error otherwise). The
-  // copy is made on `threads` OpenMP threads (0: all); B is not read again.
+  // B: StoredType::f32 without a row map, rows > 0, cols a multiple of 32 (lowp::Error
+  // otherwise). The copy is made on `threads` OpenMP threads (0: all); B is not read again.
   explicit InterleavedRows(const StoredMatrix& B, int threads = 0);
   InterleavedRows(const InterleavedRows&) = delete;
   InterleavedRows& operator=(const InterleavedRows&) = delete;
