@@ -175,7 +175,7 @@ void pack_rows_scalar(const void* const* rows, std::size_t n, std::size_t width,
 
 void pack_cols_scalar(const float* src, std::size_t ld, std::size_t n, std::size_t width, std::size_t kc, float* out) {
   for (std::size_t k = 0; k < kc; ++k) {
-    std::copy_n(src + k * ld, n, out + k * width);
+    if (n > 0) std::copy_n(src + k * ld, n, out + k * width);  // src may hold no element when n is 0
     std::fill(out + k * width + n, out + (k + 1) * width, 0.0f);
   }
 }

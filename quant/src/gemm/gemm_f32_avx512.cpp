@@ -14,7 +14,12 @@ void pack_cols_avx512(const float* src, std::size_t ld, std::size_t n, std::size
     return static_cast<__mmask16>(lanes >= 16 ? 0xffff : (1u << lanes) - 1);
   };
   for (std::size_t c = 0; c < width; c += 16) {
-    const __mmask16 load = mask(n > c ? n - c : 0), store = mask(width - c);
+    const __mmask16 store = mask(width - c);
+    if (n <= c) {  // zeros only: src is not touched (it may hold no element at all)
+      for (std::size_t k = 0; k < kc; ++k) _mm512_mask_storeu_ps(out + k * width + c, store, _mm512_setzero_ps());
+      continue;
+    }
+    const __mmask16 load = mask(n - c);
     for (std::size_t k = 0; k < kc; ++k)
       _mm512_mask_storeu_ps(out + k * width + c, store, _mm512_maskz_loadu_ps(load, src + k * ld + c));
   }

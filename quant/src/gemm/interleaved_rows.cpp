@@ -28,8 +28,10 @@ struct InterleavedRows::Data {
   float* w = nullptr;  // whole groups of 64 rows (the last padded with zero rows)
   explicit Data(std::size_t floats) {
     const std::size_t bytes = (floats * sizeof(float) + kSmall - 1) / kSmall * kSmall;
-    w = static_cast<float*>(std::aligned_alloc(kHuge, bytes));
-    if (!w) throw Error("interleaved rows: cannot allocate " + std::to_string(bytes) + " bytes");
+    void* p = nullptr;  // posix_memalign: aligned_alloc wants a size that is a multiple of the alignment
+    if (::posix_memalign(&p, kHuge, bytes) != 0)
+      throw Error("interleaved rows: cannot allocate " + std::to_string(bytes) + " bytes");
+    w = static_cast<float*>(p);
 #ifdef MADV_HUGEPAGE
     if (bytes >= kHuge) ::madvise(w, bytes / kHuge * kHuge, MADV_HUGEPAGE);  // a hint: the copy is the same without
 #endif
