@@ -43,9 +43,10 @@ void scalar_cols(const float* x, const float* bt, std::size_t ldb, std::size_t k
   }
 }
 
+template <std::size_t Rows = kGemvLaneRows>
 void scalar_lanes(const float* x, const float* w, std::size_t n, float* acc) {
   for (std::size_t k = 0; k < n; ++k)
-    for (std::size_t r = 0; r < kGemvLaneRows; ++r) acc[r] = std::fma(x[k], w[k * kGemvLaneRows + r], acc[r]);
+    for (std::size_t r = 0; r < Rows; ++r) acc[r] = std::fma(x[k], w[k * Rows + r], acc[r]);
 }
 
 // y[0..n) = acc (the first K block, not accumulating) or y + acc: gemm_f32's C = acc / C + acc.
@@ -238,14 +239,13 @@ void gemv_rows_tail(StoredType t, const float* x, const void* const* w, std::siz
 }
 
 void dot_interleaved_scalar(const float* x, const float* w, std::size_t n, float* acc) {
-  for (std::size_t k = 0; k < n; ++k)
-    for (std::size_t r = 0; r < kInterleave; ++r) acc[r] = std::fma(x[k], w[k * kInterleave + r], acc[r]);
+  scalar_lanes<kInterleave>(x, w, n, acc);
 }
 
 const GemvF32Kernel kGemvF32Scalar = {
     kScalarRows,
     {&scalar_rows<StoredType::f32>, &scalar_rows<StoredType::f16>, &scalar_rows<StoredType::bf16>},
-    &scalar_cols, &scalar_lanes};
+    &scalar_cols, &scalar_lanes<>};
 
 const GemvF32Kernel& gemv_f32_kernel(Isa isa) {
   switch (isa) {

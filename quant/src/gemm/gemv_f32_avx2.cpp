@@ -86,16 +86,8 @@ struct SquareBf16 {
 
 }  // namespace
 
-// Eight 8-row chains, one per register.
 void dot_interleaved_avx2(const float* x, const float* w, std::size_t n, float* acc) {
-  static_assert(kInterleave == 64);
-  __m256 a[8];
-  for (std::size_t i = 0; i < 8; ++i) a[i] = _mm256_loadu_ps(acc + 8 * i);
-  for (std::size_t k = 0; k < n; ++k, w += kInterleave) {
-    const __m256 xk = _mm256_set1_ps(x[k]);
-    for (std::size_t i = 0; i < 8; ++i) a[i] = _mm256_fmadd_ps(xk, _mm256_load_ps(w + 8 * i), a[i]);
-  }
-  for (std::size_t i = 0; i < 8; ++i) _mm256_storeu_ps(acc + 8 * i, a[i]);
+  gemv_simd_lanes<xsimd::fma3<xsimd::avx2>, Fma256, kInterleave>(x, w, n, acc);  // eight 8-row chains
 }
 
 const GemvF32Kernel kGemvF32Avx2 =

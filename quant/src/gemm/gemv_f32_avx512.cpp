@@ -46,22 +46,8 @@ void V512::transpose(__m512 r[16]) { transpose16x16(r); }
 
 }  // namespace
 
-// Four 16-row chains, one per register: each waits on its own fma latency only.
 void dot_interleaved_avx512(const float* x, const float* w, std::size_t n, float* acc) {
-  static_assert(kInterleave == 64);
-  __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_loadu_ps(acc + 16), a2 = _mm512_loadu_ps(acc + 32),
-         a3 = _mm512_loadu_ps(acc + 48);
-  for (std::size_t k = 0; k < n; ++k, w += kInterleave) {
-    const __m512 xk = _mm512_set1_ps(x[k]);
-    a0 = _mm512_fmadd_ps(xk, _mm512_load_ps(w), a0);
-    a1 = _mm512_fmadd_ps(xk, _mm512_load_ps(w + 16), a1);
-    a2 = _mm512_fmadd_ps(xk, _mm512_load_ps(w + 32), a2);
-    a3 = _mm512_fmadd_ps(xk, _mm512_load_ps(w + 48), a3);
-  }
-  _mm512_storeu_ps(acc, a0);
-  _mm512_storeu_ps(acc + 16, a1);
-  _mm512_storeu_ps(acc + 32, a2);
-  _mm512_storeu_ps(acc + 48, a3);
+  gemv_simd_lanes<xsimd::avx512f, Fma512, kInterleave>(x, w, n, acc);  // four 16-row chains
 }
 
 const GemvF32Kernel kGemvF32Avx512 =

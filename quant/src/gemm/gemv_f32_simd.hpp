@@ -78,15 +78,16 @@ struct TransposedRows {
   }
 };
 
-// dot_lanes: kGemvLaneRows / W independent chains of W rows each, one register apiece.
-template <class Arch, class Fma>
+// dot_lanes (Rows = kGemvLaneRows) and the interleaved dot (Rows = kInterleave): Rows / W
+// independent chains of W rows each, one register apiece; w 64-byte aligned.
+template <class Arch, class Fma, std::size_t Rows = kGemvLaneRows>
 void gemv_simd_lanes(const float* x, const float* w, std::size_t n, float* acc) {
   using F = xsimd::batch<float, Arch>;
-  constexpr std::size_t G = kGemvLaneRows / F::size;
+  constexpr std::size_t G = Rows / F::size;
   F a[G];
 #pragma GCC unroll 4
   for (std::size_t g = 0; g < G; ++g) a[g] = F::load_unaligned(acc + g * F::size);
-  for (std::size_t k = 0; k < n; ++k, w += kGemvLaneRows) {
+  for (std::size_t k = 0; k < n; ++k, w += Rows) {
     const F xk(x[k]);
 #pragma GCC unroll 4
     for (std::size_t g = 0; g < G; ++g) a[g] = Fma::fma(xk, F::load_aligned(w + g * F::size), a[g]);
