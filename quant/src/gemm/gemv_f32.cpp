@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -54,6 +55,45 @@ void fold(float* y, const float* acc, std::size_t n, bool add) {
   for (std::size_t j = 0; j < n; ++j) y[j] = add ? y[j] + acc[j] : acc[j];
 }
 
+// A thread's share of a product's units (row groups) still unclaimed, [front, back) packed as
+// front | back << 32. Its owner takes units from the front, one pass at a time; a thread done
+// with its own share takes others' from the back, so that neither waits for the slower one
+// (unit by unit: the owner's next rows, already being prefetched, stay its own).
+struct alignas(64) Share {
+  std::atomic<std::uint64_t> range;
+  void reset(std::size_t front, std::size_t back) { range.store(front | static_cast<std::uint64_t>(back) << 32); }
+  // Up to `want` (>= 1) units from the front: the count taken (0 once empty), the first at *first.
+  std::size_t take_front(std::size_t want, std::size_t* first) {
+    std::uint64_t r = range.load(std::memory_order_relaxed);
+    for (;;) {
+      const std::uint64_t f = r & 0xFFFFFFFFu, b = r >> 32, n = std::min<std::uint64_t>(want, b - f);
+      if (n == 0) return 0;
+      if (range.compare_exchange_weak(r, (f + n) | b << 32, std::memory_order_relaxed)) return *first = f, n;
+    }
+  }
+  bool take_back(std::size_t* unit) {
+    std::uint64_t r = range.load(std::memory_order_relaxed);
+    for (;;) {
+      const std::uint64_t f = r & 0xFFFFFFFFu, b = r >> 32;
+      if (f == b) return false;
+      if (range.compare_exchange_weak(r, f | (b - 1) << 32, std::memory_order_relaxed)) return *unit = b - 1, true;
+    }
+  }
+};
+
+// Asked before each of a run's row groups after its first: whether the thread still owns it
+// (share == nullptr: a single stolen unit, nothing after it). Counts the units it ran.
+struct Ahead {
+  Share* share;
+  std::size_t* done;
+  bool go() const {
+    std::size_t u;
+    if (!share || !share->take_front(1, &u)) return false;
+    ++*done;
+    return true;
+  }
+};
+
 // Columns [j0, j1) of y for B stored transposed (K x N).
 void cols_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x, std::size_t j0, std::size_t j1) {
   static thread_local Scratch accbuf;
@@ -66,7 +106,8 @@ void cols_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x,
 }
 
 // Rows [j0, j1) of B (a whole number of the kernel's row groups, except at B's end).
-void rows_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x, std::size_t j0, std::size_t j1) {
+void rows_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x, std::size_t j0, std::size_t j1,
+                const Ahead& ahead) {
   static thread_local Scratch wide, accbuf;
   const StoredMatrix& b = g.b;
   const std::size_t R = kern.rows;
@@ -80,6 +121,7 @@ void rows_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x,
   const auto* bytes = static_cast<const std::uint8_t*>(b.data);
   const void *w[64], *next[64];  // R <= 64
   for (std::size_t r0 = j0; r0 < j1; r0 += R) {
+    if (r0 != j0 && !ahead.go()) return;
     const std::size_t rows = std::min(R, j1 - r0);
     // The next group's rows, prefetched by the kernel when they are read in place (past B's
     // end: its last row again). Custom rows are prefetched here: while row r of this group is
@@ -127,14 +169,15 @@ bool by_lanes(const StoredMatrix& b) {
 }
 
 // Rows of B per pass of lanes_block.
-std::size_t lane_rows(const StoredMatrix& b) { return b.dot_lanes ? kGemvDotRows : kGemvLaneRows; }
+std::size_t lane_rows(const StoredMatrix& b) { return b.dot_lanes ? b.dot_rows : kGemvLaneRows; }
 
 // Rows [j0, j1) of B lane_rows(b) at a time, kLaneChunk columns per call (dot_lanes:
 // b.dot_columns when set): dot_lanes decodes and dots them in one pass; otherwise widen_lanes
 // decodes them straight into lanes, a 32 x 128 float tile (16 KiB) that stays in L1 between the
 // decode and the fmas. A 256-element block's scales are unpacked twice (measured faster than 64
 // or 256 columns).
-void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x, std::size_t j0, std::size_t j1) {
+void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x, std::size_t j0, std::size_t j1,
+                 const Ahead& ahead) {
   constexpr std::size_t kLaneChunk = 128;
   static thread_local Scratch tile, accbuf;
   const StoredMatrix& b = g.b;
@@ -142,7 +185,7 @@ void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x
   float* buf = tile.get(kGemvLaneRows * kLaneChunk);
   float* acc = accbuf.get(R);
   const auto* bytes = static_cast<const std::uint8_t*>(b.data);
-  const void* w[2][kGemvDotRows];  // this pass's rows, the next pass's
+  const void* w[2][kGemvMaxDotRows];  // this pass's rows, the next pass's
   const auto rows_at = [&](std::size_t r0, const void** out) {
     const std::size_t rows = std::min(R, j1 - r0);
     for (std::size_t r = 0; r < R; ++r) {  // past B's end: row r0 again, its sums dropped
@@ -155,6 +198,7 @@ void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x
   const std::size_t steps = (g.K + chunk - 1) / chunk * calls;
   rows_at(j0, w[0]);
   for (std::size_t r0 = j0, cur = 0; r0 < j1; r0 += R, cur ^= 1) {
+    if (r0 != j0 && !ahead.go()) return;
     const std::size_t rows = std::min(R, j1 - r0);
     const bool next = r0 + R < j1;
     if (next) rows_at(r0 + R, w[cur ^ 1]);
@@ -206,12 +250,11 @@ void TeamSpeeds::split(std::size_t team, std::size_t total, std::size_t* ends) c
   ends[team - 1] = total;
 }
 
-void TeamSpeeds::learn(std::size_t team, const std::size_t* ends, const double* seconds) {
+void TeamSpeeds::learn(std::size_t team, const std::size_t* units, const double* seconds) {
   double rate[kMax], mean = 0;
   for (std::size_t t = 0; t < team; ++t) {
-    const std::size_t units = ends[t] - (t ? ends[t - 1] : 0);
-    if (units == 0 || !(seconds[t] > 0)) return;
-    rate[t] = static_cast<double>(units) / seconds[t];
+    if (units[t] == 0 || !(seconds[t] > 0)) return;
+    rate[t] = static_cast<double>(units[t]) / seconds[t];
     mean += rate[t] / static_cast<double>(team);
   }
   for (std::size_t t = 0; t < team; ++t) {
@@ -298,31 +341,52 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
   else
     gemv_team_speeds().split(team, total, ends);
   const Part* part = parts.data();  // the calling thread's: the team's threads read it through this
-  const auto task = [&, part](std::size_t t) {
-    const std::size_t u0 = t ? ends[t - 1] : 0, u1 = ends[t];
-    for (std::size_t i = 0; i < gs.size(); ++i) {
-      const Part& p = part[i];
-      const std::size_t a = std::max(u0, p.first), b = std::min(u1, p.first + p.units);
-      if (a >= b) continue;
-      const GemmF32Args& g = gs[i];
-      const std::size_t j0 = std::min(g.N, (a - p.first) * p.unit), j1 = std::min(g.N, (b - p.first) * p.unit);
-      if (g.b_t)
-        cols_block(g, kern, x, j0, j1);
-      else if (p.lanes)
-        lanes_block(g, kern, x, j0, j1);
-      else
-        rows_block(g, kern, x, j0, j1);
+  const std::size_t nparts = parts.size();
+  Share share[TeamSpeeds::kMax];
+  for (std::size_t t = 0; t < team; ++t) share[t].reset(t ? ends[t - 1] : 0, ends[t]);
+  // Runs unit u (claimed) and, while `ahead` lets it, the units after it in u's product, up to
+  // `last` (exclusive). A transposed B's columns go in one sweep: its units are claimed at once.
+  const auto run = [&, part](std::size_t u, std::size_t last, const Ahead& ahead) {
+    const Part* p = std::upper_bound(part, part + nparts, u, [](std::size_t v, const Part& q) { return v < q.first; }) - 1;
+    const GemmF32Args& g = gs[static_cast<std::size_t>(p - part)];
+    const std::size_t end = std::min(last, p->first + p->units), j0 = (u - p->first) * p->unit;
+    std::size_t n = 1, f;
+    if (g.b_t && ahead.share && end > u + 1) {
+      n += ahead.share->take_front(end - u - 1, &f);
+      *ahead.done += n - 1;
     }
+    const std::size_t j1 = std::min(g.N, (g.b_t ? u + n : end) - p->first) * p->unit;
+    if (g.b_t)
+      cols_block(g, kern, x, j0, std::min(g.N, j1));
+    else if (p->lanes)
+      lanes_block(g, kern, x, j0, std::min(g.N, j1), ahead);
+    else
+      rows_block(g, kern, x, j0, std::min(g.N, j1), ahead);
+  };
+  // Thread t: its own share from the front, then (in a team) the others' from the back.
+  std::size_t done[TeamSpeeds::kMax] = {};
+  const auto task = [&](std::size_t t, bool steal) {
+    const Ahead own{&share[t], &done[t]};
+    for (std::size_t u; share[t].take_front(1, &u);) {
+      ++done[t];
+      run(u, ends[t], own);
+    }
+    for (std::size_t i = 1; steal && i < team; ++i)
+      for (std::size_t u, o = (t + i) % team; share[o].take_back(&u);) {
+        ++done[t];
+        run(u, u + 1, Ahead{nullptr, &done[t]});
+      }
   };
   // One task runs on the calling thread: a (nested, inactive) team of one costs more than the
   // small products that need only one, such as attention's on each of its threads.
-  if (team == 1) return task(0);
+  if (team == 1) return task(0, false);
   Error failure("");
   bool failed = false;
   double seconds[TeamSpeeds::kMax] = {};
   std::size_t got = team;
-  // Thread t takes part t (not the first free one), so that its time measures its own speed;
-  // a smaller team than asked for (a nested region) takes the parts in turn and learns nothing.
+  // Thread t takes share t first (not the first free one), so that its time measures its own
+  // speed; a smaller team than asked for (a nested region) takes the shares in turn and
+  // learns nothing.
 #pragma omp parallel num_threads(static_cast<int>(team))
   {
     const auto n = static_cast<std::size_t>(omp_get_num_threads());
@@ -330,7 +394,7 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
     for (auto t = static_cast<std::size_t>(omp_get_thread_num()); t < team; t += n) {
       const double start = omp_get_wtime();
       try {
-        task(t);
+        task(t, t + n >= team);
       } catch (const Error& e) {
 #pragma omp critical(lowp_gemm_f32_error)
         {
@@ -341,7 +405,7 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
       seconds[t] = omp_get_wtime() - start;
     }
   }
-  if (!failed && got == team) gemv_team_speeds().learn(team, ends, seconds);
+  if (!failed && got == team) gemv_team_speeds().learn(team, done, seconds);
   if (failed) throw failure;
 }
 

@@ -35,8 +35,9 @@ using GemvColsFn = void (*)(const float* x, const float* bt, std::size_t ldb, st
 // side by side: element k of row r at w[k * kGemvLaneRows + r]); four independent groups of
 // 8 (two of 16 on AVX-512) keep the fma units busy while each chain waits on its latency.
 constexpr std::size_t kGemvLaneGroup = 8, kGemvLaneRows = 32;
-// Rows of B per StoredMatrix::dot_lanes call (its public contract).
-constexpr std::size_t kGemvDotRows = 64;
+// Rows of B per StoredMatrix::dot_lanes call (its public contract): 64, or 128 where the
+// matrix says so (StoredMatrix::dot_rows).
+constexpr std::size_t kGemvDotRows = 64, kGemvMaxDotRows = 128;
 // acc[r] (r < kGemvLaneRows) continues its fma chain over k = 0 .. n-1 of x[k] * w[k * kGemvLaneRows + r].
 using GemvLanesFn = void (*)(const float* x, const float* w, std::size_t n, float* acc);
 
@@ -73,9 +74,10 @@ class TeamSpeeds {
   TeamSpeeds();
   // The end of thread t's units, [ends[t - 1], ends[t]) of [0, total); ends[team - 1] = total.
   void split(std::size_t team, std::size_t total, std::size_t* ends) const;
-  // Moves each speed a fifth of the way to its rate in a product that split by `ends` (units
-  // per second, over the team's mean); a thread with no units or no measured time: no change.
-  void learn(std::size_t team, const std::size_t* ends, const double* seconds);
+  // Moves each speed a fifth of the way to its rate in a product where thread t ran units[t]
+  // units in seconds[t] (units per second, over the team's mean); a thread with no units or no
+  // measured time: no change.
+  void learn(std::size_t team, const std::size_t* units, const double* seconds);
   void set(std::size_t t, float v);  // clamped to [1/4, 4]
   float speed(std::size_t t) const;
 
@@ -87,7 +89,8 @@ TeamSpeeds& gemv_team_speeds();  // the process's, which gemv_f32_run splits by 
 // y (1 x g.N) as gemm_f32_run computes it for g.M == 1, on `threads` OpenMP threads (>= 1).
 void gemv_f32_run(const GemmF32Args& g, const GemvF32Kernel& kernel, int threads);
 // The same for several products of one x (each g's a, a_cs and K the same), in one parallel
-// region: their row groups, in order, split into one contiguous run per thread (by TeamSpeeds).
+// region: their row groups, in order, split into one contiguous run per thread (by TeamSpeeds);
+// a thread done with its run takes the other runs' last row groups, one at a time.
 void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kernel, int threads);
 
 }  // namespace lowp::quant::detail

@@ -424,10 +424,12 @@ LaneDecoder lane_decoder(std::uint32_t type, Isa isa) {
 LaneDot lane_dot(std::uint32_t type, Isa isa) {
   switch (isa) {
     case Isa::avx512: return lane_dot_avx512(type);
-    case Isa::avx2: return lane_dot_avx2(type);
+    case Isa::avx2:
+      if (const LaneDotFn f = lane_dot_avx2(type)) return {f, 64};
+      break;
     case Isa::scalar: break;
   }
-  return nullptr;
+  return {};
 }
 
 }  // namespace lowp::accuracy::ggml
