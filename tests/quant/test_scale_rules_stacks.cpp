@@ -26,11 +26,11 @@ namespace {
 
 using test::kInf;
 
-struct Elem {
+struct StackElem {
   const char* name;
   float max;
 };
-const Elem kElems[] = {{"e4m3", 448.0f}, {"e5m2", 57344.0f}, {"e2m3", 7.5f}, {"e3m2", 28.0f}, {"e2m1", 6.0f}};
+const StackElem kStackElems[] = {{"e4m3", 448.0f}, {"e5m2", 57344.0f}, {"e2m3", 7.5f}, {"e3m2", 28.0f}, {"e2m1", 6.0f}};
 
 std::uint32_t bits_of(float f) {
   std::uint32_t b;
@@ -155,7 +155,7 @@ std::string hex(float f) {
 int lowp_code(ScaleRule r, float amax, const Format& f) { return e8m0_code(mx_rule_exponent(r, amax, f)); }
 
 TEST(StackScaleRules, EveryThresholdMatchesTheStacksOwnArithmetic) {
-  for (const Elem& el : kElems) {
+  for (const StackElem& el : kStackElems) {
     const Format f = parse_format(el.name);
     ASSERT_EQ(format_max(f), el.max);
     const std::vector<float> amaxes = thresholds(el.max);
@@ -173,7 +173,7 @@ TEST(StackScaleRules, EveryThresholdMatchesTheStacksOwnArithmetic) {
 
 TEST(StackScaleRules, RandomAmaxesMatch) {
   test::SplitMix rng{29};
-  for (const Elem& el : kElems) {
+  for (const StackElem& el : kStackElems) {
     const Format f = parse_format(el.name);
     for (int i = 0; i < 20000; ++i) {
       const auto b = static_cast<std::uint32_t>(rng.next() % 0x7f800000u);
@@ -218,7 +218,7 @@ TEST(StackScaleRules, SpecNamesRoundTrip) {
 // (NaN scale, every value NaN) except under MLX, whose max skips NaN; an Inf in a block gives
 // each stack's Inf scale.
 TEST(StackScaleRules, QuantizeUsesEachStacksAmaxAndCode) {
-  for (const Elem& el : kElems) {
+  for (const StackElem& el : kStackElems) {
     std::vector<float> amaxes = thresholds(el.max);
     std::vector<float> x;
     for (const float a : amaxes) {

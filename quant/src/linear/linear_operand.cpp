@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "../gemm/gemm_f32_kernels.hpp"
+#include "../quantize/quantize_detail.hpp"
 #include "lowp/formats/bulk.hpp"
 #include "lowp/formats/codec.hpp"
 
@@ -110,10 +111,14 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
     }
     std::optional<QuantSpec> natural = spec;
     if (transpose_it && spec && !rotate) natural = transposed_spec(*spec);
+    // 1-D blocks along L's rows are columns of src: quantized there, no transpose (the same
+    // bits; not with stochastic rounding, whose random bits follow L's flat positions).
+    const bool down_columns =
+        transpose_it && spec && !rotate && !natural && !plan.stats && !plan.delayed && column_blocks_fit(*spec);
     out.own.resize(n);  // every element written below (no zero fill when the size is kept)
     float* x = out.own.data();
     const float* from = x;  // what the quantizer reads
-    if (transpose_it && (rotate || !natural)) {
+    if (transpose_it && (rotate || !natural) && !down_columns) {
       // Materialise L: the rotation and 1-D blocks act along L's rows.
       transpose(src, x, src_rows, src_cols);
       out.transposed = false;
@@ -145,6 +150,10 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
       ms_eden_quantize(x, rows, cols, plan.seed, &sat);
     } else if (plan.special == SpecialQuant::quartet_sr) {
       quartet_sr_quantize(x, rows, cols, plan.seed);  // the largest of a group lands below 6
+    } else if (down_columns) {
+      QuantSpec s = *spec;
+      s.seed = plan.seed;
+      fake_quant_column_blocks(s, from, x, src_rows, src_cols);
     } else if (natural) {
       const std::size_t r = out.transposed ? cols : rows, c = out.transposed ? rows : cols;
       sat = quantize_into(plan, *natural, from, x, r, c, plan.stats != nullptr);

@@ -323,9 +323,9 @@ void fused_pass(QuantizedTensor& q, const Grid& g, const Target& t, Ops& ops, st
 // the rule on the caller's fixed tensor amax: static scaling). Fills q's scales and counts;
 // returns the tensor amax through amax_out when asked.
 CastReport run(QuantizedTensor& q, const Target& t, const float* fixed_multiplier, float* amax_out,
-               const float* fixed_amax = nullptr) {
+               const float* fixed_amax = nullptr, const Grid* grid = nullptr) {
   const QuantSpec& spec = q.spec;
-  const Grid g = detail::make_grid(spec, q.rows, q.cols);
+  const Grid g = grid ? *grid : detail::make_grid(spec, q.rows, q.cols);
   prepare_scales(q, g.count());
   if (spec.rule == ScaleRule::none) return cast_pass(spec, g, t, make_ops(q, g.count()));
   const bool fixed = fixed_multiplier || fixed_amax;
@@ -397,6 +397,37 @@ FakeQuantReport fake_quant_impl(const QuantSpec& spec, const float* x, float* ou
   const CastReport r = run(q, {x, out, nullptr}, fixed_multiplier, amax_out, fixed_amax);
   return {r.nan_inputs, r.inf_inputs};
 }
+
+}  // namespace
+
+namespace detail {
+
+bool column_blocks_fit(const QuantSpec& spec) {
+  const ScaleRule r = spec.rule;
+  return spec.granularity == Granularity::block && spec.cast.round != Round::stochastic && !stack_e8m0_rule(r) &&
+         (mx_rule(r) || r == ScaleRule::amax || r == ScaleRule::amax_pow2 || r == ScaleRule::absmax_int ||
+          r == ScaleRule::nvfp4);
+}
+
+FakeQuantReport fake_quant_column_blocks(const QuantSpec& spec, const float* x, float* out, std::size_t rows,
+                                         std::size_t cols) {
+  if (!column_blocks_fit(spec)) throw Error("fake_quant_column_blocks: " + describe(spec) + " does not fit");
+  check_args(spec, x, cols, rows, "fake_quant");  // the shape of x^T, which the blocks divide
+  Grid g = detail::make_grid(spec, cols, rows);
+  std::swap(g.rows, g.cols);
+  std::swap(g.rh, g.cw);
+  std::swap(g.ngr, g.ngc);
+  QuantizedTensor q;  // the scales only
+  q.spec = spec;
+  q.rows = rows;
+  q.cols = cols;
+  const CastReport r = run(q, {x, out, nullptr}, nullptr, nullptr, nullptr, &g);
+  return {r.nan_inputs, r.inf_inputs};
+}
+
+}  // namespace detail
+
+namespace {
 
 void check_fixed(const QuantSpec& spec, float s, const char* fn) {
   if (spec.granularity != Granularity::tensor || !multiplier_rule(spec.rule) || spec.rule == ScaleRule::mse)

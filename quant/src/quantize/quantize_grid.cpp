@@ -67,14 +67,18 @@ GroupStats group_stats(const Grid& g, const float* x) {
       const float* xr = x + r * cols;
       if (k.group_max(xr, cols, g.cw, am.data() + r * g.ngc) >= kInf) count_nonfinite(xr, cols, nan, inf);
     }
-  } else if (g.cw > 1 && g.ngr > 1) {
-    // tiles: each band of rh rows owns its groups.
+  } else if (g.ngr > 1) {
+    // tiles, and 1-D blocks down the columns (cw 1): each band of rh rows owns its groups.
 #pragma omp parallel for schedule(static) reduction(+ : nan, inf) if (par)
     for (std::size_t gr = 0; gr < g.ngr; ++gr) {
-      std::vector<std::uint32_t> row(g.ngc);
+      std::vector<std::uint32_t> row(g.cw > 1 ? g.ngc : 0);
       std::uint32_t* band = am.data() + gr * g.ngc;
       for (std::size_t r = gr * g.rh; r < std::min(rows, (gr + 1) * g.rh); ++r) {
         const float* xr = x + r * cols;
+        if (g.cw == 1) {
+          if (k.max_into(xr, cols, band) >= kInf) count_nonfinite(xr, cols, nan, inf);
+          continue;
+        }
         if (k.group_max(xr, cols, g.cw, row.data()) >= kInf) count_nonfinite(xr, cols, nan, inf);
         for (std::size_t c = 0; c < g.ngc; ++c) band[c] = std::max(band[c], row[c]);
       }
