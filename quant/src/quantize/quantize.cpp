@@ -280,11 +280,13 @@ CastReport cast_pass(const QuantSpec& spec, const Grid& g, const Target& t, cons
 }
 
 // Rules whose group scale needs only the group (no tensor-wide level, no search), on groups
-// inside one row, with rows that start on packing boundaries: amax, scales and cast run per
-// piece of whole rows while it is in cache, one pass over x instead of two.
+// inside one row (or 1-D blocks down the columns, in bands of a few rows), with rows that
+// start on packing boundaries: amax, scales and cast run per piece of whole rows (bands)
+// while it is in cache, one pass over x instead of two.
 bool fusable(const QuantSpec& spec, const Grid& g) {
   const ScaleRule r = spec.rule;
-  return g.rh == 1 && g.cols % 4 == 0 && g.cols > 0 && !stack_e8m0_rule(r) &&
+  const bool bands = g.cw == 1 && g.ngr > 1 && g.rh * g.cols <= kPiece * 4;
+  return (g.rh == 1 || bands) && g.cols % 4 == 0 && g.cols > 0 && !stack_e8m0_rule(r) &&
          (r == ScaleRule::amax || r == ScaleRule::amax_pow2 || r == ScaleRule::absmax_int || mx_rule(r));
 }
 
@@ -292,23 +294,26 @@ void fused_pass(QuantizedTensor& q, const Grid& g, const Target& t, Ops& ops, st
   const QuantSpec& spec = q.spec;
   const detail::QuantKernels& k = detail::quant_kernels();
   const BulkOptions base = cast_options(spec);
-  const std::size_t cols = g.cols, per = std::max<std::size_t>(1, kPiece / cols);
+  // A piece: whole rows (rh 1), or whole bands of rh rows whose groups are single columns.
+  const std::size_t cols = g.cols, per = g.rh * std::max<std::size_t>(1, kPiece / (g.rh * cols));
   const std::size_t np = (g.rows + per - 1) / per;
   std::size_t nan_ = 0, inf_ = 0;
 #pragma omp parallel reduction(+ : nan_, inf_) if (g.size() >= kParallelMin)
   {
     std::vector<float> tmp;
-    std::vector<std::uint32_t> bits(per * g.ngc);
-    std::vector<float> amax(per * g.ngc);
+    std::vector<std::uint32_t> bits(per / g.rh * g.ngc);
+    std::vector<float> amax(per / g.rh * g.ngc);
 #pragma omp for schedule(static)
     for (std::size_t p = 0; p < np; ++p) {
       const std::size_t r0 = p * per, r1 = std::min(g.rows, r0 + per);
+      if (g.rh > 1) std::fill(bits.begin(), bits.end(), 0u);
       for (std::size_t r = r0; r < r1; ++r) {
         const float* xr = t.x + r * cols;
-        if (k.group_max(xr, cols, g.cw, bits.data() + (r - r0) * g.ngc) >= 0x7f800000u)
+        std::uint32_t* out = bits.data() + (r - r0) / g.rh * g.ngc;
+        if ((g.rh == 1 ? k.group_max(xr, cols, g.cw, out) : k.max_into(xr, cols, out)) >= 0x7f800000u)
           detail::count_nonfinite(xr, cols, nan_, inf_);
       }
-      const std::size_t g0 = r0 * g.ngc, g1 = r1 * g.ngc;
+      const std::size_t g0 = r0 / g.rh * g.ngc, g1 = (r1 + g.rh - 1) / g.rh * g.ngc;
       std::memcpy(amax.data(), bits.data(), (g1 - g0) * 4);  // the bit patterns of the amaxes
       fill_scales(q, amax.data(), g0, g1);
       fill_ops(q, ops, g0, g1);
