@@ -494,6 +494,7 @@ TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
 // reloads) and end anywhere after; the same rows' sums over the whole row in one call.
 TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
   if (!lowp::isa_available(lowp::Isa::avx2)) GTEST_SKIP() << "no AVX2 on this CPU: no lane dot is built to run";
+  constexpr std::size_t R = ggml::kLaneDotRows;
   std::mt19937 gen(29);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (const lowp::Isa isa : {lowp::Isa::avx2, lowp::Isa::avx512})
@@ -504,17 +505,15 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
                   std::string(lowp::isa_name(isa)).c_str());
       break;
     }
-    const ggml::LaneDotFn dot = ggml::lane_dot(type, isa).dot;
-    const std::size_t R = ggml::lane_dot(type, isa).rows;
+    const ggml::LaneDot dot = ggml::lane_dot(type, isa);
     ASSERT_NE(dot, nullptr) << ggml::type_name(type) << " " << lowp::isa_name(isa);
-    ASSERT_TRUE(R == 64 || R == 128) << R;
-    EXPECT_EQ(ggml::lane_dot(type, lowp::Isa::scalar).dot, nullptr);
+    EXPECT_EQ(ggml::lane_dot(type, lowp::Isa::scalar), nullptr);
     const std::size_t K = 512, bb = ggml::block_bytes(type), blocks = K / ggml::block_size(type);
     const std::vector<std::size_t> at = f16_fields(type);
     for (int trial = 0; trial < 6; ++trial) {
       std::vector<std::uint8_t> bytes(R * (blocks * bb + 3));
       for (auto& b : bytes) b = static_cast<std::uint8_t>(gen());
-      std::vector<const void*> rows(R);
+      const void* rows[R];
       std::vector<float> w(R * K);
       for (std::size_t r = 0; r < R; ++r) {
         std::uint8_t* row = bytes.data() + r * (blocks * bb + 3) + 1 + r % 3;  // not aligned
@@ -550,8 +549,8 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
         for (std::size_t k1 = k0 + 32; k1 <= K; k1 += 32 * (1 + gen() % 5), ++spans) {
           std::vector<float> acc = start;
           const std::size_t mid = k0 + (k1 - k0) / 64 * 32;  // two calls, the chain carried through acc
-          if (mid > k0) dot(rows.data(), k0, mid - k0, x.data() + k0, acc.data());
-          dot(rows.data(), mid, k1 - mid, x.data() + mid, acc.data());
+          if (mid > k0) dot(rows, k0, mid - k0, x.data() + k0, acc.data());
+          dot(rows, mid, k1 - mid, x.data() + mid, acc.data());
           for (std::size_t r = 0; r < R; ++r) {
             differ += std::bit_cast<std::uint32_t>(want(r, k0, k1)) != std::bit_cast<std::uint32_t>(acc[r]);
             finite += std::isfinite(acc[r]);

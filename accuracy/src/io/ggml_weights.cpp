@@ -14,7 +14,7 @@ struct BlockType {
   std::uint32_t type = 0;
   std::size_t elems = 0, bytes = 0;  // elems 0: not mappable
   ggml::LaneDecoder lanes = nullptr;  // the one-row GEMV's 8-rows-at-once decoder, if the type has one
-  ggml::LaneDot dot;                  // its many-rows decode-and-dot, if the type has one
+  ggml::LaneDot dot = nullptr;        // its 64-rows decode-and-dot, if the type has one
 };
 constexpr std::uint32_t max_types = 64;
 
@@ -41,8 +41,9 @@ void widen_lanes(const void* ctx, const void* const* rows, std::size_t k0, std::
   static_cast<const BlockType*>(ctx)->lanes(rows, k0, n, out, ld);
 }
 
+static_assert(ggml::kLaneDotRows == 64, "StoredMatrix::dot_lanes continues 64 rows' chains");
 void dot_lanes(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
-  static_cast<const BlockType*>(ctx)->dot.dot(rows, k0, n, x, acc);
+  static_cast<const BlockType*>(ctx)->dot(rows, k0, n, x, acc);
 }
 
 }  // namespace
@@ -68,10 +69,7 @@ quant::StoredMatrix ggml_matrix(std::uint32_t type, const void* data, std::size_
   m.widen = &widen_blocks;
   m.ctx = t;
   if (t->lanes && cols % 32 == 0) m.widen_lanes = &widen_lanes;
-  if (t->dot.dot && cols % 32 == 0) {
-    m.dot_lanes = &dot_lanes;
-    m.dot_rows = t->dot.rows;
-  }
+  if (t->dot && cols % 32 == 0) m.dot_lanes = &dot_lanes;
   // Blocks of 32 with their own scale (Q4_0, Q8_0) have no 256-element header to re-read: 32
   // columns a call was 4-11 % faster for Q8_0's step on Zen 5 (Q4_K and Q6_K 30 % slower).
   if (t->elems == 32) m.dot_columns = 32;

@@ -285,8 +285,6 @@ void check_stored(const StoredMatrix& B, const char* who) {
                 std::to_string(detail::kGemmKc) + " (block " + std::to_string(B.block) + ")");
   if (B.type == StoredType::custom && B.dot_lanes && B.dot_columns % 32 != 0)
     throw Error(std::string(who) + ": dot_columns " + std::to_string(B.dot_columns) + " is not a multiple of 32");
-  if (B.type == StoredType::custom && B.dot_lanes && B.dot_rows != 64 && B.dot_rows != 128)
-    throw Error(std::string(who) + ": dot_rows " + std::to_string(B.dot_rows) + " is not 64 or 128");
 }
 
 // C (M x B.rows) = A B^T (+ C) for a stored B with rows, its decoder checked (the caller

@@ -169,7 +169,7 @@ bool by_lanes(const StoredMatrix& b) {
 }
 
 // Rows of B per pass of lanes_block.
-std::size_t lane_rows(const StoredMatrix& b) { return b.dot_lanes ? b.dot_rows : kGemvLaneRows; }
+std::size_t lane_rows(const StoredMatrix& b) { return b.dot_lanes ? kGemvDotRows : kGemvLaneRows; }
 
 // Rows [j0, j1) of B lane_rows(b) at a time, kLaneChunk columns per call (dot_lanes:
 // b.dot_columns when set): dot_lanes decodes and dots them in one pass; otherwise widen_lanes
@@ -185,7 +185,7 @@ void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x
   float* buf = tile.get(kGemvLaneRows * kLaneChunk);
   float* acc = accbuf.get(R);
   const auto* bytes = static_cast<const std::uint8_t*>(b.data);
-  const void* w[2][kGemvMaxDotRows];  // this pass's rows, the next pass's
+  const void* w[2][kGemvDotRows];  // this pass's rows, the next pass's
   const auto rows_at = [&](std::size_t r0, const void** out) {
     const std::size_t rows = std::min(R, j1 - r0);
     for (std::size_t r = 0; r < R; ++r) {  // past B's end: row r0 again, its sums dropped

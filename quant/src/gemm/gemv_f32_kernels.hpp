@@ -35,9 +35,8 @@ using GemvColsFn = void (*)(const float* x, const float* bt, std::size_t ldb, st
 // side by side: element k of row r at w[k * kGemvLaneRows + r]); four independent groups of
 // 8 (two of 16 on AVX-512) keep the fma units busy while each chain waits on its latency.
 constexpr std::size_t kGemvLaneGroup = 8, kGemvLaneRows = 32;
-// Rows of B per StoredMatrix::dot_lanes call (its public contract): 64, or 128 where the
-// matrix says so (StoredMatrix::dot_rows).
-constexpr std::size_t kGemvDotRows = 64, kGemvMaxDotRows = 128;
+// Rows of B per StoredMatrix::dot_lanes call (its public contract).
+constexpr std::size_t kGemvDotRows = 64;
 // acc[r] (r < kGemvLaneRows) continues its fma chain over k = 0 .. n-1 of x[k] * w[k * kGemvLaneRows + r].
 using GemvLanesFn = void (*)(const float* x, const float* w, std::size_t n, float* acc);
 

@@ -424,12 +424,10 @@ LaneDecoder lane_decoder(std::uint32_t type, Isa isa) {
 LaneDot lane_dot(std::uint32_t type, Isa isa) {
   switch (isa) {
     case Isa::avx512: return lane_dot_avx512(type);
-    case Isa::avx2:
-      if (const LaneDotFn f = lane_dot_avx2(type)) return {f, 64};
-      break;
+    case Isa::avx2: return lane_dot_avx2(type);
     case Isa::scalar: break;
   }
-  return {};
+  return nullptr;
 }
 
 }  // namespace lowp::accuracy::ggml

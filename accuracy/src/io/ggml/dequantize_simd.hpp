@@ -35,11 +35,10 @@ using BlockDecoder = void (*)(const std::uint8_t* block, float* out);
 BlockDecoder block_decoder_avx2(std::uint32_t type);
 // The AVX2 lane decoder of `type` (dequantize_lanes_avx2.cpp), or nullptr.
 LaneDecoder lane_decoder_avx2(std::uint32_t type);
-// The AVX2 lane dot of `type` (lane_dots_avx2.cpp, 64 rows), or nullptr; call only when the
-// CPU has AVX2.
-LaneDotFn lane_dot_avx2(std::uint32_t type);
-// The AVX-512 lane dot of `type` (lane_dots_avx512.cpp), or dot nullptr; call only when the
-// CPU has AVX-512.
+// The AVX2 lane dot of `type` (lane_dots_avx2.cpp), or nullptr; call only when the CPU has AVX2.
+LaneDot lane_dot_avx2(std::uint32_t type);
+// The AVX-512 lane dot of `type` (lane_dots_avx512.cpp), or nullptr; call only when the CPU
+// has AVX-512.
 LaneDot lane_dot_avx512(std::uint32_t type);
 
 }  // namespace lowp::accuracy::ggml

@@ -52,14 +52,11 @@ using LaneDecoder = void (*)(const void* const* rows, std::size_t k0, std::size_
 LaneDecoder lane_decoder(std::uint32_t type, Isa isa);
 
 // The one-row GEMV's decode and dot in one pass, as ggml's vec_dot does: continues the fma
-// chains of `rows` rows (64 or 128) over elements [k0, k0 + n) (multiples of 32), in order of
-// k: acc[r] = fma(x[k - k0], element k of rows[r], acc[r]), each element dequantize()'s float.
-using LaneDotFn = void (*)(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc);
-struct LaneDot {
-  LaneDotFn dot = nullptr;
-  std::size_t rows = 0;
-};
-// The lane dot of `type` with instruction set `isa` (available on this CPU), or dot nullptr:
+// chains of kLaneDotRows rows over elements [k0, k0 + n) (multiples of 32), in order of k:
+// acc[r] = fma(x[k - k0], element k of rows[r], acc[r]), each element dequantize()'s float.
+constexpr std::size_t kLaneDotRows = 64;
+using LaneDot = void (*)(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc);
+// The lane dot of `type` with instruction set `isa` (available on this CPU), or nullptr:
 // Q4_0, Q8_0, Q4_K, Q5_K and Q6_K have AVX2 and AVX-512 ones.
 LaneDot lane_dot(std::uint32_t type, Isa isa);
 

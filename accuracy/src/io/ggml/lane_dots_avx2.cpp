@@ -17,7 +17,7 @@ namespace {
 using namespace avx2;
 
 constexpr int kGroup = 8;  // rows per group (lanes of a register)
-constexpr int kGroups = 64 / kGroup;  // LaneDot::rows
+constexpr int kGroups = static_cast<int>(kLaneDotRows) / kGroup;
 
 // The groups' chains over 32 columns: a[g] = fma(x[c], op(g, c, float(column c of t[g])), a[g]).
 template <class Op>
@@ -139,7 +139,7 @@ void dot_q6_k(const void* const* rows, std::size_t k0, std::size_t n, const floa
 
 }  // namespace
 
-LaneDotFn lane_dot_avx2(std::uint32_t type) {
+LaneDot lane_dot_avx2(std::uint32_t type) {
   switch (type) {
     case q8_0: return &dot_q8_0;
     case q4_0: return &dot_q4_0;

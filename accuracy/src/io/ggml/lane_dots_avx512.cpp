@@ -1,9 +1,6 @@
 // AVX-512 lane dots (ggml_types.hpp's LaneDot) of Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: the one-row
-// GEMV's decode and fma chains in one pass, 64 or 128 rows as G groups of 16 (row r of a group
-// in lane r; G independent chains hide the fma's latency). The K-quants take 128 rows: their
-// decode adds a multiply (and a subtract) per weight to each fma, and with four chains those
-// waited on the fma's latency (Zen 5: 1.5 cycles per 16 weights against 0.9 with eight, in a
-// loop of the same instructions). For each 32 columns a group's rows' small integers
+// GEMV's decode and fma chains in one pass, 64 rows as four groups of 16 (row r of a group in
+// lane r; four independent chains hide the fma's latency). For each 32 columns a group's rows' small integers
 // (one 32-byte register a row, or the packed bytes they come from) are transposed as bytes, so
 // that column c's 16 rows are 16 bytes in a row; those widen to a float per lane and take the
 // scalar decoder's float operations lane-wise with one scale per lane (dequantize.cpp), then
@@ -26,6 +23,7 @@ using simd::transpose;
 using simd::transpose_store;
 
 constexpr int kGroup = 16;  // rows per group (lanes of a register)
+constexpr int kGroups = static_cast<int>(kLaneDotRows) / kGroup;
 
 const std::uint8_t* row_at(const void* const* rows, int r, std::size_t offset) {
   return static_cast<const std::uint8_t*>(rows[r]) + offset;
@@ -58,7 +56,7 @@ __m512i widen(const Plane& t, int c, bool sign) {
 }
 
 // The groups' chains over 32 columns: a[g] = fma(x[c], op(g, c, float(column c of p[g])), a[g]).
-template <int kGroups, bool kSigned, class Op>
+template <bool kSigned, class Op>
 [[gnu::always_inline]] inline void chains(const Plane p[kGroups], const float* x, __m512 a[kGroups], const Op& op) {
 #pragma GCC unroll 32
   for (int c = 0; c < 32; ++c) {
@@ -69,7 +67,7 @@ template <int kGroups, bool kSigned, class Op>
 
 // Q8_0 and Q4_0, blocks of 32 that start with their f16 d: quants(p) makes a row's 32 small
 // integers from the block's bytes after d (at p); each element is q d.
-template <int kGroups, std::size_t kBytes, class Quants>
+template <std::size_t kBytes, class Quants>
 [[gnu::always_inline]] inline void dot_d32(const void* const* rows, std::size_t k0, std::size_t n, const float* x,
                                            float* acc, const Quants& quants) {
   __m512 a[kGroups];
@@ -83,19 +81,19 @@ template <int kGroups, std::size_t kBytes, class Quants>
       transpose_store(q, p[g]);
       d[g] = halves(rows + kGroup * g, u * kBytes);
     }
-    chains<kGroups, true>(p, x, a, [&](int g, int, __m512 f) { return _mm512_mul_ps(f, d[g]); });
+    chains<true>(p, x, a, [&](int g, int, __m512 f) { return _mm512_mul_ps(f, d[g]); });
   }
   for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
 }
 
 // Q8_0 (34-byte blocks of 32): the 32 int8.
 void dot_q8_0(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
-  dot_d32<4, 34>(rows, k0, n, x, acc, [](const std::uint8_t* p) { return load32(p); });
+  dot_d32<34>(rows, k0, n, x, acc, [](const std::uint8_t* p) { return load32(p); });
 }
 
 // Q4_0 (18-byte blocks of 32): low nibbles are elements 0..15, high ones 16..31, less 8.
 void dot_q4_0(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
-  dot_d32<4, 18>(rows, k0, n, x, acc, [](const std::uint8_t* p) {
+  dot_d32<18>(rows, k0, n, x, acc, [](const std::uint8_t* p) {
     const __m128i low = _mm_set1_epi8(0x0F), b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm256_sub_epi8(_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low), _mm_and_si128(b, low)),
                            _mm256_set1_epi8(8));
@@ -107,7 +105,7 @@ void dot_q4_0(const void* const* rows, std::size_t k0, std::size_t n, const floa
 // 32 bytes at 16 as 16; (d sc_j) q - dmin m_j, the 6-bit sc_j and m_j unpacked from the 12
 // bytes at 4 as scale_min_k4 does. A block's header (its first 32 bytes) is transposed like
 // the quants, so d, dmin and the scale bytes arrive one per lane.
-template <int kGroups, bool kFive>
+template <bool kFive>
 void dot_q45_k(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
   constexpr std::size_t bytes = kFive ? 176 : 144, qs = kFive ? 48 : 16;
   const __m512i low = _mm512_set1_epi8(0x0F), one = _mm512_set1_epi8(1);
@@ -162,7 +160,7 @@ void dot_q45_k(const void* const* rows, std::size_t k0, std::size_t n, const flo
       }
       store(v, p[g]);
     }
-    chains<kGroups, false>(p, x, a, [&](int g, int, __m512 f) {
+    chains<false>(p, x, a, [&](int g, int, __m512 f) {
       return _mm512_sub_ps(_mm512_mul_ps(_mm512_load_ps(s[g][j]), f), _mm512_load_ps(m[g][j]));
     });
   }
@@ -173,7 +171,6 @@ void dot_q45_k(const void* const* rows, std::size_t k0, std::size_t n, const flo
 // or high nibbles of ql[64 h + 32 (t % 2) ..] and bits 2t, 2t+1 of qh[32 h ..], minus 32;
 // (d sc_i) q with one int8 scale per 16 elements. The scales and d are the last 18 of the 32
 // bytes ending the block, transposed.
-template <int kGroups>
 void dot_q6_k(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
   const __m512i low = _mm512_set1_epi8(0x0F), two = _mm512_set1_epi8(3), bias = _mm512_set1_epi8(32);
   alignas(64) float s[kGroups][16][kGroup];  // the block's d sc_i
@@ -213,7 +210,7 @@ void dot_q6_k(const void* const* rows, std::size_t k0, std::size_t n, const floa
       store(v, p[g]);
     }
     const int i0 = 8 * h + 2 * t;
-    chains<kGroups, true>(p, x, a, [&](int g, int c, __m512 f) { return _mm512_mul_ps(_mm512_load_ps(s[g][i0 + c / 16]), f); });
+    chains<true>(p, x, a, [&](int g, int c, __m512 f) { return _mm512_mul_ps(_mm512_load_ps(s[g][i0 + c / 16]), f); });
   }
   for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
 }
@@ -222,12 +219,12 @@ void dot_q6_k(const void* const* rows, std::size_t k0, std::size_t n, const floa
 
 LaneDot lane_dot_avx512(std::uint32_t type) {
   switch (type) {
-    case q8_0: return {&dot_q8_0, 64};
-    case q4_0: return {&dot_q4_0, 64};
-    case q4_k: return {&dot_q45_k<8, false>, 128};
-    case q5_k: return {&dot_q45_k<8, true>, 128};
-    case q6_k: return {&dot_q6_k<8>, 128};
-    default: return {};
+    case q8_0: return &dot_q8_0;
+    case q4_0: return &dot_q4_0;
+    case q4_k: return &dot_q45_k<false>;
+    case q5_k: return &dot_q45_k<true>;
+    case q6_k: return &dot_q6_k;
+    default: return nullptr;
   }
 }
 

@@ -35,7 +35,7 @@ using WidenFn = void (*)(const void* ctx, const void* row, std::size_t k0, std::
 // `widen` gives; k0 and n are multiples of 32 (set it only when cols is).
 using WidenLanesFn = void (*)(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, float* out,
                               std::size_t ld);
-// custom, optional: the one-row GEMM's decode and dot in one pass over dot_rows rows at once,
+// custom, optional: the one-row GEMM's decode and dot in one pass over 64 rows at once,
 // continuing their fma chains in order of k: acc[r] = fma(x[k - k0], element k of rows[r],
 // acc[r]) for k in [k0, k0 + n), each element the float `widen` gives; k0 and n are multiples
 // of 32 (set it only when cols is). The one-row GEMM prefers it to widen_lanes.
@@ -56,8 +56,6 @@ struct StoredMatrix {
   // next rows between calls, so shorter calls spread those prefetches finer; a decoder that
   // re-reads a block header at each call's start wants longer ones.
   std::size_t dot_columns = 0;
-  // Rows per dot_lanes call: 64 or 128 (more rows, more independent chains per pass).
-  std::size_t dot_rows = 64;
 };
 
 // C (M x B.rows) = A B^T (+ C), A: M x B.cols float32; the same bits as gemm_f32 on B widened.
