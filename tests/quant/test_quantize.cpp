@@ -17,7 +17,7 @@
 namespace lowp::quant {
 namespace {
 
-bool same(float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, 4) == 0; }
+using test::same_or_both_nan;
 
 // Normal data whose magnitude changes by 2^k from row to row, so that groups differ.
 std::vector<float> test_data(std::size_t rows, std::size_t cols, std::uint32_t seed) {
@@ -44,7 +44,7 @@ void check_spec(const QuantSpec& spec, const std::vector<float>& x, std::size_t 
       const std::size_t i = r * cols + c;
       const test_ref::Expected e = test_ref::expected(spec, x.data(), am, cols, r, c);
       const std::uint32_t code = test_ref::unpack(spec.format, q.codes, i);
-      if (code != e.code || !same(deq[i], e.value) || !same(fq[i], e.value)) {
+      if (code != e.code || !same_or_both_nan(deq[i], e.value) || !same_or_both_nan(fq[i], e.value)) {
         ++bad;
         ADD_FAILURE() << "element (" << r << ", " << c << ") x = " << x[i] << ": code " << code << " want " << e.code
                       << ", dequantized " << deq[i] << " / fake-quant " << fq[i] << " want " << e.value;
@@ -66,7 +66,7 @@ void check_spec(const QuantSpec& spec, const std::vector<float>& x, std::size_t 
       }
     }
     const test_ref::Expected e = test_ref::expected(spec, x.data(), am, cols, r, c);
-    if (!same(q.scales[i], e.scale)) {
+    if (!same_or_both_nan(q.scales[i], e.scale)) {
       ++bad;
       ADD_FAILURE() << "scale of group " << i << ": " << q.scales[i] << " want " << e.scale;
     }

@@ -15,8 +15,6 @@
 namespace lowp::quant {
 namespace {
 
-bool same_value(float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, 4) == 0; }
-
 // rows x cols data whose magnitude changes by 2^k down each column, so that the blocks along
 // a column differ (and blocks along a row would not give the same scales), with a NaN, an
 // infinity and an all-zero block among them.
@@ -54,7 +52,7 @@ TEST(QuantizeColumns, ColumnBlocksAreTheBlocksOfTheTranspose) {
       for (std::size_t r = 0; r < rows && bad < 5; ++r)
         for (std::size_t c = 0; c < cols && bad < 5; ++c) {
           const test_ref::Expected e = test_ref::expected(spec, xt.data(), am, rows, c, r);
-          if (!same_value(out[r * cols + c], e.value)) {
+          if (!test::same_or_both_nan(out[r * cols + c], e.value)) {
             ++bad;
             ADD_FAILURE() << "element (" << r << ", " << c << ") x = " << x[r * cols + c] << ": " << out[r * cols + c]
                           << " want " << e.value;

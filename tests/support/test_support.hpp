@@ -2,7 +2,9 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <random>
@@ -16,6 +18,11 @@ namespace lowp::test {
 
 inline const float kNaN = std::numeric_limits<float>::quiet_NaN();
 inline const float kInf = std::numeric_limits<float>::infinity();
+
+// The same bits, or both NaN (whose payload and sign the operations need not keep).
+inline bool same_or_both_nan(float a, float b) {
+  return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 // The scalar kernels, then each SIMD instruction set this CPU runs.
 inline std::vector<Isa> available_isas() {

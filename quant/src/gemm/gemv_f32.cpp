@@ -355,13 +355,13 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
       n += ahead.share->take_front(end - u - 1, &f);
       *ahead.done += n - 1;
     }
-    const std::size_t j1 = std::min(g.N, (g.b_t ? u + n : end) - p->first) * p->unit;
+    const std::size_t j1 = std::min(g.N, ((g.b_t ? u + n : end) - p->first) * p->unit);
     if (g.b_t)
-      cols_block(g, kern, x, j0, std::min(g.N, j1));
+      cols_block(g, kern, x, j0, j1);
     else if (p->lanes)
-      lanes_block(g, kern, x, j0, std::min(g.N, j1), ahead);
+      lanes_block(g, kern, x, j0, j1, ahead);
     else
-      rows_block(g, kern, x, j0, std::min(g.N, j1), ahead);
+      rows_block(g, kern, x, j0, j1, ahead);
   };
   // Thread t: its own share from the front, then (in a team) the others' from the back.
   std::size_t done[TeamSpeeds::kMax] = {};
