@@ -73,7 +73,7 @@ std::uint32_t get_code(const std::uint8_t* in, std::size_t i, int sb) noexcept {
 
 // ---- scalar reference kernels ----
 std::uint32_t rand_for(const BulkOptions& opt, RngKey key, std::size_t i) noexcept {
-  return opt.cast.round == Round::stochastic ? random_bits(key, opt.offset + i) : 0u;
+  return opt.cast.round == Round::stochastic ? random_bits(key, opt.offset + i * opt.stride) : 0u;
 }
 
 void count(CastReport& r, float x) noexcept {
@@ -144,6 +144,7 @@ EncodeParams encode_params(const Format& f, const BulkOptions& opt) {
   p.nan_neg = encode(f, -std::numeric_limits<float>::quiet_NaN(), o);
   p.key = rng_key(opt.seed);
   p.offset = opt.offset;
+  p.stride = opt.stride;
   return p;
 }
 

@@ -40,6 +40,7 @@ struct EncodeParams {
   std::uint32_t nan_pos = 0, nan_neg = 0;    // NaN inputs, by sign bit
   RngKey key{};
   std::uint64_t offset = 0;
+  std::uint64_t stride = 1;  // element i draws random_bits(key, offset + i * stride)
 };
 
 // code -> float32. Either arithmetic (the format's values are exactly float32 values with the

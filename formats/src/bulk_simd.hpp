@@ -58,18 +58,21 @@ struct Kernels {
     x ^= Isa::template srl<16>(x);
     return x;
   }
-  [[gnu::noinline]] static I random_scalar(RngKey key, std::uint64_t index) {
+  [[gnu::noinline]] static I random_scalar(RngKey key, std::uint64_t index, std::uint64_t stride) {
     alignas(64) std::uint32_t r[N];
-    for (std::size_t l = 0; l < N; ++l) r[l] = random_bits(key, index + l);
+    for (std::size_t l = 0; l < N; ++l) r[l] = random_bits(key, index + l * stride);
     return I::load_aligned(reinterpret_cast<const std::int32_t*>(r));
   }
-  LOWP_VEC I random_vec(const Consts& k, RngKey key, std::uint64_t index, I lanes) {
+  // The bits of indices index + l * stride, l < N; `lanes` holds l * stride (mod 2^32).
+  LOWP_VEC I random_vec(const Consts& k, RngKey key, std::uint64_t index, std::uint64_t stride, I lanes) {
     const auto lo = static_cast<std::uint32_t>(index);
-    if (lo > UINT32_MAX - (N - 1)) return random_scalar(key, index);  // the low word wraps: rare
+    if (stride > UINT32_MAX / N || lo > UINT32_MAX - (N - 1) * stride)  // the low word wraps: rare
+      return random_scalar(key, index, stride);
     const auto hi = static_cast<std::uint32_t>(index >> 32);
     I x = mix32(k, (u32(lo) + lanes) ^ u32(key.k0));
     return mix32(k, x ^ u32(hi ^ key.k1));
   }
+  static I stride_lanes(std::uint64_t stride) { return iota() * I(static_cast<std::int32_t>(static_cast<std::uint32_t>(stride))); }
 
   // ---- float32 -> code ----
   struct Enc : Consts {
@@ -218,18 +221,18 @@ struct Kernels {
   template <Round R, int SB, bool Renorm>
   static void encode_loop(const EncodeParams& p, const float* in, std::size_t n, std::uint8_t* out, CastReport& rep) {
     const Enc c(p);
-    const I lanes = iota();
+    const I lanes = iota(), steps = stride_lanes(p.stride);
     I rnd(0);
     std::size_t i = 0;
     for (; i + N <= n; i += N) {
-      if constexpr (R == Round::stochastic) rnd = random_vec(c, p.key, p.offset + i, lanes);
+      if constexpr (R == Round::stochastic) rnd = random_vec(c, p.key, p.offset + i * p.stride, p.stride, steps);
       Isa::template store<SB>(out + i * SB / 8, encode_vec<R, Renorm>(c, F::load_unaligned(in + i), rnd, rep));
     }
     if (i < n) {  // the tail through a zero-padded vector; padding lanes give code 0
       const std::size_t r = n - i;
       alignas(64) float buf[N] = {};
       std::memcpy(buf, in + i, r * sizeof(float));
-      if constexpr (R == Round::stochastic) rnd = random_vec(c, p.key, p.offset + i, lanes);
+      if constexpr (R == Round::stochastic) rnd = random_vec(c, p.key, p.offset + i * p.stride, p.stride, steps);
       I code = encode_vec<R, Renorm>(c, F::load_aligned(buf), rnd, rep);
       code = xsimd::select(lanes < I(static_cast<int>(r)), code, I(0));
       alignas(64) std::uint8_t tmp[N * 4];
@@ -298,18 +301,18 @@ struct Kernels {
     const Enc c(e);
     const Dec d(dp);
     const Fused k(c, d);
-    const I lanes = iota();
+    const I steps = stride_lanes(e.stride);
     I rnd(0);
     std::size_t i = 0;
     for (; i + N <= n; i += N) {
-      if constexpr (R == Round::stochastic) rnd = random_vec(c, e.key, e.offset + i, lanes);
+      if constexpr (R == Round::stochastic) rnd = random_vec(c, e.key, e.offset + i * e.stride, e.stride, steps);
       fq_vec<R, IsFused>(c, d, k, F::load_unaligned(x + i), rnd, rep).store_unaligned(x + i);
     }
     if (i < n) {
       const std::size_t r = n - i;
       alignas(64) float buf[N] = {};
       std::memcpy(buf, x + i, r * sizeof(float));
-      if constexpr (R == Round::stochastic) rnd = random_vec(c, e.key, e.offset + i, lanes);
+      if constexpr (R == Round::stochastic) rnd = random_vec(c, e.key, e.offset + i * e.stride, e.stride, steps);
       fq_vec<R, IsFused>(c, d, k, F::load_aligned(buf), rnd, rep).store_aligned(buf);
       std::memcpy(x + i, buf, r * sizeof(float));
     }

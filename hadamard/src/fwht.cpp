@@ -191,6 +191,19 @@ void fwht_rows(float* x, std::size_t rows, std::size_t n, std::size_t stride, fl
   run(kernels_for(best_isa()), x, rows, n, stride, scale);
 }
 
+void fwht_columns(float* x, std::size_t m, std::size_t cols, std::size_t stride, float scale) {
+  check("fwht_columns", m, m);
+  if (stride < cols)
+    throw Error("fwht_columns: row stride " + std::to_string(stride) + " is shorter than the " +
+                std::to_string(cols) + " columns");
+  if (cols == 0) return;
+  const detail::Kernels& k = kernels_for(best_isa());
+  const std::size_t simd = k.min_n > 1 ? cols - cols % k.min_n : 0;
+  const std::size_t strip = std::max<std::size_t>(std::bit_floor(kStripBytes / (m * sizeof(float))), k.min_n);
+  for (std::size_t c = 0; c < simd; c += strip) k.cols(x + c, m, stride, std::min(strip, simd - c), scale);
+  if (simd < cols) kScalar.cols(x + simd, m, stride, cols - simd, scale);
+}
+
 void fwht_rows_isa(Isa isa, float* x, std::size_t rows, std::size_t n, std::size_t stride,
                    float scale) {
   check("fwht_rows_isa", n, stride);

@@ -454,6 +454,47 @@ TEST(Bulk, Errors) {
   EXPECT_THROW(encode_f32(bad, in, out), Error);
 }
 
+// A stride: element i rounds with random_bits(key, offset + i * stride), as the element it is in a
+// transpose's stream; on every ISA, for encode and fake-quant, through the strides and offsets
+// at which the counter's low word wraps inside a vector (the kernels' slow path).
+TEST(Bulk, StochasticStrideDrawsTheTransposesBits) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  std::vector<float> in(1037);
+  for (auto& v : in) v = nd(rng);
+  const std::uint64_t wrap = std::uint64_t{1} << 32;
+  const std::pair<std::uint64_t, std::uint64_t> cases[] = {
+      {0, 1}, {5, 3}, {17, 1024}, {wrap - 3000, 7}, {wrap + 11, 100000}, {3, (std::uint64_t{1} << 31) + 5}};
+  for (const char* name : {"e2m1", "e4m3", "bf16"}) {
+    const Format f = parse_format(name);
+    for (const auto& [offset, stride] : cases) {
+      BulkOptions o;
+      o.cast.round = Round::stochastic;
+      o.seed = 31;
+      o.offset = offset;
+      o.stride = stride;
+      const RngKey key = rng_key(o.seed);
+      std::vector<std::uint32_t> want(in.size());
+      for (std::size_t i = 0; i < in.size(); ++i)
+        want[i] = bits_of(static_cast<float>(decode(f, encode(f, in[i], o.cast, random_bits(key, offset + i * stride)))));
+      for (Isa isa : all_isas()) {
+        const std::string what = std::string(name) + " " + std::string(isa_name(isa)) + " offset " + std::to_string(offset) +
+                                 " stride " + std::to_string(stride);
+        o.isa = isa;
+        std::vector<float> x = in;
+        fake_quant_f32(f, x, o);
+        const auto codes = encode_with(f, in, o, isa);
+        std::vector<float> dec(in.size());
+        decode_f32(f, codes, dec, Isa::scalar);
+        for (std::size_t i = 0; i < in.size(); ++i) {
+          ASSERT_EQ(bits_of(x[i]), want[i]) << what << " fake-quant element " << i;
+          ASSERT_EQ(bits_of(dec[i]), want[i]) << what << " encode element " << i;
+        }
+      }
+    }
+  }
+}
+
 // Stochastic rounding: a cast in chunks (offset = first index) equals one call, serial or in
 // parallel with 1 and 2 OpenMP threads, on every ISA.
 TEST(Bulk, StochasticChunkingAndThreads) {

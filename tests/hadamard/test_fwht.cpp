@@ -181,6 +181,32 @@ TEST(Fwht, RowsWithGapLeaveGapUntouched) {
     }
 }
 
+// Column transforms: each column of an m-row block gets reference::fwht's bits, at column
+// counts around the SIMD widths and the strip width, with the columns past `cols` untouched.
+TEST(Fwht, ColumnsAreTheTransformsOfTheColumns) {
+  const float sentinel = -12345.5f;
+  for (std::size_t m : {1, 2, 16, 32, 128, 512})
+    for (std::size_t cols : {1, 7, 16, 33, 300, 2100}) {
+      const std::size_t stride = cols + 5;
+      const auto x = normal_floats(m * stride, static_cast<std::uint32_t>(m * 7 + cols));
+      std::vector<float> got = x;
+      for (std::size_t r = 0; r < m; ++r)
+        for (std::size_t c = cols; c < stride; ++c) got[r * stride + c] = sentinel;
+      hd::fwht_columns(got.data(), m, cols, stride, 0.125f);
+      for (std::size_t c = 0; c < cols; ++c) {
+        std::vector<float> col(m), out(m);
+        for (std::size_t r = 0; r < m; ++r) col[r] = x[r * stride + c], out[r] = got[r * stride + c];
+        hd::reference::fwht(col.data(), m, 0.125f);
+        ASSERT_TRUE(same_bits(out, col)) << "m=" << m << " cols=" << cols << " column " << c;
+      }
+      for (std::size_t r = 0; r < m; ++r)
+        for (std::size_t c = cols; c < stride; ++c) ASSERT_EQ(got[r * stride + c], sentinel) << m << "x" << cols;
+    }
+  std::vector<float> x(64);
+  EXPECT_THROW(hd::fwht_columns(x.data(), 3, 4, 4), lowp::Error);
+  EXPECT_THROW(hd::fwht_columns(x.data(), 4, 8, 7), lowp::Error);
+}
+
 TEST(Fwht, ThreadCountIndependence) {
   struct Case {
     std::size_t rows, n;

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 #include "../../quant/src/linear/linear_operand.hpp"
 #include "lowp/hadamard/rotation.hpp"
@@ -238,6 +239,70 @@ TEST(LinearRecipes, QuartetBackwardQuantizerAgainstIndependentImplementation) {
   }
   EXPECT_GE(top, 3.0);  // the largest element of a group lands in [3, 6): no saturation
   EXPECT_LT(top, 6.0);
+}
+
+// The backward quantizer on L = S^T done in S's layout (the fused transposed operands): bitwise
+// quartet_sr_quantize on the materialised transpose, element for element, for the whole matrix
+// and for a band starting at row 32, with an all-zero group, a group whose power of two is
+// subnormal, and NaN / Inf elements.
+TEST(LinearRecipes, QuartetBackwardQuantizerDownColumnsIsTheTransposes) {
+  const std::size_t R = 96, C = 40;
+  const std::uint64_t seed = 5;
+  std::vector<float> S = spread_matrix(R, C, 9);
+  for (std::size_t r = 0; r < 32; ++r) S[r * C + 3] = 0.0f;             // column 3, rows 0..31: all zero
+  for (std::size_t r = 32; r < 64; ++r) S[r * C + 7] = 3e-39f * float(r % 5);  // amax below 2^-126
+  S[40 * C + 11] = std::numeric_limits<float>::quiet_NaN();
+  S[70 * C + 12] = std::numeric_limits<float>::infinity();
+  S[71 * C + 13] = -std::numeric_limits<float>::infinity();
+  std::vector<float> L = transposed(S, R, C);  // C x R
+  detail::quartet_sr_quantize(L.data(), C, R, seed);
+  std::vector<float> got = S;
+  detail::quartet_sr_quantize_columns(got.data(), R, C, seed, R, 0);
+  std::vector<float> band(S.begin() + 32 * C, S.begin() + 64 * C);
+  detail::quartet_sr_quantize_columns(band.data(), 32, C, seed, R, 32);
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t c = 0; c < C; ++c) {
+      ASSERT_TRUE(test::same_or_both_nan(got[r * C + c], L[c * R + r])) << "row " << r << " column " << c;
+      if (r >= 32 && r < 64) {
+        ASSERT_TRUE(test::same_or_both_nan(band[(r - 32) * C + c], L[c * R + r])) << "band row " << r << " column " << c;
+      }
+    }
+  EXPECT_THROW(detail::quartet_sr_quantize_columns(got.data(), 48, C, seed, R, 0), Error);  // 48 rows: not groups
+}
+
+// QuEST's float32 arithmetic, as Quartet's kernel does it: per 32-group the sum and the sum of
+// squares in element order, mean and mean square over 32, sd = sqrt(msq - mean^2) (1 if that
+// is negative), scale = 2^floor(log2(2.92247856 / 6 * sd + 1e-8)), E2M1 to nearest of x / scale,
+// times scale; the mask |x / scale| < 6. Bitwise, through groups of 8 and a partial set.
+TEST(LinearRecipes, QuestQuantizerFollowsItsFloatArithmetic) {
+  const std::size_t rows = 13, cols = 96;  // 39 groups: four sets of 8 and one of 7
+  std::vector<float> x = spread_matrix(rows, cols, 12);
+  for (std::size_t i = 0; i < x.size(); i += 29) x[i] *= 20.0f;  // outliers to clip
+  for (std::size_t i = 64; i < 96; ++i) x[i] = 0.25f;              // a constant group: sd 0
+  std::vector<float> got = x;
+  std::vector<std::uint8_t> mask;
+  detail::quest_quantize(got.data(), rows, cols, &mask);
+  ASSERT_EQ(mask.size(), x.size());
+  std::size_t clipped = 0;
+  for (std::size_t g = 0; g < x.size(); g += 32) {
+    float sum = 0, sq = 0;
+    for (std::size_t i = g; i < g + 32; ++i) {
+      sum += x[i];
+      const float e2 = x[i] * x[i];
+      sq += e2;
+    }
+    const float mean = sum / 32.0f, msq = sq / 32.0f, var = msq - mean * mean;
+    const float sd = var >= 0 ? std::sqrt(var) : 1.0f;
+    const float scale = std::exp2(std::floor(std::log2(2.92247856f / 6.0f * sd + 1e-8f)));
+    for (std::size_t i = g; i < g + 32; ++i) {
+      const float y = x[i] / scale;
+      const bool keep = std::fabs(y) < 6.0f;
+      clipped += !keep;
+      ASSERT_EQ(mask[i], keep) << "element " << i;
+      ASSERT_EQ(got[i], static_cast<float>(e2m1_rne(y)) * scale) << "element " << i << ": " << x[i];
+    }
+  }
+  EXPECT_GT(clipped, 0u);
 }
 
 // The block-32 Hadamard of lowp/hadamard (float32), so that the quantizers below see the very

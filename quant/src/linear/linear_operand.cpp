@@ -13,6 +13,7 @@
 #include "../quantize/quantize_detail.hpp"
 #include "lowp/formats/bulk.hpp"
 #include "lowp/formats/codec.hpp"
+#include "lowp/hadamard/fwht.hpp"
 
 #include "lowp/numerics/error.hpp"
 
@@ -81,6 +82,71 @@ std::size_t quantize_into(const OperandPlan& plan, const QuantSpec& spec, const 
   return sat;
 }
 
+// Rotate-then-quantize in one pass (Quartet's operands): each L2-sized piece is copied from
+// src, signed, rotated, signed and quantized while in cache, the pieces in parallel. In the
+// source's layout when L = src^T (the rotation and the groups then run down src's columns),
+// else piece by piece of L's rows. The bits of the step-by-step path: every stage acts on
+// rows (or, transposed, on bands of columns) alone, and quartet_sr's random bits are indexed by
+// L's flat positions either way.
+bool fuses_rotation(const OperandPlan& plan, const hadamard::Rotation& rot, bool transpose_it,
+                    std::size_t src_rows, std::size_t src_cols) {
+  const bool signs = plan.signs == BlockSigns::none || plan.signs == BlockSigns::fixed ||
+                     plan.signs == BlockSigns::per_step;
+  const bool special = plan.special == SpecialQuant::quartet_sr ||
+                       (plan.special == SpecialQuant::quest && !transpose_it);
+  // Shapes the quantizers refuse take the step-by-step path, which throws (not in a parallel loop).
+  const std::size_t groups_along = transpose_it ? src_rows : src_cols;
+  return rot.kind == hadamard::RotationKind::block_diagonal && signs && special && !plan.stats &&
+         !plan.delayed && groups_along % std::max<std::size_t>(rot.block, 32) == 0;
+}
+
+void rotate_and_quantize(const float* src, std::size_t src_rows, std::size_t src_cols, bool transpose_it,
+                         const OperandPlan& plan, const hadamard::Rotation& rot, float* x) {
+  const std::size_t b = rot.block;
+  const float scale = hadamard::orthonormal_scale(b);
+  const std::vector<float> before = plan.signs == BlockSigns::fixed ? block_sign_vector(plan.signs, b, 0)
+                                                                    : std::vector<float>();
+  const std::vector<float> after = plan.signs == BlockSigns::per_step
+                                       ? block_sign_vector(plan.signs, b, plan.signs_seed)
+                                       : std::vector<float>();
+  std::uint8_t* mask = nullptr;
+  if (plan.special == SpecialQuant::quest && plan.clip_mask) {
+    plan.clip_mask->resize(src_rows * src_cols);  // every element written below
+    mask = plan.clip_mask->data();
+  }
+  // Pieces: bands of src rows that hold whole groups (transposed), else about 64 KiB of L's rows.
+  const std::size_t band = transpose_it ? std::max<std::size_t>(b, 32)
+                                        : std::max<std::size_t>(1, (std::size_t{1} << 14) / src_cols);
+  const std::size_t pieces = (src_rows + band - 1) / band;
+  const auto run = [&](std::size_t piece) {
+    const std::size_t r0 = piece * band, rows = std::min(band, src_rows - r0), n = rows * src_cols;
+    float* v = x + r0 * src_cols;
+    std::copy(src + r0 * src_cols, src + r0 * src_cols + n, v);
+    if (transpose_it) {
+      // L's row position j is src row r0 + r: the signs scale rows, the transforms run down columns.
+      const auto sign_rows = [&](const std::vector<float>& d) {
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t c = 0; c < src_cols; ++c) v[r * src_cols + c] *= d[(r0 + r) % b];
+      };
+      if (!before.empty()) sign_rows(before);
+      for (std::size_t r = 0; r < rows; r += b) hadamard::fwht_columns(v + r * src_cols, b, src_cols, src_cols, scale);
+      if (!after.empty()) sign_rows(after);
+      quartet_sr_quantize_columns(v, rows, src_cols, plan.seed, src_rows, r0);
+      return;
+    }
+    if (!before.empty()) apply_block_signs(v, rows, src_cols, before);
+    hadamard::fwht_rows(v, n / b, b, b, scale);
+    if (!after.empty()) apply_block_signs(v, rows, src_cols, after);
+    if (plan.special == SpecialQuant::quest)
+      quest_quantize(v, rows, src_cols, mask ? mask + r0 * src_cols : nullptr);
+    else
+      quartet_sr_quantize(v, rows, src_cols, plan.seed, r0 * src_cols);
+  };
+  const auto count = static_cast<std::ptrdiff_t>(pieces);
+#pragma omp parallel for schedule(static) if (pieces > 1 && src_rows * src_cols >= (std::size_t{1} << 15))
+  for (std::ptrdiff_t i = 0; i < count; ++i) run(static_cast<std::size_t>(i));
+}
+
 }  // namespace
 
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b) noexcept {
@@ -117,6 +183,12 @@ void prepare_operand(const float* src, std::size_t src_rows, std::size_t src_col
         transpose_it && spec && !rotate && !natural && !plan.stats && !plan.delayed && column_blocks_fit(*spec);
     out.own.resize(n);  // every element written below (no zero fill when the size is kept)
     float* x = out.own.data();
+    if (fuses_rotation(plan, rot, transpose_it, src_rows, src_cols)) {
+      rotate_and_quantize(src, src_rows, src_cols, transpose_it, plan, rot, x);
+      out.transposed = transpose_it;
+      out.data = x;
+      return;
+    }
     const float* from = x;  // what the quantizer reads
     if (transpose_it && (rotate || !natural) && !down_columns) {
       // Materialise L: the rotation and 1-D blocks act along L's rows.

@@ -55,6 +55,8 @@ void gemm_operands(const Operand& A, const Operand& B, float* C, std::size_t M, 
 // The special quantizers of linear.hpp, in place on a row-major rows x cols matrix whose
 // groups run along the columns. Throw lowp::Error when cols is not a multiple of the group.
 void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<std::uint8_t>* clip_mask);
+// The same with the mask (rows * cols bytes) given, or null.
+void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::uint8_t* clip_mask);
 // `saturated` (when set) counts the elements above 6 times their block's scale.
 void four_over_six_quantize(float* x, std::size_t rows, std::size_t cols, std::size_t* saturated = nullptr);
 // Quartet II's backward scale override (quartet2/linear.py: (17 / 16) * 0.93, as a float32).
@@ -67,8 +69,13 @@ inline const float kQuartet2BackwardOverride = static_cast<float>((17.0 / 16.0) 
 void ms_eden_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed,
                       std::size_t* saturated = nullptr, float scale_override = kQuartet2BackwardOverride);
 // Quartet's backward quantizer (SpecialQuant::quartet_sr): element i of the matrix rounds with
-// random_bits(rng_key(seed), i).
-void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed);
+// random_bits(rng_key(seed), first + i) (first: the index of x[0] in the whole matrix).
+void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed, std::uint64_t first = 0);
+// quartet_sr_quantize of L = S^T done on S in place: x holds rows [row0, row0 + rows) of S
+// (total_rows x cols, row-major), rows a multiple of 32, and L's groups are 32 rows of one column
+// here; element (r, c) rounds with random_bits(rng_key(seed), c * total_rows + row0 + r).
+void quartet_sr_quantize_columns(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed,
+                                 std::size_t total_rows, std::size_t row0);
 
 // x[r][j] *= d_j for all rows, d_j = -1 when bit 31 of random_bits(rng_key(seed), j) is set.
 void apply_random_signs(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed);

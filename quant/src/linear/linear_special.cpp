@@ -80,27 +80,50 @@ void apply_random_signs(float* x, std::size_t rows, std::size_t cols, std::uint6
 constexpr float kQuestScale = 2.92247856f / 6.0f;
 
 void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::vector<std::uint8_t>* clip_mask) {
-  constexpr std::size_t G = 32;
+  check_groups("quest", cols, 32);
+  if (clip_mask) clip_mask->resize(rows * cols);  // every element written below
+  quest_quantize(x, rows, cols, clip_mask ? clip_mask->data() : nullptr);
+}
+
+void quest_quantize(float* x, std::size_t rows, std::size_t cols, std::uint8_t* mask) {
+  constexpr std::size_t G = 32, kSets = 8;
   check_groups("quest", cols, G);
   const std::size_t n = rows * cols;
-  if (clip_mask) clip_mask->resize(n);  // every element written below
-  std::uint8_t* mask = clip_mask ? clip_mask->data() : nullptr;
   // Chunks of groups, each scaled, cast (element-wise: in one call per chunk) and unscaled
   // while in cache; the chunks in parallel.
   for_each_piece(n, [&](std::size_t a, std::size_t len) -> std::size_t {
     float scale[kSpecialPiece / G];
+    for (std::size_t g0 = 0; g0 < len / G; g0 += kSets) {
+      // Each group's sums run in element order; kSets groups side by side keep 2 * kSets
+      // independent addition chains in flight instead of two.
+      const std::size_t sets = std::min(kSets, len / G - g0);
+      float sum[kSets] = {}, sq[kSets] = {};
+      const float* v0 = x + a + g0 * G;
+      for (std::size_t i = 0; i < G; ++i)
+        for (std::size_t k = 0; k < sets; ++k) {
+          const float e = v0[k * G + i];
+          sum[k] += e;
+          sq[k] += e * e;
+        }
+      for (std::size_t k = 0; k < sets; ++k) {
+        const float mean = sum[k] / G, msq = sq[k] / G, var = msq - mean * mean;
+        const float sd = var >= 0 ? std::sqrt(var) : 1.0f;
+        // Quartet's QuestMXFP4Quantizer (and QuTLASS's fused kernel): 2.92247856 / 6 * std, the
+        // clipping point 6 * scale near the MSE-optimal 2.92 std of a Gaussian on the E2M1 grid.
+        scale[g0 + k] = pow2_floor(kQuestScale * sd + 1e-8f);
+      }
+    }
     for (std::size_t g = 0; g < len / G; ++g) {
       float* v = x + a + g * G;
-      float sum = 0, sq = 0;
-      for (std::size_t i = 0; i < G; ++i) sum += v[i], sq += v[i] * v[i];
-      const float mean = sum / G, msq = sq / G, var = msq - mean * mean;
-      const float sd = var >= 0 ? std::sqrt(var) : 1.0f;
-      // Quartet's QuestMXFP4Quantizer (and QuTLASS's fused kernel): 2.92247856 / 6 * std, the
-      // clipping point 6 * scale near the MSE-optimal 2.92 std of a Gaussian on the E2M1 grid.
-      scale[g] = pow2_floor(kQuestScale * sd + 1e-8f);
-      for (std::size_t i = 0; i < G; ++i) {
-        v[i] /= scale[g];
-        if (mask) mask[a + g * G + i] = std::fabs(v[i]) < 6.0f;
+      // x / 2^e is x * 2^-e, both one rounding of the same value, 2^-e being a float here
+      // (the scale is at least 2^-27 and at most 2^127).
+      const float inv = 1.0f / scale[g];
+      for (std::size_t i = 0; i < G; ++i) v[i] *= inv;
+      if (mask) {
+        // restrict: a byte store may alias anything, and would reload v and mask every element.
+        std::uint8_t* __restrict m = mask + a + g * G;
+        const float* __restrict w = v;
+        for (std::size_t i = 0; i < G; ++i) m[i] = std::fabs(w[i]) < 6.0f;
       }
     }
     e2m1_rtn({x + a, len});
@@ -267,7 +290,7 @@ void apply_block_signs(float* x, std::size_t rows, std::size_t cols, const std::
   }
 }
 
-void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed) {
+void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed, std::uint64_t first) {
   constexpr std::size_t G = 32;
   check_groups("quartet_sr", cols, G);
   const std::size_t n = rows * cols;
@@ -297,13 +320,59 @@ void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint
     BulkOptions o;
     o.cast = CastOptions{Round::stochastic, true, false};
     o.seed = seed;
-    o.offset = a;
+    o.offset = first + a;
     fake_quant_f32(e2m1(), {x + a, len}, o);
     for (std::size_t g = 0; g < len / G; ++g)
       if (p[g] > 0)
         for (std::size_t i = 0; i < G; ++i) x[a + g * G + i] = x[a + g * G + i] * p[g] / 3.0f;
     return 0;
   });
+}
+
+void quartet_sr_quantize_columns(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed,
+                                 std::size_t total_rows, std::size_t row0) {
+  constexpr std::size_t G = 32;
+  check_groups("quartet_sr", rows, G);
+  // The arithmetic of quartet_sr_quantize, element for element, with a column's 32 rows as the
+  // group: the maxima and the per-column multiplies run along the rows (SIMD kernels; a factor
+  // of 1 stands for "untouched"), and each row is cast in one call whose random-bit indices
+  // step by total_rows down L's rows.
+  const QuantKernels& k = quant_kernels();
+  std::vector<std::uint32_t> amax(cols);
+  std::vector<float> p(cols), inv(cols), three(cols), back(cols), third(cols);
+  for (std::size_t g = 0; g < rows; g += G) {
+    float* band = x + g * cols;
+    std::fill(amax.begin(), amax.end(), 0u);
+    for (std::size_t r = 0; r < G; ++r) k.max_into(band + r * cols, cols, amax.data());
+    bool tiny = false;
+    for (std::size_t c = 0; c < cols; ++c) {
+      float a;
+      std::memcpy(&a, &amax[c], 4);
+      p[c] = a > 0 ? pow2_floor(a) : 0.0f;
+      const bool normal = p[c] >= 0x1p-126f;
+      tiny |= p[c] > 0 && !normal;
+      inv[c] = normal ? 1.0f / p[c] : 1.0f;
+      three[c] = normal ? 3.0f : 1.0f;
+      back[c] = p[c] > 0 ? p[c] : 1.0f;
+      third[c] = p[c] > 0 ? 3.0f : 1.0f;
+    }
+    for (std::size_t r = 0; r < G; ++r) {
+      float* v = band + r * cols;
+      k.scale_each(v, v, cols, inv.data(), true);  // v * (1 / p) * 3
+      k.scale_each(v, v, cols, three.data(), true);
+      if (tiny)
+        for (std::size_t c = 0; c < cols; ++c)
+          if (p[c] > 0 && p[c] < 0x1p-126f) v[c] = v[c] / p[c] * 3.0f;
+      BulkOptions o;
+      o.cast = CastOptions{Round::stochastic, true, false};
+      o.seed = seed;
+      o.offset = row0 + g + r;
+      o.stride = total_rows;
+      fake_quant_f32(e2m1(), {v, cols}, o);
+      k.scale_each(v, v, cols, back.data(), true);  // v * p / 3
+      k.scale_each(v, v, cols, third.data(), false);
+    }
+  }
 }
 
 }  // namespace lowp::quant::detail

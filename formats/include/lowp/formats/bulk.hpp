@@ -5,9 +5,10 @@
 // six bits), 7-8 bits one per byte, 9-16 bits one uint16 (host order), wider one uint32.
 // A trailing partial byte or group is padded with zero bits.
 //
-// Stochastic rounding draws the bits for element i from random_bits(rng_key(seed), offset + i),
-// so a large array cast in pieces (offset = index of the piece's first element) gives the
-// same codes as one call, whatever the thread count or SIMD width. (Pieces of packed codes must
+// Stochastic rounding draws the bits for element i from random_bits(rng_key(seed), offset +
+// i * stride), so a large array cast in pieces (offset = index of the piece's first element) gives
+// the same codes as one call, whatever the thread count or SIMD width; a stride > 1 casts a row of
+// a matrix with the bits its elements have in the transpose's stream (one column of it). (Pieces of packed codes must
 // start on a byte or group boundary: element indices that are multiples of 2 (4-bit) or 4 (6-bit).)
 //
 // Every call picks the best kernel for this CPU (see lowp/numerics/cpu.hpp); passing `isa`
@@ -32,6 +33,7 @@ struct BulkOptions {
   CastOptions cast{};
   std::uint64_t seed = 0;    // stochastic rounding only
   std::uint64_t offset = 0;  // index of in[0] in the whole stream, for stochastic rounding
+  std::uint64_t stride = 1;  // index step from one element to the next, for stochastic rounding
   std::optional<Isa> isa{};  // default: the best this CPU runs
   // encode_f32 only: formats of fewer than 8 bits write one code per byte, unpacked (what a
   // uint8 array of codes holds), straight from the kernel instead of packing.
