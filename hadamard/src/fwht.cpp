@@ -27,11 +27,16 @@ void check(const char* fn, std::size_t n, std::size_t stride) {
 
 // --- scalar kernels ------------------------------------------------------------------------
 
-void scalar_rows(float* x, std::size_t rows, std::size_t n, std::size_t stride, float scale) {
-  for (std::size_t r = 0; r < rows; ++r) reference::fwht(x + r * stride, n, scale);
+void scalar_rows(const float* in, float* x, std::size_t rows, std::size_t n, std::size_t stride, float scale) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    if (in != x) std::copy(in + r * stride, in + r * stride + n, x + r * stride);
+    reference::fwht(x + r * stride, n, scale);
+  }
 }
 
-void scalar_cols(float* x, std::size_t m, std::size_t stride, std::size_t width, float scale) {
+void scalar_cols(const float* in, float* x, std::size_t m, std::size_t stride, std::size_t width, float scale) {
+  if (in != x)
+    for (std::size_t i = 0; i < m; ++i) std::copy(in + i * stride, in + i * stride + width, x + i * stride);
   for (std::size_t h = 1; h < m; h *= 2)
     for (std::size_t i = 0; i < m; i += 2 * h)
       for (std::size_t j = i; j < i + h; ++j) {
@@ -97,7 +102,7 @@ void columns(const detail::Kernels& k, float* x, std::size_t m, std::size_t stri
     const std::size_t w = std::clamp<std::size_t>(std::bit_floor(kStripBytes / (m * sizeof(float))),
                                                   std::max<std::size_t>(k.min_n, 16), stride);
     split_ranges(stride / w, parallel, [&](std::size_t lo, std::size_t hi) {
-      for (std::size_t s = lo; s < hi; ++s) k.cols(x + s * w, m, stride, w, scale);
+      for (std::size_t s = lo; s < hi; ++s) k.cols(x + s * w, x + s * w, m, stride, w, scale);
     });
     return;
   }
@@ -113,23 +118,31 @@ void transform_long(const detail::Kernels& k, float* x, std::size_t n, float sca
                     bool parallel) {
   const std::size_t b = detail::kBlock, blocks = n / b;
   split_ranges(blocks, parallel, [&](std::size_t lo, std::size_t hi) {
-    k.rows(x + lo * b, hi - lo, b, b, 1.0f);
+    k.rows(x + lo * b, x + lo * b, hi - lo, b, b, 1.0f);
   });
   columns(k, x, blocks, b, scale, parallel);
 }
 
-void run(const detail::Kernels& k, float* x, std::size_t rows, std::size_t n, std::size_t stride,
+// Rows of x <- their transforms of the rows of `in` (x itself, or a source laid out like x).
+void run(const detail::Kernels& k, const float* in, float* x, std::size_t rows, std::size_t n, std::size_t stride,
          float scale) {
   if (rows == 0) return;
   const bool parallel = want_threads(rows * n);
   if (n < k.min_n || n <= detail::kBlock) {
     const detail::Kernels& kk = n < k.min_n ? kScalar : k;
     split_ranges(rows, parallel, [&](std::size_t lo, std::size_t hi) {
-      kk.rows(x + lo * stride, hi - lo, n, stride, scale);
+      kk.rows(in + lo * stride, x + lo * stride, hi - lo, n, stride, scale);
     });
     return;
   }
-  for (std::size_t r = 0; r < rows; ++r) transform_long(k, x + r * stride, n, scale, parallel);
+  for (std::size_t r = 0; r < rows; ++r) {
+    if (in != x) std::copy(in + r * stride, in + r * stride + n, x + r * stride);  // long rows: copied first
+    transform_long(k, x + r * stride, n, scale, parallel);
+  }
+}
+
+void run(const detail::Kernels& k, float* x, std::size_t rows, std::size_t n, std::size_t stride, float scale) {
+  run(k, x, x, rows, n, stride, scale);
 }
 
 constexpr std::align_val_t kAlign{64};
@@ -191,7 +204,13 @@ void fwht_rows(float* x, std::size_t rows, std::size_t n, std::size_t stride, fl
   run(kernels_for(best_isa()), x, rows, n, stride, scale);
 }
 
-void fwht_columns(float* x, std::size_t m, std::size_t cols, std::size_t stride, float scale) {
+void fwht_rows_from(const float* src, float* dst, std::size_t rows, std::size_t n, std::size_t stride, float scale) {
+  check("fwht_rows_from", n, stride);
+  if (rows > 0 && (src == nullptr || dst == nullptr)) throw Error("fwht_rows_from: null data pointer");
+  run(kernels_for(best_isa()), src, dst, rows, n, stride, scale);
+}
+
+void fwht_columns(const float* src, float* dst, std::size_t m, std::size_t cols, std::size_t stride, float scale) {
   check("fwht_columns", m, m);
   if (stride < cols)
     throw Error("fwht_columns: row stride " + std::to_string(stride) + " is shorter than the " +
@@ -200,8 +219,8 @@ void fwht_columns(float* x, std::size_t m, std::size_t cols, std::size_t stride,
   const detail::Kernels& k = kernels_for(best_isa());
   const std::size_t simd = k.min_n > 1 ? cols - cols % k.min_n : 0;
   const std::size_t strip = std::max<std::size_t>(std::bit_floor(kStripBytes / (m * sizeof(float))), k.min_n);
-  for (std::size_t c = 0; c < simd; c += strip) k.cols(x + c, m, stride, std::min(strip, simd - c), scale);
-  if (simd < cols) kScalar.cols(x + simd, m, stride, cols - simd, scale);
+  for (std::size_t c = 0; c < simd; c += strip) k.cols(src + c, dst + c, m, stride, std::min(strip, simd - c), scale);
+  if (simd < cols) kScalar.cols(src + simd, dst + simd, m, stride, cols - simd, scale);
 }
 
 void fwht_rows_isa(Isa isa, float* x, std::size_t rows, std::size_t n, std::size_t stride,

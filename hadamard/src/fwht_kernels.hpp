@@ -15,11 +15,13 @@ inline constexpr std::size_t kBlock = std::size_t{1} << 14;
 
 struct Kernels {
   std::size_t min_n;  // smallest n the SIMD paths accept (one register)
-  // Full transform of `rows` rows of length n (min_n <= n <= kBlock) starting `stride` apart.
-  void (*rows)(float* x, std::size_t rows, std::size_t n, std::size_t stride, float scale);
+  // Full transform of `rows` rows of length n (min_n <= n <= kBlock) starting `stride` apart,
+  // read from `in` (x itself, or a source laid out like x that does not overlap it), written
+  // to x.
+  void (*rows)(const float* in, float* x, std::size_t rows, std::size_t n, std::size_t stride, float scale);
   // Transforms of length m down the columns [0, width) of an m x stride row-major matrix;
-  // width is a multiple of min_n.
-  void (*cols)(float* x, std::size_t m, std::size_t stride, std::size_t width, float scale);
+  // width is a multiple of min_n. `in` as for rows.
+  void (*cols)(const float* in, float* x, std::size_t m, std::size_t stride, std::size_t width, float scale);
   // Storage conversions of n elements (exact widening; RNE narrowing as in numerics/half.hpp).
   void (*bf16_to_f32)(const std::uint16_t* in, float* out, std::size_t n);
   void (*f32_to_bf16)(const float* in, std::uint16_t* out, std::size_t n);

@@ -9,6 +9,7 @@
 #pragma once
 #include <xsimd/xsimd.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 
@@ -94,16 +95,17 @@ struct Simd {
     }
   }
 
-  // First pass over a contiguous vector of n floats: each group of 2^R registers gets the
+  // First pass over a contiguous vector of n floats, read from `in` (x itself, or a copy
+  // source of the same layout) and written to x: each group of 2^R registers gets the
   // in-register stages and R stages across them. Software-pipelined by half groups: while
   // half b of a group does its in-register stages, half a does its across stages, and then
   // the next group's half a its in-register stages while b does its across stages; the last
   // across stage joins a and b. `pf`, if set, is prefetched alongside.
   template <int R, bool Scale>
-  static void first(float* x, std::size_t n, float scale, const float* pf, const Signs& sg) {
+  static void first(const float* in, float* x, std::size_t n, float scale, const float* pf, const Signs& sg) {
     if constexpr (R == 0) {
       for (std::size_t i = 0; i < n; i += L) {
-        V v[1] = {V::load_unaligned(x + i)};
+        V v[1] = {V::load_unaligned(in + i)};
         overlap<0, 1, 1>(v, v, sg);
         store_half<Scale, 1>(x + i, v, scale);
       }
@@ -114,18 +116,18 @@ struct Simd {
       V* const a = ab;
       V* const b = ab + H;
 #pragma GCC unroll 16
-      for (int k = 0; k < H; ++k) a[k] = V::load_unaligned(x + k * L);
+      for (int k = 0; k < H; ++k) a[k] = V::load_unaligned(in + k * L);
       overlap<0, H, 1>(a, nullptr, sg);  // in-register stages only
       for (std::size_t i = 0; i < n; i += G) {
         if (pf)
           for (std::size_t q = 0; q < G; q += 64 / sizeof(float)) __builtin_prefetch(pf + i + q, 0, 3);
 #pragma GCC unroll 16
-        for (int k = 0; k < H; ++k) b[k] = V::load_unaligned(x + i + HG + k * L);
+        for (int k = 0; k < H; ++k) b[k] = V::load_unaligned(in + i + HG + k * L);
         overlap<0, H, H>(b, a, sg);
         const bool more = i + G < n;
         if (more) {
 #pragma GCC unroll 16
-          for (int k = 0; k < H; ++k) c[k] = V::load_unaligned(x + i + G + k * L);
+          for (int k = 0; k < H; ++k) c[k] = V::load_unaligned(in + i + G + k * L);
           overlap<0, H, H>(c, b, sg);
         } else {
           overlap<0, 0, H>(c, b, sg);
@@ -142,10 +144,13 @@ struct Simd {
   // R column stages starting at row distance hr: rows j + k*hr (k < 2^R), columns [0, w).
   // Addresses are p + {0, 1, 2, 4} * s and p + {1, 2} * 3s, p + 5s, p + 7s: single x86
   // addressing modes over a few loop-invariant registers (eight separate pointers spill).
+  // Loads come from `in` (x, or a source of the same layout: the first pass of an
+  // out-of-place transform), stores go to x.
   template <int R, bool Scale>
-  static void pass(float* x, std::size_t m, std::size_t stride, std::size_t w, std::size_t hr,
+  static void pass(const float* in, float* x, std::size_t m, std::size_t stride, std::size_t w, std::size_t hr,
                    float scale, const Signs& sg) {
     static_assert(R >= 1 && R <= 3);
+    const std::ptrdiff_t from = reinterpret_cast<const char*>(in) - reinterpret_cast<const char*>(x);
     const auto s = static_cast<std::ptrdiff_t>(hr * stride * sizeof(float));
     const std::ptrdiff_t s3 = 3 * s, s5 = 5 * s, s7 = 7 * s;
     for (std::size_t i = 0; i < m; i += hr << R)
@@ -158,7 +163,8 @@ struct Simd {
                                reinterpret_cast<float*>(p + 2 * s3), reinterpret_cast<float*>(p + s7)};
           V v[1 << R];
 #pragma GCC unroll 8
-          for (int k = 0; k < (1 << R); ++k) v[k] = V::load_unaligned(a[k]);
+          for (int k = 0; k < (1 << R); ++k) v[k] = V::load_unaligned(reinterpret_cast<const float*>(
+                                                          reinterpret_cast<const char*>(a[k]) + from));
           across<R, true>(v, sg);
 #pragma GCC unroll 8
           for (int k = 0; k < (1 << R); ++k) {
@@ -170,32 +176,36 @@ struct Simd {
   }
 
   template <bool Scale>
-  static void pass_r(int r, float* x, std::size_t m, std::size_t stride, std::size_t w,
+  static void pass_r(int r, const float* in, float* x, std::size_t m, std::size_t stride, std::size_t w,
                      std::size_t hr, float scale, const Signs& sg) {
     switch (r) {
-      case 1: return pass<1, Scale>(x, m, stride, w, hr, scale, sg);
-      case 2: return pass<2, Scale>(x, m, stride, w, hr, scale, sg);
-      default: return pass<3, Scale>(x, m, stride, w, hr, scale, sg);
+      case 1: return pass<1, Scale>(in, x, m, stride, w, hr, scale, sg);
+      case 2: return pass<2, Scale>(in, x, m, stride, w, hr, scale, sg);
+      default: return pass<3, Scale>(in, x, m, stride, w, hr, scale, sg);
     }
   }
 
   // Column transform of length m (power of two) on columns [0, w) of an m x stride matrix, in
   // as few passes as the register count allows, the stages spread evenly over them.
-  static void cols(float* x, std::size_t m, std::size_t stride, std::size_t w, float scale) {
+  // The first pass reads `in` (x itself, or a source with x's stride).
+  static void cols(const float* in, float* x, std::size_t m, std::size_t stride, std::size_t w, float scale) {
     const Signs sg;
     const int stages = std::countr_zero(m);
     const int passes = (stages + kColRadix - 1) / kColRadix;
     std::size_t hr = 1;
     for (int p = 0; p < passes; ++p) {
       const int r = stages * (p + 1) / passes - stages * p / passes;
+      const float* from = p == 0 ? in : x;
       if (p == passes - 1 && scale != 1.0f)
-        pass_r<true>(r, x, m, stride, w, hr, scale, sg);
+        pass_r<true>(r, from, x, m, stride, w, hr, scale, sg);
       else
-        pass_r<false>(r, x, m, stride, w, hr, scale, sg);
+        pass_r<false>(r, from, x, m, stride, w, hr, scale, sg);
       hr <<= r;
     }
-    if (passes == 0 && scale != 1.0f)  // m == 1: only the scale
-      for (std::size_t c = 0; c < w; c += L) (V::load_unaligned(x + c) * V(scale)).store_unaligned(x + c);
+    if (passes == 0 && scale != 1.0f)  // m == 1: only the scale (or the copy)
+      for (std::size_t c = 0; c < w; c += L) (V::load_unaligned(in + c) * V(scale)).store_unaligned(x + c);
+    else if (passes == 0 && in != x)
+      std::copy(in, in + w, x);
   }
 
   // A later pass inside one row: R stages on registers Step floats apart (a compile-time
@@ -242,17 +252,18 @@ struct Simd {
   static constexpr int kSub = std::countr_zero((std::size_t{16} << 10) / sizeof(float) / L);
 
   template <int S, bool Scale>
-  static void rows_s(float* x, std::size_t rows, std::size_t stride, float scale, const Signs& sg) {
+  static void rows_s(const float* in, float* x, std::size_t rows, std::size_t stride, float scale, const Signs& sg) {
     constexpr std::size_t n = L << S;
     constexpr int r1 = S < kRadix ? S : kRadix;
-    if (S == r1 && stride == n) return first<r1, Scale>(x, rows * n, scale, nullptr, sg);
+    if (S == r1 && stride == n) return first<r1, Scale>(in, x, rows * n, scale, nullptr, sg);
     constexpr int B = S > kSub && kSub > r1 ? kSub : S;
     constexpr std::size_t nb = L << B;
     for (std::size_t row = 0; row < rows; ++row) {
       float* v = x + row * stride;
+      const float* u = in + row * stride;
       for (std::size_t b = 0; b < n; b += nb) {
-        const float* pf = b + nb < n ? v + b + nb : row + 1 < rows ? v + stride : nullptr;
-        first<r1, Scale && S == r1>(v + b, nb, scale, pf, sg);
+        const float* pf = b + nb < n ? u + b + nb : row + 1 < rows ? u + stride : nullptr;
+        first<r1, Scale && S == r1>(u + b, v + b, nb, scale, pf, sg);
         tail<r1, B, Scale && B == S>(v + b, scale, sg);
       }
       tail<B, S, Scale>(v, scale, sg);
@@ -260,19 +271,20 @@ struct Simd {
   }
 
   template <int S = 0>
-  static void rows_dispatch(int s, float* x, std::size_t rows, std::size_t stride, float scale,
+  static void rows_dispatch(int s, const float* in, float* x, std::size_t rows, std::size_t stride, float scale,
                             const Signs& sg) {
     if constexpr ((L << S) <= kBlock) {
-      if (s != S) return rows_dispatch<S + 1>(s, x, rows, stride, scale, sg);
-      if (scale != 1.0f) return rows_s<S, true>(x, rows, stride, scale, sg);
-      return rows_s<S, false>(x, rows, stride, scale, sg);
+      if (s != S) return rows_dispatch<S + 1>(s, in, x, rows, stride, scale, sg);
+      if (scale != 1.0f) return rows_s<S, true>(in, x, rows, stride, scale, sg);
+      return rows_s<S, false>(in, x, rows, stride, scale, sg);
     }
   }
 
-  // Full transforms of rows of length n (L <= n <= kBlock).
-  static void rows(float* x, std::size_t rows, std::size_t n, std::size_t stride, float scale) {
+  // Full transforms of rows of length n (L <= n <= kBlock), read from `in` (x itself, or a
+  // source with x's stride: the first pass reads it).
+  static void rows(const float* in, float* x, std::size_t rows, std::size_t n, std::size_t stride, float scale) {
     const Signs sg;
-    rows_dispatch(std::countr_zero(n / L), x, rows, stride, scale, sg);
+    rows_dispatch(std::countr_zero(n / L), in, x, rows, stride, scale, sg);
   }
 };
 

@@ -182,29 +182,55 @@ TEST(Fwht, RowsWithGapLeaveGapUntouched) {
 }
 
 // Column transforms: each column of an m-row block gets reference::fwht's bits, at column
-// counts around the SIMD widths and the strip width, with the columns past `cols` untouched.
+// counts around the SIMD widths and the strip width, in place and out of place (the source
+// untouched), with the columns past `cols` untouched.
 TEST(Fwht, ColumnsAreTheTransformsOfTheColumns) {
   const float sentinel = -12345.5f;
-  for (std::size_t m : {1, 2, 16, 32, 128, 512})
-    for (std::size_t cols : {1, 7, 16, 33, 300, 2100}) {
-      const std::size_t stride = cols + 5;
-      const auto x = normal_floats(m * stride, static_cast<std::uint32_t>(m * 7 + cols));
-      std::vector<float> got = x;
-      for (std::size_t r = 0; r < m; ++r)
-        for (std::size_t c = cols; c < stride; ++c) got[r * stride + c] = sentinel;
-      hd::fwht_columns(got.data(), m, cols, stride, 0.125f);
-      for (std::size_t c = 0; c < cols; ++c) {
-        std::vector<float> col(m), out(m);
-        for (std::size_t r = 0; r < m; ++r) col[r] = x[r * stride + c], out[r] = got[r * stride + c];
-        hd::reference::fwht(col.data(), m, 0.125f);
-        ASSERT_TRUE(same_bits(out, col)) << "m=" << m << " cols=" << cols << " column " << c;
+  for (bool in_place : {true, false})
+    for (std::size_t m : {1, 2, 16, 32, 128, 512})
+      for (std::size_t cols : {1, 7, 16, 33, 300, 2100}) {
+        const std::size_t stride = cols + 5;
+        const auto x = normal_floats(m * stride, static_cast<std::uint32_t>(m * 7 + cols));
+        std::vector<float> src = x, got = in_place ? x : std::vector<float>(x.size(), sentinel);
+        for (std::size_t r = 0; r < m; ++r)
+          for (std::size_t c = cols; c < stride; ++c) got[r * stride + c] = sentinel;
+        hd::fwht_columns(in_place ? got.data() : src.data(), got.data(), m, cols, stride, 0.125f);
+        for (std::size_t c = 0; c < cols; ++c) {
+          std::vector<float> col(m), out(m);
+          for (std::size_t r = 0; r < m; ++r) col[r] = x[r * stride + c], out[r] = got[r * stride + c];
+          hd::reference::fwht(col.data(), m, 0.125f);
+          ASSERT_TRUE(same_bits(out, col)) << "m=" << m << " cols=" << cols << " column " << c << " in place " << in_place;
+        }
+        for (std::size_t r = 0; r < m; ++r)
+          for (std::size_t c = cols; c < stride; ++c) ASSERT_EQ(got[r * stride + c], sentinel) << m << "x" << cols;
+        if (!in_place) {
+          EXPECT_TRUE(same_bits(src, x)) << "the source changed";
+        }
       }
-      for (std::size_t r = 0; r < m; ++r)
-        for (std::size_t c = cols; c < stride; ++c) ASSERT_EQ(got[r * stride + c], sentinel) << m << "x" << cols;
-    }
   std::vector<float> x(64);
-  EXPECT_THROW(hd::fwht_columns(x.data(), 3, 4, 4), lowp::Error);
-  EXPECT_THROW(hd::fwht_columns(x.data(), 4, 8, 7), lowp::Error);
+  EXPECT_THROW(hd::fwht_columns(x.data(), x.data(), 3, 4, 4), lowp::Error);
+  EXPECT_THROW(hd::fwht_columns(x.data(), x.data(), 4, 8, 7), lowp::Error);
+}
+
+// Out-of-place rows: fwht_rows' bits in dst, the source untouched, at lengths from one
+// register to past kBlock (where the rows are copied first), with and without a gap.
+TEST(Fwht, RowsFromASourceAreTheTransformsOfItsRows) {
+  const float sentinel = -12345.5f;
+  for (std::size_t n : {std::size_t{1}, std::size_t{4}, std::size_t{16}, std::size_t{32}, std::size_t{64},
+                        std::size_t{4096}, std::size_t{1} << 15})
+    for (std::size_t gap : {0, 3}) {
+      const std::size_t rows = n > 4096 ? 2 : 7, stride = n + gap;
+      const auto x = normal_floats(rows * stride, static_cast<std::uint32_t>(n + gap));
+      std::vector<float> want = x, got(x.size(), sentinel), src = x;
+      hd::fwht_rows(want.data(), rows, n, stride, 0.25f);
+      hd::fwht_rows_from(src.data(), got.data(), rows, n, stride, 0.25f);
+      EXPECT_TRUE(same_bits(src, x)) << "the source changed, n=" << n;
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < stride; ++c)
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(got[r * stride + c]),
+                    std::bit_cast<std::uint32_t>(c < n ? want[r * stride + c] : sentinel))
+              << "n=" << n << " row " << r << " column " << c;
+    }
 }
 
 TEST(Fwht, ThreadCountIndependence) {

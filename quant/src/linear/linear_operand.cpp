@@ -82,8 +82,9 @@ std::size_t quantize_into(const OperandPlan& plan, const QuantSpec& spec, const 
   return sat;
 }
 
-// Rotate-then-quantize in one pass (Quartet's operands): each L2-sized piece is copied from
-// src, signed, rotated, signed and quantized while in cache, the pieces in parallel. In the
+// Rotate-then-quantize in one pass (Quartet's operands): each L2-sized piece is read from src
+// by the transform's first pass (or copied, when signs come first), rotated, signed and
+// quantized while in cache, the pieces in parallel. In the
 // source's layout when L = src^T (the rotation and the groups then run down src's columns),
 // else piece by piece of L's rows. The bits of the step-by-step path: every stage acts on
 // rows (or, transposed, on bands of columns) alone, and quartet_sr's random bits are indexed by
@@ -121,7 +122,12 @@ void rotate_and_quantize(const float* src, std::size_t src_rows, std::size_t src
   const auto run = [&](std::size_t piece) {
     const std::size_t r0 = piece * band, rows = std::min(band, src_rows - r0), n = rows * src_cols;
     float* v = x + r0 * src_cols;
-    std::copy(src + r0 * src_cols, src + r0 * src_cols + n, v);
+    // The transform's first pass reads src (no copy) unless signs come first.
+    const float* u = src + r0 * src_cols;
+    if (!before.empty()) {
+      std::copy(u, u + n, v);
+      u = v;
+    }
     if (transpose_it) {
       // L's row position j is src row r0 + r: the signs scale rows, the transforms run down columns.
       const auto sign_rows = [&](const std::vector<float>& d) {
@@ -129,13 +135,14 @@ void rotate_and_quantize(const float* src, std::size_t src_rows, std::size_t src
           for (std::size_t c = 0; c < src_cols; ++c) v[r * src_cols + c] *= d[(r0 + r) % b];
       };
       if (!before.empty()) sign_rows(before);
-      for (std::size_t r = 0; r < rows; r += b) hadamard::fwht_columns(v + r * src_cols, b, src_cols, src_cols, scale);
+      for (std::size_t r = 0; r < rows; r += b)
+        hadamard::fwht_columns(u + r * src_cols, v + r * src_cols, b, src_cols, src_cols, scale);
       if (!after.empty()) sign_rows(after);
       quartet_sr_quantize_columns(v, rows, src_cols, plan.seed, src_rows, r0);
       return;
     }
     if (!before.empty()) apply_block_signs(v, rows, src_cols, before);
-    hadamard::fwht_rows(v, n / b, b, b, scale);
+    hadamard::fwht_rows_from(u, v, n / b, b, b, scale);
     if (!after.empty()) apply_block_signs(v, rows, src_cols, after);
     if (plan.special == SpecialQuant::quest)
       quest_quantize(v, rows, src_cols, mask ? mask + r0 * src_cols : nullptr);

@@ -29,11 +29,18 @@ void fwht(float* x, std::size_t n, float scale = 1.0f);
 // rows*n is large enough to pay, with bitwise identical results at any thread count.
 void fwht_rows(float* x, std::size_t rows, std::size_t n, std::size_t stride, float scale = 1.0f);
 
+// fwht_rows out of place: dst's rows become the transforms of src's (both laid out with
+// `stride`; src == dst, or not overlapping). The first pass reads src, which saves a copy.
+void fwht_rows_from(const float* src, float* dst, std::size_t rows, std::size_t n, std::size_t stride,
+                    float scale = 1.0f);
+
 // Transforms of length m down each of the columns [0, cols) of an m-row block (row r at
-// x + r*stride, stride >= cols, else lowp::Error): column c becomes scale * H_m (x[0][c], ...,
-// x[m-1][c]), bitwise what fwht_rows gives those vectors stored as rows. On the calling thread
-// (callers split the rows or columns), in cache-sized strips of columns.
-void fwht_columns(float* x, std::size_t m, std::size_t cols, std::size_t stride, float scale = 1.0f);
+// src + r*stride, stride >= cols, else lowp::Error), written to dst (the same layout; src == dst
+// or not overlapping): column c becomes scale * H_m (src[0][c], ..., src[m-1][c]), bitwise what
+// fwht_rows gives those vectors stored as rows. On the calling thread (callers split the rows
+// or columns), in cache-sized strips of columns.
+void fwht_columns(const float* src, float* dst, std::size_t m, std::size_t cols, std::size_t stride,
+                  float scale = 1.0f);
 
 // Storage variants: bfloat16 / IEEE binary16 bit patterns, computed in float32 and rounded
 // back once with round-to-nearest-even (overflow to Inf).
