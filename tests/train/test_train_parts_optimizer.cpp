@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "support/test_support.hpp"
+#include "lowp/numerics/cpu.hpp"
+#include "optim/adam_avx512.hpp"
 #include "optim/optimizer.hpp"
 
 namespace lowp::train {
@@ -330,6 +332,55 @@ TEST(TrainOptimizer, BitwiseTheSameAtAnyThreadCount) {
         EXPECT_TRUE(one == run(f, master, 3)) << name(master);
       }
     }
+}
+
+// The float32 element loops (optim/adam_loops.hpp) against their formula element by element, in
+// double with each product and sum its own rounding (noinline: no fused multiply-add can form),
+// for the baseline build's copy and the AVX-512 one, over a length with a vector tail, zero
+// moments (the eps^2 floor) and magnitudes from 1e-30 to 1e3.
+[[gnu::noinline]] double mul(double a, double b) { return a * b; }
+[[gnu::noinline]] double add(double a, double b) { return a + b; }
+
+TEST(TrainOptimizer, AdamLoopsOfEveryIsaFollowTheFormulaBitwise) {
+  const std::size_t n = 1037;
+  std::vector<float> grad = test::normal_floats(n, 4), m0 = test::normal_floats(n, 5), v0(n), x0 = test::normal_floats(n, 6);
+  for (std::size_t i = 0; i < n; ++i) {
+    v0[i] = i % 7 == 0 ? 0.0f : std::fabs(m0[i]) * std::pow(10.0f, float(int(i % 11) - 5));
+    grad[i] *= std::pow(10.0f, float(int(i % 13) - 6));
+    if (i % 97 == 0) grad[i] = 1e-30f;
+  }
+  detail::AdamScalars s;
+  s.clip_scale = 0.7, s.beta1 = 0.9, s.beta2 = 0.95, s.bc1 = 1 - std::pow(0.9, 3), s.bc2 = 1 - std::pow(0.95, 3);
+  s.eps = 1e-8, s.e2 = 1e-16, s.lr = 3e-3, s.decay = 3e-4;
+  std::vector<float> mw(n), vw(n), xw(n);
+  std::vector<double> tw(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double g = mul(s.clip_scale, grad[i]);
+    mw[i] = static_cast<float>(add(mul(s.beta1, m0[i]), mul(1.0 - s.beta1, g)));
+    vw[i] = static_cast<float>(add(mul(s.beta2, v0[i]), mul(mul(1.0 - s.beta2, g), g)));
+    const double vh = double(vw[i]) / s.bc2;
+    tw[i] = mul(g, g) / std::max(vh, s.e2);
+    const double xi = x0[i];
+    xw[i] = static_cast<float>(add(add(xi, -mul(s.decay, xi)),
+                                   -(mul(s.lr, double(mw[i]) / s.bc1) / add(std::sqrt(double(vw[i]) / s.bc2), s.eps))));
+  }
+  using Moments = void (*)(const float*, float*, float*, double*, std::size_t, const detail::AdamScalars&);
+  using Update = void (*)(float*, const float*, const float*, std::size_t, const detail::AdamScalars&);
+  std::vector<std::tuple<const char*, Moments, Update>> copies = {
+      {"baseline", detail::adam_moments_f32, detail::adam_update_f32}};
+  if (isa_available(Isa::avx512)) copies.emplace_back("avx512", detail::adam_moments_f32_avx512, detail::adam_update_f32_avx512);
+  for (const auto& [what, moments, update] : copies) {
+    std::vector<float> m = m0, v = v0, x = x0;
+    std::vector<double> t(n);
+    moments(grad.data(), m.data(), v.data(), t.data(), n, s);
+    update(x.data(), m.data(), v.data(), n, s);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(m[i], mw[i]) << what << " m[" << i << "]";
+      ASSERT_EQ(v[i], vw[i]) << what << " v[" << i << "]";
+      ASSERT_EQ(t[i], tw[i]) << what << " term[" << i << "]";
+      ASSERT_EQ(x[i], xw[i]) << what << " x[" << i << "]";
+    }
+  }
 }
 
 }  // namespace

@@ -14,7 +14,9 @@
 #include "lowp/numerics/bits.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/half.hpp"
+#include "lowp/numerics/cpu.hpp"
 #include "lowp/numerics/rng.hpp"
+#include "optim/adam_avx512.hpp"
 
 namespace lowp::train {
 namespace {
@@ -94,6 +96,22 @@ struct Reader {
     raw(v.data(), n * sizeof(T));
   }
 };
+
+// The scalars of the float32 element loops (optim/adam_loops.hpp).
+detail::AdamScalars scalars(const OptimizerConfig& c, const StepStats& st, double bc1, double bc2, double lr,
+                            double decay) {
+  detail::AdamScalars s;
+  s.clip_scale = st.clip_scale;
+  s.beta1 = c.beta1;
+  s.beta2 = c.beta2;
+  s.bc1 = bc1;
+  s.bc2 = bc2;
+  s.e2 = c.eps * c.eps;
+  s.eps = c.eps;
+  s.lr = lr;
+  s.decay = decay;
+  return s;
+}
 
 }  // namespace
 
@@ -278,19 +296,11 @@ TensorStepStats Optimizer::step_tensor(const ParamTensor& p, std::size_t k, Slot
     // Stored as float per element: update, store and read back in one pass.
     if (slot.m.f32.empty()) slot.m.f32.assign(n, 0.0f);
     if (slot.v.f32.empty()) slot.v.f32.assign(n, 0.0f);
-    float* mf = slot.m.f32.data();
-    float* vf = slot.v.f32.data();
     UninitVector<double>& term = buf.g;  // the terms of r's sum, added in order below
     term.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const double g = st.clip_scale * static_cast<double>(p.grad[i]);
-      const auto mi = static_cast<float>(c.beta1 * static_cast<double>(mf[i]) + (1.0 - c.beta1) * g);
-      const auto vi = static_cast<float>(c.beta2 * static_cast<double>(vf[i]) + (1.0 - c.beta2) * g * g);
-      mf[i] = mi;
-      vf[i] = vi;
-      const double vh = static_cast<double>(vi) / bc2;
-      term[i] = g * g / (vh > e2 ? vh : e2);
-    }
+    const detail::AdamScalars s = scalars(c, st, bc1, bc2, 0, 0);
+    (best_isa() == Isa::avx512 ? detail::adam_moments_f32_avx512 : detail::adam_moments_f32)(
+        p.grad.data(), slot.m.f32.data(), slot.v.f32.data(), term.data(), n, s);
     for (std::size_t i = 0; i < n; ++i) sum += term[i];
   } else {
     UninitVector<double>& g = buf.g;
@@ -322,12 +332,8 @@ TensorStepStats Optimizer::step_tensor(const ParamTensor& p, std::size_t k, Slot
     return x - decay * x - lr * (mi / bc1) / (std::sqrt(vi / bc2) + c.eps);
   };
   if (c.master == MasterFormat::fp32 && f32) {  // the default, as its own loop so that it vectorizes
-    float* x = p.param.data();
-    for (std::size_t i = 0; i < n; ++i) {
-      const double xi = x[i];
-      x[i] = static_cast<float>(xi - decay * xi -
-                                lr * (static_cast<double>(mf[i]) / bc1) / (std::sqrt(static_cast<double>(vf[i]) / bc2) + c.eps));
-    }
+    (best_isa() == Isa::avx512 ? detail::adam_update_f32_avx512 : detail::adam_update_f32)(
+        p.param.data(), mf, vf, n, scalars(c, st, bc1, bc2, lr, decay));
   } else if (c.master == MasterFormat::fp32) {
     for (std::size_t i = 0; i < n; ++i) p.param[i] = static_cast<float>(updated(i));
   } else if (c.master_stochastic) {
