@@ -84,11 +84,10 @@ std::size_t quantize_into(const OperandPlan& plan, const QuantSpec& spec, const 
 
 // Rotate-then-quantize in one pass (Quartet's operands): each L2-sized piece is read from src
 // by the transform's first pass (or copied, when signs come first), rotated, signed and
-// quantized while in cache, the pieces in parallel. In the
-// source's layout when L = src^T (the rotation and the groups then run down src's columns),
-// else piece by piece of L's rows. The bits of the step-by-step path: every stage acts on
-// rows (or, transposed, on bands of columns) alone, and quartet_sr's random bits are indexed by
-// L's flat positions either way.
+// quantized while in cache, the pieces in parallel. In the source's layout when L = src^T (the
+// rotation and the groups then run down src's columns), else piece by piece of L's rows. The
+// bits of the step-by-step path: every stage acts on rows (or, transposed, on bands of
+// columns) alone, and quartet_sr's random bits are indexed by L's flat positions either way.
 bool fuses_rotation(const OperandPlan& plan, const hadamard::Rotation& rot, bool transpose_it,
                     std::size_t src_rows, std::size_t src_cols) {
   const bool signs = plan.signs == BlockSigns::none || plan.signs == BlockSigns::fixed ||
