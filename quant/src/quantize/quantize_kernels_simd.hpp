@@ -90,6 +90,17 @@ struct QuantSimd {
   static void scale_groups(const float* s, float* d, std::size_t n, std::size_t lead, std::size_t cw, const float* v,
                            bool mul) {
     std::size_t k = 0, len = std::min(lead, n);
+    if (lead == cw && cw % W == 0) {  // whole groups of whole vectors (MX's 32, NVFP4's 16 on AVX-512)
+      const std::size_t groups = n / cw;
+      for (std::size_t g = 0; g < groups; ++g, k += cw) {
+        const F vv(v[g]);
+        for (std::size_t j = k; j < k + cw; j += W)
+          (mul ? F::load_unaligned(s + j) * vv : F::load_unaligned(s + j) / vv).store_unaligned(d + j);
+      }
+      if (k == n) return;
+      seg(s + k, d + k, n - k, v[groups], mul);
+      return;
+    }
     for (std::size_t g = 0; k < n; ++g) {
       seg(s + k, d + k, len, v[g], mul);
       k += len;
