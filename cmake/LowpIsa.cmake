@@ -4,12 +4,17 @@
 set(LOWP_FLAGS_AVX2 -mavx2 -mfma -mbmi2 -mf16c)
 set(LOWP_FLAGS_AVX512 -mavx512f -mavx512bw -mavx512dq -mavx512cd -mavx512vl -mavx2 -mfma -mbmi2 -mf16c)
 
-# lowp_isa_sources(<ISA> file...): compile the files with ISA's flags (AVX2 or AVX512).
+# lowp_isa_sources(<ISA> file... [OPTIONS option...]): compile the files with ISA's flags (AVX2
+# or AVX512), after the given options (which apply under LOWP_NATIVE too).
 function(lowp_isa_sources isa)
-  if(LOWP_NATIVE AND isa MATCHES "^AVX")  # -march=native already covers these
-    return()
+  cmake_parse_arguments(arg "" "" "OPTIONS" ${ARGN})
+  set(flags ${arg_OPTIONS})
+  if(NOT (LOWP_NATIVE AND isa MATCHES "^AVX"))  # -march=native already covers these
+    list(APPEND flags ${LOWP_FLAGS_${isa}})
   endif()
-  set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "${LOWP_FLAGS_${isa}}")
+  if(flags)
+    set_source_files_properties(${arg_UNPARSED_ARGUMENTS} PROPERTIES COMPILE_OPTIONS "${flags}")
+  endif()
 endfunction()
 
 # Files that use instructions xsimd 8.1 lacks (int8 dot products, AMX tiles): named
