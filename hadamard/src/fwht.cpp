@@ -216,6 +216,7 @@ void fwht_columns(const float* src, float* dst, std::size_t m, std::size_t cols,
     throw Error("fwht_columns: row stride " + std::to_string(stride) + " is shorter than the " +
                 std::to_string(cols) + " columns");
   if (cols == 0) return;
+  if (src == nullptr || dst == nullptr) throw Error("fwht_columns: null data pointer");
   const detail::Kernels& k = kernels_for(best_isa());
   const std::size_t simd = k.min_n > 1 ? cols - cols % k.min_n : 0;
   const std::size_t strip = std::max<std::size_t>(std::bit_floor(kStripBytes / (m * sizeof(float))), k.min_n);

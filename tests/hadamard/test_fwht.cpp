@@ -210,6 +210,8 @@ TEST(Fwht, ColumnsAreTheTransformsOfTheColumns) {
   std::vector<float> x(64);
   EXPECT_THROW(hd::fwht_columns(x.data(), x.data(), 3, 4, 4), lowp::Error);
   EXPECT_THROW(hd::fwht_columns(x.data(), x.data(), 4, 8, 7), lowp::Error);
+  EXPECT_THROW(hd::fwht_columns(nullptr, x.data(), 4, 8, 8), lowp::Error);
+  EXPECT_THROW(hd::fwht_rows_from(x.data(), nullptr, 2, 16, 16), lowp::Error);
 }
 
 // Out-of-place rows: fwht_rows' bits in dst, the source untouched, at lengths from one

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 
 #include "../gemm/gemm_f32_kernels.hpp"
 #include "../quantize/quantize_detail.hpp"
@@ -149,8 +150,17 @@ void rotate_and_quantize(const float* src, std::size_t src_rows, std::size_t src
       quartet_sr_quantize(v, rows, src_cols, plan.seed, r0 * src_cols);
   };
   const auto count = static_cast<std::ptrdiff_t>(pieces);
+  std::exception_ptr failure;  // the first, thrown after the loop (none may leave an OpenMP region)
 #pragma omp parallel for schedule(static) if (pieces > 1 && src_rows * src_cols >= (std::size_t{1} << 15))
-  for (std::ptrdiff_t i = 0; i < count; ++i) run(static_cast<std::size_t>(i));
+  for (std::ptrdiff_t i = 0; i < count; ++i) {
+    try {
+      run(static_cast<std::size_t>(i));
+    } catch (...) {
+#pragma omp critical(lowp_rotate_and_quantize)
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace
