@@ -220,20 +220,18 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
   bool failed = false;
   // A failure (a custom stored type's decoder throwing) is kept and thrown at the end; every
   // thread still runs every loop, so that all meet at the same barriers.
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
+  const auto steps = [&](bool team) {
     static thread_local Scratch abuf, tbuf;
     for (std::size_t step = 0; step < panels * kblocks; ++step) {
       const std::size_t j0 = step / kblocks * nc, j1 = std::min(g.N, j0 + nc), k0 = step % kblocks * kGemmKc;
       const std::size_t kc = std::min(kGemmKc, g.K - k0), slivers = (j1 - j0 + nr - 1) / nr;
       float* bp = packed + (nt > 1 ? step % 2 : 0) * stride;
       const std::size_t chunk = (slivers + 2 * nt - 1) / (2 * nt);  // slivers packed per task
-      for_tasks(
-          (slivers + chunk - 1) / chunk, failed, failure, [&](std::size_t t) {
-            const std::size_t s = t * chunk, n = std::min(chunk, slivers - s);
-            pack_b(g, kern, j0 + s * nr, std::min(n * nr, j1 - j0 - s * nr), k0, kc, bp + s * kc * nr);
-          });
-      for_tasks<false>(rb * runs, failed, failure, [&](std::size_t t) {
+      for_tasks(team, (slivers + chunk - 1) / chunk, failed, failure, [&](std::size_t t) {
+        const std::size_t s = t * chunk, n = std::min(chunk, slivers - s);
+        pack_b(g, kern, j0 + s * nr, std::min(n * nr, j1 - j0 - s * nr), k0, kc, bp + s * kc * nr);
+      });
+      for_tasks<false>(team, rb * runs, failed, failure, [&](std::size_t t) {
         const std::size_t i0 = t / runs * mc, mi = std::min(mc, g.M - i0), s0 = t % runs * per_run;
         if (s0 >= slivers) return;
         float* ap = abuf.get(mc * kGemmKc);
@@ -242,6 +240,13 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
                       k0 > 0 || g.accumulate, tbuf.get(mr * nr));
       });
     }
+  };
+  // A nested region past the active levels would get a team of one: run that as one too.
+  if (nt == 1 || omp_get_active_level() >= omp_get_max_active_levels()) {
+    steps(false);
+  } else {
+#pragma omp parallel num_threads(threads)
+    steps(true);
   }
   if (failed) throw failure;
 }

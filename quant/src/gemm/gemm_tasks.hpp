@@ -1,4 +1,4 @@
-// Internal: the task loop the float32 GEMM and GEMV drivers share (compiled with OpenMP).
+// Internal: the float32 GEMM driver's task loop (compiled with OpenMP).
 #pragma once
 #include <cstddef>
 
@@ -6,11 +6,13 @@
 
 namespace lowp::quant::detail {
 
-// Runs body(t) for t in [0, n) on the threads of the enclosing parallel region; the first
-// lowp::Error thrown is kept in `failure` (exceptions must not leave an OpenMP region).
+// Runs body(t) for t in [0, n): on the threads of the enclosing parallel region when `team`,
+// else as a plain loop on the calling thread (no OpenMP call: a one-thread region still costs
+// microseconds, and the attention heads call small GEMMs thousands of times a step). The
+// first lowp::Error thrown is kept in `failure` (exceptions must not leave an OpenMP region).
 // Wait = false: no barrier at the end (the caller synchronizes some other way).
 template <bool Wait = true, class F>
-void for_tasks(std::size_t n, bool& failed, Error& failure, F&& body) {
+void for_tasks(bool team, std::size_t n, bool& failed, Error& failure, F&& body) {
   const auto run = [&](std::ptrdiff_t t) {
     try {
       body(static_cast<std::size_t>(t));
@@ -23,6 +25,10 @@ void for_tasks(std::size_t n, bool& failed, Error& failure, F&& body) {
     }
   };
   const auto n_ = static_cast<std::ptrdiff_t>(n);
+  if (!team) {
+    for (std::ptrdiff_t t = 0; t < n_; ++t) run(t);
+    return;
+  }
   if constexpr (Wait) {
 #pragma omp for schedule(dynamic, 1)
     for (std::ptrdiff_t t = 0; t < n_; ++t) run(t);
