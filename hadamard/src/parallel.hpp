@@ -5,15 +5,15 @@
 
 #include <cstddef>
 
+#include "lowp/numerics/parallel.hpp"
+
 namespace lowp::hadamard::detail {
 
 // Work (elements) below which a second thread costs more than it saves.
 inline constexpr std::size_t kParallelMin = std::size_t{1} << 16;
 
 // Whether `work` elements are worth a parallel region (not when already inside one).
-inline bool want_threads(std::size_t work) {
-  return work >= kParallelMin && omp_get_max_threads() > 1 && !omp_in_parallel();
-}
+inline bool want_threads(std::size_t work) { return use_team(work, kParallelMin); }
 
 // Calls f(lo, hi) on contiguous ranges covering [0, count), one per thread when `parallel`
 // (static split: deterministic and prefetch-friendly), else once on the whole range.

@@ -192,6 +192,55 @@ TEST(Attention, ExpNonpositiveWithinTwoUlps) {
   EXPECT_EQ(exp_nonpositive(0.0f), 1.0f);
 }
 
+// softmax_row of each ISA's build (model/softmax_loops.hpp) against its definition written out
+// here: the max over 8 lanes (lane j % 8), e^(scale (s - max)) by exp_nonpositive, the 8 lane sums
+// combined ((0+1)+(2+3))+((4+5)+(6+7)), each element divided by that sum; bit for bit, in lengths
+// that leave every vector remainder, with a -inf score (a masked key), ties for the max and
+// scores far enough below it to flush to 0.
+[[gnu::noinline]] float softmax_row_by_definition(float* s, std::size_t n, float scale, bool normalize) {
+  float mx[8], sum[8] = {};
+  std::fill_n(mx, 8, -INFINITY);
+  for (std::size_t j = 0; j < n; ++j) mx[j % 8] = std::max(mx[j % 8], s[j]);
+  float m = mx[0];
+  for (std::size_t l = 1; l < 8; ++l) m = std::max(m, mx[l]);
+  for (std::size_t j = 0; j < n; ++j) {
+    const volatile float d = s[j] - m;  // one rounding each: no fused multiply-add
+    s[j] = exp_nonpositive(d * scale);
+    sum[j % 8] += s[j];
+  }
+  const float total = ((sum[0] + sum[1]) + (sum[2] + sum[3])) + ((sum[4] + sum[5]) + (sum[6] + sum[7]));
+  if (normalize)
+    for (std::size_t j = 0; j < n; ++j) s[j] /= total;
+  return total;
+}
+
+TEST(Attention, SoftmaxRowOfEveryIsaFollowsItsDefinitionBitwise) {
+  std::vector<Isa> isas = {Isa::scalar};
+  if (isa_available(Isa::avx512)) isas.push_back(Isa::avx512);
+  for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{17}, std::size_t{48},
+                              std::size_t{129}, std::size_t{1000}}) {
+    std::vector<float> scores = test::normal_floats(n, static_cast<std::uint32_t>(n));
+    for (std::size_t j = 0; j < n; ++j) scores[j] *= 6.0f;
+    if (n > 3) scores[3] = -INFINITY;
+    if (n > 9) scores[9] = -300.0f;  // e^(scale * -300) flushes to 0
+    if (n > 16) scores[16] = scores[5] = 40.0f;  // a tie for the max, in two lanes
+    for (const bool normalize : {true, false}) {
+      std::vector<float> want = scores;
+      const float want_total = softmax_row_by_definition(want.data(), n, 0.35f, normalize);
+      for (const Isa isa : isas) {
+        std::vector<float> got = scores;
+        const float total = softmax_row(got.data(), n, 0.35f, normalize, isa);
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(total), std::bit_cast<std::uint32_t>(want_total))
+            << isa_name(isa) << ", n = " << n;
+        for (std::size_t j = 0; j < n; ++j)
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(got[j]), std::bit_cast<std::uint32_t>(want[j]))
+              << isa_name(isa) << ", n = " << n << ", j = " << j << ", normalize = " << normalize;
+      }
+    }
+  }
+  if (isas.size() == 1) std::printf("no AVX-512 on this CPU: only the baseline build's loop was compared\n");
+}
+
 // Queries from position pos0 over a KV cache (attention_cached: a decode step, pos0 = T - 1, and a
 // window's later rows): rows pos0.. of the causal attention, within the double reference's bounds
 // and bitwise the rows the whole window gives them (attention.hpp's claim), without and with the

@@ -18,16 +18,17 @@
 #include <string>
 #include <vector>
 
+#include "lowp/numerics/cpu.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "model/llama.hpp"
-#include "model/exp.hpp"
+#include "model/softmax_avx512.hpp"
+#include "model/softmax_loops.hpp"
 
 namespace lowp::accuracy::detail {
 namespace {
 
 constexpr std::size_t kBlock = 48;  // query rows per block (a multiple of the GEMM kernels' 12 and 6 rows)
-constexpr std::size_t kLanes = 8;      // partial sums per reduction, combined pairwise in lane order
 
 // Where the block of query rows starting at i0 starts in a job's kept P (blocks of kBlock rows x
 // the keys they see, one after another: kBlock^2 (1 + 2 + ... + i0 / kBlock) floats precede it).
@@ -69,9 +70,6 @@ void scatter_head(const float* in, std::size_t stride, std::size_t r0, std::size
   for (std::size_t t = 0; t < T; ++t) std::copy_n(in + t * hd, hd, x + (r0 + t) * stride + h * hd);
 }
 
-// Combines kLanes partial sums in a fixed tree.
-inline float combine(const float* l) { return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])); }
-
 // sum_j a[j] b[j] over [0, n) in kLanes lanes.
 float dot(const float* a, const float* b, std::size_t n) {
   float acc[kLanes] = {};
@@ -102,24 +100,12 @@ void scatter_group(const float* in, std::size_t stride, std::size_t r0, std::siz
 
 }  // namespace
 
+float softmax_row(float* s, std::size_t n, float scale, bool normalize, Isa isa) {
+  return isa == Isa::avx512 ? softmax_row_avx512(s, n, scale, normalize) : softmax_row_values(s, n, scale, normalize);
+}
+
 float softmax_row(float* s, std::size_t n, float scale, bool normalize) {
-  float mx[kLanes], sum[kLanes];
-  std::fill_n(mx, kLanes, -INFINITY);
-  std::fill_n(sum, kLanes, 0.0f);
-  const std::size_t body = n / kLanes * kLanes;
-  for (std::size_t j = 0; j < body; j += kLanes)
-    for (std::size_t l = 0; l < kLanes; ++l) mx[l] = std::max(mx[l], s[j + l]);
-  for (std::size_t j = body; j < n; ++j) mx[j - body] = std::max(mx[j - body], s[j]);
-  const float m = std::max(std::max(std::max(mx[0], mx[1]), std::max(mx[2], mx[3])),
-                           std::max(std::max(mx[4], mx[5]), std::max(mx[6], mx[7])));
-  for (std::size_t j = 0; j < n; ++j) s[j] = exp_nonpositive((s[j] - m) * scale);  // scale > 0: the max commutes
-  for (std::size_t j = 0; j < body; j += kLanes)
-    for (std::size_t l = 0; l < kLanes; ++l) sum[l] += s[j + l];
-  for (std::size_t j = body; j < n; ++j) sum[j - body] += s[j];
-  const float total = combine(sum);
-  if (normalize)
-    for (std::size_t j = 0; j < n; ++j) s[j] /= total;
-  return total;
+  return softmax_row(s, n, scale, normalize, best_isa());
 }
 
 float p_row(float* s, std::size_t n, float scale, bool fa3) {

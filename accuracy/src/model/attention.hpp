@@ -15,6 +15,8 @@
 #include <cstddef>
 #include <functional>
 
+#include "lowp/numerics/cpu.hpp"
+
 namespace lowp::accuracy::detail {
 
 struct AttentionShape {
@@ -44,6 +46,9 @@ struct AttentionP {
 // uses it for every row, so a one-query step (a KV-cache decoder) calling it on the same scores
 // gets the same P.
 float softmax_row(float* s, std::size_t n, float scale, bool normalize);
+// The same with the loop built for `isa` (AVX-512's copy, or the baseline build's for any other):
+// the same bits.
+float softmax_row(float* s, std::size_t n, float scale, bool normalize, Isa isa);
 
 // P's row as evaluation forms it: the normalized softmax_row, or under FlashAttention-3's form
 // (attn.p_form = fa3) 2^8 e^(scale (s[j] - max)) unnormalized. Returns what the row of P V is to

@@ -12,6 +12,7 @@
 #include "lowp/formats/bulk.hpp"
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
+#include "lowp/numerics/parallel.hpp"
 #include "lowp/numerics/rng.hpp"
 #include "lowp/quant/scale_rules.hpp"
 
@@ -57,14 +58,11 @@ constexpr std::size_t kSpecialPiece = 4096, kSpecialParallelMin = std::size_t{1}
 // parallel from kSpecialParallelMin elements on; returns the sum of what the calls return.
 template <class Body>
 std::size_t for_each_piece(std::size_t n, Body&& body) {
-  std::size_t total = 0;
-  const auto chunks = static_cast<std::ptrdiff_t>((n + kSpecialPiece - 1) / kSpecialPiece);
-#pragma omp parallel for schedule(static) reduction(+ : total) if (n >= kSpecialParallelMin)
-  for (std::ptrdiff_t c = 0; c < chunks; ++c) {
-    const std::size_t a = static_cast<std::size_t>(c) * kSpecialPiece;
-    total += body(a, std::min(n, a + kSpecialPiece) - a);
-  }
-  return total;
+  const std::size_t chunks = (n + kSpecialPiece - 1) / kSpecialPiece;
+  return parallel_count(chunks, use_team(n, kSpecialParallelMin), [&](std::size_t c) -> std::size_t {
+    const std::size_t a = c * kSpecialPiece;
+    return body(a, std::min(n, a + kSpecialPiece) - a);
+  });
 }
 
 }  // namespace
@@ -279,15 +277,13 @@ void apply_block_signs(float* x, std::size_t rows, std::size_t cols, const std::
   const float* dv = d.data();
   // Row by row, block by block: the multiplies by +-1 vectorise; the bits are those of
   // x[r][j] *= d[j mod b].
-  const auto nrows = static_cast<std::ptrdiff_t>(rows);
-#pragma omp parallel for schedule(static) if (rows * cols >= kSpecialParallelMin)
-  for (std::ptrdiff_t r = 0; r < nrows; ++r) {
-    float* xr = x + static_cast<std::size_t>(r) * cols;
+  parallel_for(rows, use_team(rows * cols, kSpecialParallelMin), [&](std::size_t r) {
+    float* xr = x + r * cols;
     std::size_t j = 0;
     for (; j + b <= cols; j += b)
       for (std::size_t t = 0; t < b; ++t) xr[j + t] *= dv[t];
     for (std::size_t t = 0; j + t < cols; ++t) xr[j + t] *= dv[t];
-  }
+  });
 }
 
 void quartet_sr_quantize(float* x, std::size_t rows, std::size_t cols, std::uint64_t seed, std::uint64_t first) {

@@ -1,0 +1,40 @@
+// When a loop opens an OpenMP team, and the same loop without one. libgomp charges 1-3 us for
+// a region that runs on one thread (an `if` clause that is false, or a region nested inside an
+// active one); loops called thousands of times a step (per piece, per attention head) would pay
+// it in full, so below their threshold they run as plain loops. The templates are for sources
+// compiled with OpenMP.
+#pragma once
+#include <cstddef>
+
+namespace lowp {
+
+// Whether `work` (elements) opens a team here: at least `min`, more than one thread allowed,
+// and not inside a region where the new team would have one thread.
+bool use_team(std::size_t work, std::size_t min);
+
+// body(i) for i in [0, n): split statically over a team when `team`, else in order on the
+// calling thread.
+template <class F>
+void parallel_for(std::size_t n, bool team, F&& body) {
+  if (!team) {
+    for (std::size_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) body(i);
+}
+
+// The sum of body(i) (counts) for i in [0, n), run as parallel_for runs it.
+template <class F>
+std::size_t parallel_count(std::size_t n, bool team, F&& body) {
+  std::size_t total = 0;
+  if (!team) {
+    for (std::size_t i = 0; i < n; ++i) total += body(i);
+    return total;
+  }
+#pragma omp parallel for schedule(static) reduction(+ : total)
+  for (std::size_t i = 0; i < n; ++i) total += body(i);
+  return total;
+}
+
+}  // namespace lowp
