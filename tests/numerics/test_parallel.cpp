@@ -1,0 +1,49 @@
+// numerics/parallel.hpp: when a loop opens an OpenMP team (the threshold, more than one thread,
+// not inside a team that would give it one thread), and that parallel_for / parallel_count visit
+// every index once with and without a team, on how many threads.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <atomic>
+#include <vector>
+
+#include "lowp/numerics/parallel.hpp"
+
+namespace lowp {
+namespace {
+
+TEST(Parallel, UseTeamFromItsThresholdOnMoreThanOneThreadOutsideATeam) {
+  if (omp_get_max_threads() < 2) GTEST_SKIP() << "one OpenMP thread: use_team is always false here";
+  EXPECT_FALSE(use_team(99, 100));
+  EXPECT_TRUE(use_team(100, 100));
+  bool inside = true;
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp master
+    inside = use_team(1000, 100);  // a nested team would be one thread
+  }
+  EXPECT_FALSE(inside);
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  EXPECT_FALSE(use_team(1000, 100));
+  omp_set_num_threads(before);
+}
+
+TEST(Parallel, ForAndCountVisitEveryIndexOnceWithAndWithoutATeam) {
+  for (const bool team : {false, true}) {
+    std::vector<std::atomic<int>> seen(1001);
+    std::atomic<int> threads_seen{0};
+    parallel_for(seen.size(), team, [&](std::size_t i) {
+      seen[i].fetch_add(1);
+      if (i == 0) threads_seen = omp_get_num_threads();
+    });
+    for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i].load(), 1) << i << (team ? " with a team" : "");
+    EXPECT_EQ(threads_seen.load(), team ? omp_get_max_threads() : 1);
+    EXPECT_EQ(parallel_count(1001, team, [](std::size_t i) { return i % 3; }), std::size_t{333 * 3 + 0 + 1})
+        << (team ? "with a team" : "without");
+  }
+  EXPECT_EQ(parallel_count(0, true, [](std::size_t) { return std::size_t{1}; }), 0u);
+}
+
+}  // namespace
+}  // namespace lowp
