@@ -5,6 +5,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 
 #include "lowp/formats/registry.hpp"
@@ -85,6 +87,37 @@ TEST(Linear, BackwardAccumulatesGradients) {
   layer.backward(p.G.data(), nullptr);
   for (std::size_t i = 0; i < dW1.size(); ++i) EXPECT_EQ(layer.weight_grad()[i], 2 * dW1[i]);
   for (std::size_t i = 0; i < db1.size(); ++i) EXPECT_EQ(layer.bias_grad()[i], 2 * db1[i]);
+}
+
+// borrow_input: the same bits as the default copy of X under recipes that keep a float X
+// (fp32, fp8-tensorwise, mxfp8, SwitchBack's int8) or a quantized one (quartet-fp4, memory-
+// efficient SwitchBack); and under fp32 the weight gradient reads the caller's X at the backward
+// (X changed in between gives the gradient of the changed X), so no copy was kept.
+TEST(Linear, BorrowedInputGivesTheCopysBitsAndReadsTheCallersX) {
+  const LinearProblem p = make_problem(64, 32, 64, 41);
+  const auto run = [&](const char* name, bool borrow, std::vector<float> X, const std::vector<float>* X_after) {
+    QuantLinear layer(linear_preset(name), p.K, p.N, true);
+    layer.weight() = p.W;
+    layer.bias() = p.b;
+    layer.borrow_input(borrow);
+    std::vector<float> Y(p.M * p.N), dX(p.M * p.K);
+    layer.forward(X.data(), p.M, Y.data(), 7);
+    if (X_after) X = *X_after;
+    layer.backward(p.G.data(), dX.data(), 8);
+    return std::array{Y, dX, layer.weight_grad(), layer.bias_grad()};
+  };
+  for (const char* name : {"fp32", "fp8-tensorwise", "mxfp8", "switchback-int8", "quartet-fp4", "switchback-int8-memeff"}) {
+    const auto copied = run(name, false, p.X, nullptr), borrowed = run(name, true, p.X, nullptr);
+    for (std::size_t k = 0; k < copied.size(); ++k)
+      for (std::size_t i = 0; i < copied[k].size(); ++i)
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(borrowed[k][i]), std::bit_cast<std::uint32_t>(copied[k][i]))
+            << name << ", output " << k << " at " << i;
+  }
+  std::vector<float> X2 = p.X;
+  for (float& x : X2) x = -0.5f * x;
+  const auto changed = run("fp32", true, p.X, &X2), on_x2 = run("fp32", false, X2, nullptr);
+  for (std::size_t i = 0; i < on_x2[2].size(); ++i) ASSERT_EQ(changed[2][i], on_x2[2][i]) << "dW at " << i;
+  EXPECT_NE(changed[2], run("fp32", false, p.X, nullptr)[2]);
 }
 
 // A recipe whose six operands are quantized in six different ways; the test quantizes each

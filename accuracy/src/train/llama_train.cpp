@@ -123,6 +123,7 @@ TrainLlama::TrainLlama(const LlamaModel& m, const LinearFor& linear_for, const q
     for (int i = 0; i < kLinears; ++i) {
       const detail::TensorSpec& t = detail::linear_tensor(static_cast<LinearKind>(i));
       L.lin.emplace_back(linear_for(i, l), detail::extent(c_, t.cols), detail::extent(c_, t.rows), false);
+      L.lin.back().borrow_input(true);  // its input is one of L.acts, kept unchanged until the backward
     }
     const auto dst = tensors(L, false);
     for (std::size_t i = 0; i < dst.size(); ++i)
@@ -134,6 +135,7 @@ TrainLlama::TrainLlama(const LlamaModel& m, const LinearFor& linear_for, const q
   classifier_ = m.classifier;
   if (classifier && classifier->name != "fp32") {
     cls_ = std::make_unique<quant::QuantLinear>(*classifier, dim_, vocab_, false);
+    cls_->borrow_input(true);  // xn_final_, kept until the backward
     weights_changed();
   }
   zero_grad();

@@ -126,6 +126,16 @@ struct QuantLinear::State {
   std::size_t M = 0;
   bool have_forward = false;
   detail::ScratchFloats X;  // float32 X, or the forward's quantized X (wgrad_uses_quantized_x)
+  bool borrow = false;      // borrow_input: keep X's pointer, not a copy
+  const float* x_borrowed = nullptr;  // the float32 X of the last forward, when borrowed
+  // Keeps the forward's float32 X for the backward: its pointer when borrowing, else a copy.
+  void keep_x(const float* x, std::size_t n) {
+    x_borrowed = borrow ? x : nullptr;
+    if (borrow)
+      X.clear();
+    else
+      X.assign(x, x + n);
+  }
   Int8Operand Xq;        // the forward's int8 X (memory-efficient SwitchBack: instead of X)
   Int8Operand dYq;       // the dgrad's int8 dY (kept: no page faults per step)
 
@@ -301,6 +311,8 @@ std::vector<float>& QuantLinear::bias() { return s_->b; }
 std::vector<float>& QuantLinear::weight_grad() { return s_->dW; }
 std::vector<float>& QuantLinear::bias_grad() { return s_->db; }
 const LinearRecipe& QuantLinear::recipe() const { return s_->r; }
+void QuantLinear::borrow_input(bool on) { s_->borrow = on; }
+
 void QuantLinear::invalidate_weight_cache() { s_->w_valid = {false, false}; }
 
 double OperandStats::sqnr_db() const {
@@ -399,13 +411,14 @@ void QuantLinear::forward(const float* X, std::size_t M, float* Y, std::uint64_t
   s.check_sizes();
   const std::size_t K = s.K, N = s.N;
   s.have_forward = false;
+  s.x_borrowed = nullptr;
   if (s.int8()) {
     detail::quantize_int8_operand(X, M, K, false, *s.r.fwd.a, s.Xq);
     detail::int8_gemm_dequant(s.Xq, s.weight_int8(kFwd), s.has_bias ? s.b.data() : nullptr, Y);
     if (s.r.wgrad_uses_quantized_x) {
       s.X.clear();  // the backward dequantizes Xq
     } else {
-      s.X.assign(X, X + M * K);
+      s.keep_x(X, M * K);
     }
   } else {
     // opA holds M x K floats here, M x N in the backward, and trades buffers with X below: both
@@ -432,7 +445,7 @@ void QuantLinear::forward(const float* X, std::size_t M, float* Y, std::uint64_t
         rot.apply_inverse(s.X.data(), M, K);
       }
     } else {
-      s.X.assign(X, X + M * K);
+      s.keep_x(X, M * K);
     }
   }
   s.M = M;
@@ -468,7 +481,7 @@ void QuantLinear::backward(const float* dY, float* dX, std::uint64_t seed) {
   }
 
   // dW += dY^T X: a = dY^T (N x M), b = X^T (K x M), reduction over the M tokens.
-  const float* X = s.X.data();
+  const float* X = s.x_borrowed ? s.x_borrowed : s.X.data();
   if (s.int8() && s.r.wgrad_uses_quantized_x) {
     s.scratch.resize(M * K);
     detail::dequantize_int8(s.Xq, s.scratch.data());

@@ -162,6 +162,11 @@ class QuantLinear {
   // dX may be null when the input gradient is not needed. Throws lowp::Error if no forward
   // came first or weight/bias sizes were changed.
   void backward(const float* dY, float* dX, std::uint64_t seed = 0);
+  // Where the backward reads a float32 X from: by default the forward keeps a copy; with
+  // borrow_input(true) it keeps the pointer instead, and the caller must leave X unchanged until
+  // the backward (a trainer's activations, alive through the step, spare a copy of each). Recipes
+  // that keep the quantized X are unaffected.
+  void borrow_input(bool on);
   // Drops the cached quantized weight (after editing the weight through a kept reference).
   void invalidate_weight_cache();
 
