@@ -8,4 +8,9 @@ bool use_team(std::size_t work, std::size_t min) {
   return work >= min && omp_get_max_threads() > 1 && omp_get_active_level() < omp_get_max_active_levels();
 }
 
+int team_size(std::size_t work, std::size_t min, int threads) {
+  if (!use_team(work, min)) return 1;
+  return threads > 0 ? threads : omp_get_max_threads();
+}
+
 }  // namespace lowp

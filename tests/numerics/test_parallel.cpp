@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -30,19 +31,21 @@ TEST(Parallel, UseTeamFromItsThresholdOnMoreThanOneThreadOutsideATeam) {
 }
 
 TEST(Parallel, ForAndCountVisitEveryIndexOnceWithAndWithoutATeam) {
-  for (const bool team : {false, true}) {
+  for (const int team : {1, 2}) {
     std::vector<std::atomic<int>> seen(1001);
     std::atomic<int> threads_seen{0};
     parallel_for(seen.size(), team, [&](std::size_t i) {
       seen[i].fetch_add(1);
       if (i == 0) threads_seen = omp_get_num_threads();
     });
-    for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i].load(), 1) << i << (team ? " with a team" : "");
-    EXPECT_EQ(threads_seen.load(), team ? omp_get_max_threads() : 1);
+    for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i].load(), 1) << i << " on " << team << " threads";
+    EXPECT_EQ(threads_seen.load(), team);
     EXPECT_EQ(parallel_count(1001, team, [](std::size_t i) { return i % 3; }), std::size_t{333 * 3 + 0 + 1})
-        << (team ? "with a team" : "without");
+        << team << " threads";
   }
-  EXPECT_EQ(parallel_count(0, true, [](std::size_t) { return std::size_t{1}; }), 0u);
+  EXPECT_EQ(parallel_count(0, 2, [](std::size_t) { return std::size_t{1}; }), 0u);
+  EXPECT_EQ(team_size(99, 100, 2), 1);
+  EXPECT_EQ(team_size(100, 100, 3), omp_get_max_threads() > 1 ? 3 : 1);
 }
 
 }  // namespace

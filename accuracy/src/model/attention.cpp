@@ -20,6 +20,7 @@
 
 #include "lowp/numerics/cpu.hpp"
 #include "lowp/numerics/error.hpp"
+#include "lowp/numerics/parallel.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "model/llama.hpp"
 #include "model/softmax_avx512.hpp"
@@ -38,24 +39,33 @@ std::size_t block_offset(std::size_t i0) {
 }
 
 // Runs f(job) for job in [0, n) on `threads` threads; the first exception is rethrown after.
+// `macs`, the multiply-adds of all the jobs, decides whether a team is worth waking: a decode
+// step's one query row per head is a few microseconds of work, less than the team costs.
+constexpr std::size_t kTeamMacs = std::size_t{1} << 18;
 template <class F>
-void parallel_jobs(std::size_t n, int threads, F f) {
+void parallel_jobs(std::size_t n, int threads, std::size_t macs, F f) {
   std::exception_ptr err;
   std::mutex mu;
   if (threads <= 0) threads = omp_get_max_threads();
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(n, 1)));
-#pragma omp parallel num_threads(threads) if (threads > 1 && n > 1)
-  {
-    auto state = f.make_state();
-#pragma omp for schedule(dynamic, 1)
-    for (std::ptrdiff_t j = 0; j < static_cast<std::ptrdiff_t>(n); ++j) {
-      try {
-        f(state, static_cast<std::size_t>(j));
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(mu);
-        if (!err) err = std::current_exception();
-      }
+  const auto run = [&](auto& state, std::size_t j) {
+    try {
+      f(state, j);
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mu);
+      if (!err) err = std::current_exception();
     }
+  };
+  if (threads > 1 && n > 1 && use_team(macs, kTeamMacs)) {
+#pragma omp parallel num_threads(threads)
+    {
+      auto state = f.make_state();
+#pragma omp for schedule(dynamic, 1) nowait
+      for (std::ptrdiff_t j = 0; j < static_cast<std::ptrdiff_t>(n); ++j) run(state, static_cast<std::size_t>(j));
+    }
+  } else {
+    auto state = f.make_state();
+    for (std::size_t j = 0; j < n; ++j) run(state, j);
   }
   if (err) std::rethrow_exception(err);
 }
@@ -189,7 +199,8 @@ void attend(const AttentionShape& s, std::size_t pos0, const float* q, const KvV
         scatter_group(w.og.data(), qd, b * T, T, g * group, group, hd, out);
       }
     };
-    parallel_jobs(s.B * kvh, threads, Job{T, pos0, Tk, hd, kvh, group, qd, gather, scale, q, k, v, out, p});
+    parallel_jobs(s.B * kvh, threads, 2 * s.B * heads * T * Tk * hd,
+                  Job{T, pos0, Tk, hd, kvh, group, qd, gather, scale, q, k, v, out, p});
     return;
   }
   // With evaluation's hook: per (sequence, head) all of P (the hook sees it whole), then O = P V.
@@ -232,7 +243,8 @@ void attend(const AttentionShape& s, std::size_t pos0, const float* q, const KvV
       scatter_head(w.oh.data(), qd, b * T, T, h, hd, out);
     }
   };
-  parallel_jobs(s.B * heads, threads, Job{T, pos0, Tk, hd, heads, group, qd, gather, scale, fa3, q, k, v, out, pq});
+  parallel_jobs(s.B * heads, threads, 2 * s.B * heads * T * Tk * hd,
+                Job{T, pos0, Tk, hd, heads, group, qd, gather, scale, fa3, q, k, v, out, pq});
 }
 
 }  // namespace
@@ -308,7 +320,7 @@ void attention_backward(const AttentionShape& s, const float* q, const float* k,
     }
   };
   const std::size_t hd = s.head_dim;
-  parallel_jobs(s.B * s.kv_heads, threads,
+  parallel_jobs(s.B * s.kv_heads, threads, 4 * s.B * s.heads * s.T * s.T * hd,
                 Job{s.T, hd, s.heads, s.kv_heads, s.heads / s.kv_heads, s.heads * hd, s.kv_heads * hd,
                     1.0f / std::sqrt(static_cast<float>(hd)), q, k, v, p, dout, dq, dk, dv});
 }

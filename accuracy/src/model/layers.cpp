@@ -1,13 +1,12 @@
 #include "model/layers.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/cpu.hpp"
+#include "lowp/numerics/parallel.hpp"
 #include "model/exp.hpp"
 #include "model/swiglu_avx512.hpp"
 #include "model/swiglu_loops.hpp"
@@ -15,11 +14,13 @@
 namespace lowp::accuracy::detail {
 namespace {
 
-// The team for `work` independent rows: never more threads than rows (a team of 1024 for a few
-// rows only costs thread start-ups, and libomp keeps some of each thread's state to exit).
-int team(int threads, std::size_t work) {
-  const int t = threads > 0 ? threads : omp_get_max_threads();
-  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(t), std::max<std::size_t>(work, 1)));
+// The team for `rows` independent rows of `elements` in all: never more threads than rows (a
+// team of 1024 for a few rows only costs thread start-ups, and libomp keeps some of each
+// thread's state to exit), and one thread below 2^15 elements (a decode step's one row is a few
+// microseconds of work, less than waking a team costs).
+int team(int threads, std::size_t rows, std::size_t elements) {
+  const int t = team_size(elements, std::size_t{1} << 15, threads);
+  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(t), std::max<std::size_t>(rows, 1)));
 }
 
 // sum_i a[i] b[i] (c[i]) in double over 8 lanes (lane i % 8), combined in a fixed tree: the
@@ -70,28 +71,24 @@ void embedding_backward(float* dtable, const float* dout, std::span<const int> t
 
 void rmsnorm_forward(float* out, float* inv, const float* x, const float* w, std::size_t rows, std::size_t dim,
                      float eps, int threads) {
-#pragma omp parallel for num_threads(team(threads, rows)) schedule(static)
-  for (std::ptrdiff_t tt = 0; tt < static_cast<std::ptrdiff_t>(rows); ++tt) {
-    const auto t = static_cast<std::size_t>(tt);
+  parallel_for(rows, team(threads, rows, rows * dim), [&](std::size_t t) {
     const float* xr = x + t * dim;
     const double ss = dot_lanes<false>(xr, xr, nullptr, dim);
     const auto r = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + eps));
     if (inv) inv[t] = r;
     for (std::size_t i = 0; i < dim; ++i) out[t * dim + i] = w[i] * (xr[i] * r);
-  }
+  });
 }
 
 void rmsnorm_backward(float* dx, float* dw, const float* dout, const float* x, const float* w, const float* inv,
                       std::size_t rows, std::size_t dim, int threads) {
-#pragma omp parallel for num_threads(team(threads, rows)) schedule(static)
-  for (std::ptrdiff_t tt = 0; tt < static_cast<std::ptrdiff_t>(rows); ++tt) {
-    const auto t = static_cast<std::size_t>(tt);
+  parallel_for(rows, team(threads, rows, rows * dim), [&](std::size_t t) {
     const float* xr = x + t * dim;
     const float* g = dout + t * dim;
     const double dot = dot_lanes<true>(w, g, xr, dim);
     const double r = inv[t], c = dot * r * r * r / static_cast<double>(dim);
     for (std::size_t i = 0; i < dim; ++i) dx[t * dim + i] += static_cast<float>(r * w[i] * g[i] - c * xr[i]);
-  }
+  });
   // Rows in order (the same at any thread count), a whole row at a time: reading down the
   // columns instead would stream both matrices once per column.
   std::vector<double> acc(dim, 0.0);
@@ -174,8 +171,8 @@ void swiglu_forward(float* h, const float* g, const float* u, std::size_t rows, 
 void swiglu_forward(float* h, const float* g, const float* u, std::size_t rows, std::size_t hidden,
                     std::size_t stride, int threads, Isa isa) {
   const auto values = isa == Isa::avx512 ? swiglu_forward_values_avx512 : swiglu_forward_values;
-#pragma omp parallel for num_threads(team(threads, rows)) schedule(static) if (rows * hidden >= (std::size_t{1} << 15))
-  for (std::size_t t = 0; t < rows; ++t) values(h + t * hidden, g + t * stride, u + t * stride, hidden);
+  parallel_for(rows, team(threads, rows, rows * hidden),
+               [&](std::size_t t) { values(h + t * hidden, g + t * stride, u + t * stride, hidden); });
 }
 
 void swiglu_backward(float* dg, float* du, const float* dh, const float* g, const float* u, std::size_t n,
@@ -189,11 +186,10 @@ void swiglu_backward(float* dg, float* du, const float* dh, const float* g, cons
   constexpr std::size_t kRun = 4096;
   const std::size_t runs = (n + kRun - 1) / kRun;
   const auto values = isa == Isa::avx512 ? swiglu_backward_values_avx512 : swiglu_backward_values;
-#pragma omp parallel for num_threads(team(threads, runs)) schedule(static) if (runs > 8)
-  for (std::size_t r = 0; r < runs; ++r) {
+  parallel_for(runs, team(threads, runs, n), [&](std::size_t r) {
     const std::size_t i = r * kRun, m = std::min(kRun, n - i);
     values(dg + i, du + i, dh + i, g + i, u + i, m);
-  }
+  });
 }
 
 double crossentropy_forward(const float* logits, const int* targets, std::size_t rows, std::size_t vocab,
@@ -214,9 +210,7 @@ double crossentropy_forward(const float* logits, const int* targets, std::size_t
 
 void crossentropy_backward(float* logits, const double* sums, const int* targets, std::size_t rows, std::size_t vocab,
                            double loss_rows, int threads) {
-#pragma omp parallel for num_threads(team(threads, rows)) schedule(static)
-  for (std::ptrdiff_t rr = 0; rr < static_cast<std::ptrdiff_t>(rows); ++rr) {
-    const auto r = static_cast<std::size_t>(rr);
+  parallel_for(rows, team(threads, rows, rows * vocab), [&](std::size_t r) {
     float* row = logits + r * vocab;
     const float mx = *std::max_element(row, row + vocab);
     const double se = sums[r];  // the forward's, summed exactly so
@@ -224,7 +218,7 @@ void crossentropy_backward(float* logits, const double* sums, const int* targets
       const double p = exp_nonpositive(row[j] - mx) / se;
       row[j] = static_cast<float>((p - (static_cast<int>(j) == targets[r] ? 1.0 : 0.0)) / loss_rows);
     }
-  }
+  });
 }
 
 }  // namespace lowp::accuracy::detail

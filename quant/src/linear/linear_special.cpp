@@ -59,7 +59,7 @@ constexpr std::size_t kSpecialPiece = 4096, kSpecialParallelMin = std::size_t{1}
 template <class Body>
 std::size_t for_each_piece(std::size_t n, Body&& body) {
   const std::size_t chunks = (n + kSpecialPiece - 1) / kSpecialPiece;
-  return parallel_count(chunks, use_team(n, kSpecialParallelMin), [&](std::size_t c) -> std::size_t {
+  return parallel_count(chunks, team_size(n, kSpecialParallelMin), [&](std::size_t c) -> std::size_t {
     const std::size_t a = c * kSpecialPiece;
     return body(a, std::min(n, a + kSpecialPiece) - a);
   });
@@ -277,7 +277,7 @@ void apply_block_signs(float* x, std::size_t rows, std::size_t cols, const std::
   const float* dv = d.data();
   // Row by row, block by block: the multiplies by +-1 vectorise; the bits are those of
   // x[r][j] *= d[j mod b].
-  parallel_for(rows, use_team(rows * cols, kSpecialParallelMin), [&](std::size_t r) {
+  parallel_for(rows, team_size(rows * cols, kSpecialParallelMin), [&](std::size_t r) {
     float* xr = x + r * cols;
     std::size_t j = 0;
     for (; j + b <= cols; j += b)

@@ -12,27 +12,31 @@ namespace lowp {
 // and not inside a region where the new team would have one thread.
 bool use_team(std::size_t work, std::size_t min);
 
-// body(i) for i in [0, n): split statically over a team when `team`, else in order on the
-// calling thread.
+// The threads a loop of `work` elements gets: `threads` (0: OpenMP's default) when
+// use_team(work, min), else 1.
+int team_size(std::size_t work, std::size_t min, int threads = 0);
+
+// body(i) for i in [0, n): split statically over a team of `threads` when that is more than
+// one, else in order on the calling thread.
 template <class F>
-void parallel_for(std::size_t n, bool team, F&& body) {
-  if (!team) {
+void parallel_for(std::size_t n, int threads, F&& body) {
+  if (threads <= 1) {
     for (std::size_t i = 0; i < n; ++i) body(i);
     return;
   }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (std::size_t i = 0; i < n; ++i) body(i);
 }
 
 // The sum of body(i) (counts) for i in [0, n), run as parallel_for runs it.
 template <class F>
-std::size_t parallel_count(std::size_t n, bool team, F&& body) {
+std::size_t parallel_count(std::size_t n, int threads, F&& body) {
   std::size_t total = 0;
-  if (!team) {
+  if (threads <= 1) {
     for (std::size_t i = 0; i < n; ++i) total += body(i);
     return total;
   }
-#pragma omp parallel for schedule(static) reduction(+ : total)
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : total)
   for (std::size_t i = 0; i < n; ++i) total += body(i);
   return total;
 }
