@@ -1,5 +1,5 @@
 command: LOWP_ISA=avx2 OMP_WAIT_POLICY=passive build/bin/bench_decode --benchmark_min_time=1 --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true --benchmark_out=bench/results/bench_decode.json --benchmark_out_format=json
-commit: c382bcebc1
+commit: 8550da0a78
 cpu: AMD EPYC (family 26, model 2), 2 CPUs, avx2 fma avx512f avx512_vnni avx512_bf16
-started: 2026-11-30T11:42:35Z
-load: 1.3 at the start, 1.4 at the end
+started: 2026-11-30T16:51:07Z
+load: 1.3 at the start, 1.1 at the end
