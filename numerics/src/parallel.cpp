@@ -4,9 +4,9 @@
 
 namespace lowp {
 
-bool use_team(std::size_t work, std::size_t min) {
-  return work >= min && omp_get_max_threads() > 1 && omp_get_active_level() < omp_get_max_active_levels();
-}
+bool team_possible() { return omp_get_active_level() < omp_get_max_active_levels(); }
+
+bool use_team(std::size_t work, std::size_t min) { return work >= min && omp_get_max_threads() > 1 && team_possible(); }
 
 int team_size(std::size_t work, std::size_t min, int threads) {
   if (!use_team(work, min)) return 1;

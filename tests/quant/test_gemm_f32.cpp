@@ -80,4 +80,23 @@ TEST(GemmF32, SameBitsAtOneAndTwoThreads) {
   }
 }
 
+// Asked for two threads inside a team (where a nested region would have one), the GEMM and the
+// one-row GEMV run on the calling thread: the bits of a top-level call at two threads (C starts
+// as NaN: an element skipped shows).
+TEST(GemmF32, InsideATeamTheBitsOfATopLevelCall) {
+  for (const std::size_t M : {std::size_t{1}, std::size_t{300}}) {
+    const std::size_t N = 500, K = 700;
+    const auto A = lowp::test::normal_floats(M * K, 31);
+    const auto B = lowp::test::normal_floats(N * K, 32);
+    std::vector<float> top(M * N), inside(M * N, std::nanf(""));
+    lowp::quant::gemm_f32(A.data(), B.data(), top.data(), M, N, K, false, 2);
+#pragma omp parallel num_threads(2)
+    {
+#pragma omp master
+      lowp::quant::gemm_f32(A.data(), B.data(), inside.data(), M, N, K, false, 2);
+    }
+    EXPECT_EQ(std::memcmp(top.data(), inside.data(), top.size() * sizeof(float)), 0) << "M=" << M;
+  }
+}
+
 }  // namespace

@@ -19,6 +19,7 @@
 #include "gemv_f32_kernels.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/half.hpp"
+#include "lowp/numerics/parallel.hpp"
 
 namespace lowp::quant::detail {
 namespace {
@@ -241,8 +242,7 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
       });
     }
   };
-  // A nested region past the active levels would get a team of one: run that as one too.
-  if (nt == 1 || omp_get_active_level() >= omp_get_max_active_levels()) {
+  if (nt == 1 || !team_possible()) {
     steps(false);
   } else {
 #pragma omp parallel num_threads(threads)

@@ -11,6 +11,7 @@
 
 #include "gemv_f32_kernels.hpp"
 #include "lowp/numerics/half.hpp"
+#include "lowp/numerics/parallel.hpp"
 
 namespace lowp::quant::detail {
 namespace {
@@ -379,7 +380,10 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
   };
   // One task runs on the calling thread: a (nested, inactive) team of one costs more than the
   // small products that need only one, such as attention's on each of its threads.
-  if (team == 1) return task(0, false);
+  if (team == 1 || !team_possible()) {
+    for (std::size_t t = 0; t < team; ++t) task(t, false);
+    return;
+  }
   Error failure("");
   bool failed = false;
   double seconds[TeamSpeeds::kMax] = {};

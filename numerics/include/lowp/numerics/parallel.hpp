@@ -8,8 +8,12 @@
 
 namespace lowp {
 
+// Whether a region opened here can have more than one thread: not inside a team whose nesting
+// would give it one (past OpenMP's active levels).
+bool team_possible();
+
 // Whether `work` (elements) opens a team here: at least `min`, more than one thread allowed,
-// and not inside a region where the new team would have one thread.
+// and team_possible().
 bool use_team(std::size_t work, std::size_t min);
 
 // The threads a loop of `work` elements gets: `threads` (0: OpenMP's default) when
