@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gemm_f32_kernels.hpp"
@@ -42,6 +43,7 @@ void scalar_tile(const float* ap, const float* bp, std::size_t kc, float* c, std
 // A task takes a block of up to kMc rows of A, packs it (mc x kc, 144 KB: in L2) and runs it
 // against its run of B slivers, each sliver (kc x nr, in L1) against every A sliver of the block.
 constexpr std::size_t kNc = 4096, kMc = 144;  // kMc: a multiple of every kernel's mr
+constexpr std::size_t kWholeB = std::size_t{1} << 18;  // floats of B packed at once for every K block (1 MB)
 
 // Where the float32 elements of logical row r of an f32 StoredMatrix start (at any alignment).
 const std::uint8_t* f32_row(const StoredMatrix& b, std::size_t r) {
@@ -212,33 +214,49 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
   rb = (g.M + mc - 1) / mc;
   const std::size_t runs = std::min(nc / nr, rb < nt ? (nt + rb - 1) / rb : 1), per_run = (nc / nr + runs - 1) / runs;
   const std::size_t kblocks = (g.K + kGemmKc - 1) / kGemmKc, stride = nc * kGemmKc;
-  // Two panel buffers, alternating: a K block is packed into the one the block before last
-  // used, which every thread has finished with when it passed the last packing's barrier.
+  // A team packs B and waits at a barrier before computing with it: once a K block, or, when
+  // one panel's B has every K block within kWholeB floats (a weight gradient's long K of
+  // tokens on a small model), once for the product. A task then runs its rows through the K
+  // blocks in order, so each element's sums keep their order (barriers cost tens of
+  // microseconds under passive waiting on a VM).
+  const bool whole = nt > 1 && panels == 1 && kblocks > 1 && kblocks * stride <= kWholeB;
+  const std::size_t per = whole ? kblocks : 1;  // K blocks a packing phase covers
+  // Otherwise two panel buffers, alternating: a K block is packed into the one the block before
+  // last used, which every thread has finished with when it passed the last packing's barrier.
   // One thread reuses one (half the footprint in L3).
   static thread_local Scratch shared;  // the calling thread's; the team reads it
-  float* packed = shared.get((nt > 1 ? 2 : 1) * stride);
+  float* packed = shared.get(whole ? kblocks * stride : (nt > 1 ? 2 : 1) * stride);
   Error failure("");
   bool failed = false;
   // A failure (a custom stored type's decoder throwing) is kept and thrown at the end; every
   // thread still runs every loop, so that all meet at the same barriers.
   const auto steps = [&](bool team) {
     static thread_local Scratch abuf, tbuf;
-    for (std::size_t step = 0; step < panels * kblocks; ++step) {
-      const std::size_t j0 = step / kblocks * nc, j1 = std::min(g.N, j0 + nc), k0 = step % kblocks * kGemmKc;
-      const std::size_t kc = std::min(kGemmKc, g.K - k0), slivers = (j1 - j0 + nr - 1) / nr;
-      float* bp = packed + (nt > 1 ? step % 2 : 0) * stride;
-      const std::size_t chunk = (slivers + 2 * nt - 1) / (2 * nt);  // slivers packed per task
-      for_tasks(team, (slivers + chunk - 1) / chunk, failed, failure, [&](std::size_t t) {
-        const std::size_t s = t * chunk, n = std::min(chunk, slivers - s);
-        pack_b(g, kern, j0 + s * nr, std::min(n * nr, j1 - j0 - s * nr), k0, kc, bp + s * kc * nr);
+    for (std::size_t step = 0; step < panels * kblocks; step += per) {
+      const std::size_t j0 = step / kblocks * nc, j1 = std::min(g.N, j0 + nc), kb0 = step % kblocks;
+      const std::size_t slivers = (j1 - j0 + nr - 1) / nr;
+      float* bp = whole ? packed : packed + (nt > 1 ? step % 2 : 0) * stride;
+      const std::size_t chunk = (slivers + 2 * nt - 1) / (2 * nt), chunks = (slivers + chunk - 1) / chunk;
+      // K block kb0 + b of the phase: its first column and length.
+      const auto block = [&](std::size_t b) {
+        const std::size_t k0 = (kb0 + b) * kGemmKc;
+        return std::pair{k0, std::min(kGemmKc, g.K - k0)};
+      };
+      for_tasks(team, per * chunks, failed, failure, [&](std::size_t t) {
+        const auto [k0, kc] = block(t / chunks);
+        const std::size_t s = t % chunks * chunk, n = std::min(chunk, slivers - s);
+        pack_b(g, kern, j0 + s * nr, std::min(n * nr, j1 - j0 - s * nr), k0, kc, bp + t / chunks * stride + s * kc * nr);
       });
       for_tasks<false>(team, rb * runs, failed, failure, [&](std::size_t t) {
         const std::size_t i0 = t / runs * mc, mi = std::min(mc, g.M - i0), s0 = t % runs * per_run;
         if (s0 >= slivers) return;
         float* ap = abuf.get(mc * kGemmKc);
-        pack_a(g, kern, i0, mi, k0, kc, ap);
-        compute_block(g, kern, ap, i0, mi, bp, s0, std::min(slivers, s0 + per_run), j0, j1, kc,
-                      k0 > 0 || g.accumulate, tbuf.get(mr * nr));
+        for (std::size_t b = 0; b < per; ++b) {
+          const auto [k0, kc] = block(b);
+          pack_a(g, kern, i0, mi, k0, kc, ap);
+          compute_block(g, kern, ap, i0, mi, bp + b * stride, s0, std::min(slivers, s0 + per_run), j0, j1, kc,
+                        k0 > 0 || g.accumulate, tbuf.get(mr * nr));
+        }
       });
     }
   };
