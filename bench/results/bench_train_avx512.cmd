@@ -1,5 +1,5 @@
 command: OMP_WAIT_POLICY=passive build/bin/bench_train '--benchmark_filter=^BM_train_step_(fp32|bf16|mxfp8|nvfp4|quartet|fp8_block128)(_medium)?/' --benchmark_min_time=0.5 --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true --benchmark_out=bench/results/bench_train_avx512.json --benchmark_out_format=json
-commit: 301036bb0a
+commit: 7958e4f2af
 cpu: AMD EPYC (family 26, model 2), 2 CPUs, avx2 fma avx512f avx512_vnni avx512_bf16
-started: 2026-11-30T16:57:45Z
-load: 1.0 at the start, 1.5 at the end
+started: 2026-11-30T17:35:46Z
+load: 1.5 at the start, 1.6 at the end
