@@ -351,7 +351,7 @@ TEST(TrainOptimizer, AdamLoopsOfEveryIsaFollowTheFormulaBitwise) {
   }
   detail::AdamScalars s;
   s.clip_scale = 0.7, s.beta1 = 0.9, s.beta2 = 0.95, s.bc1 = 1 - std::pow(0.9, 3), s.bc2 = 1 - std::pow(0.95, 3);
-  s.eps = 1e-8, s.e2 = 1e-16, s.lr = 3e-3, s.decay = 3e-4;
+  s.eps = 1e-8, s.lr = 3e-3, s.decay = 3e-4;
   std::vector<float> mw(n), vw(n), xw(n);
   std::vector<double> tw(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -359,7 +359,7 @@ TEST(TrainOptimizer, AdamLoopsOfEveryIsaFollowTheFormulaBitwise) {
     mw[i] = static_cast<float>(add(mul(s.beta1, m0[i]), mul(1.0 - s.beta1, g)));
     vw[i] = static_cast<float>(add(mul(s.beta2, v0[i]), mul(mul(1.0 - s.beta2, g), g)));
     const double vh = double(vw[i]) / s.bc2;
-    tw[i] = mul(g, g) / std::max(vh, s.e2);
+    tw[i] = mul(g, g) / std::max(vh, mul(s.eps, s.eps));
     const double xi = x0[i];
     xw[i] = static_cast<float>(add(add(xi, -mul(s.decay, xi)),
                                    -(mul(s.lr, double(mw[i]) / s.bc1) / add(std::sqrt(double(vw[i]) / s.bc2), s.eps))));

@@ -11,7 +11,7 @@ namespace lowp::train::detail {
 
 // The scalars of one tensor's step (optimizer.hpp's formulas).
 struct AdamScalars {
-  double clip_scale = 1, beta1 = 0, beta2 = 0, bc1 = 1, bc2 = 1, e2 = 0, eps = 0, lr = 0, decay = 0;
+  double clip_scale = 1, beta1 = 0, beta2 = 0, bc1 = 1, bc2 = 1, eps = 0, lr = 0, decay = 0;
 };
 
 namespace {  // internal: each including file compiles its own copy, with its own flags
@@ -20,6 +20,7 @@ namespace {  // internal: each including file compiles its own copy, with its ow
 // (the terms of r's sum, which the caller adds in element order).
 inline void adam_moments_f32(const float* grad, float* mf, float* vf, double* term, std::size_t n,
                              const AdamScalars& s) {
+  const double e2 = s.eps * s.eps;
   for (std::size_t i = 0; i < n; ++i) {
     const double g = s.clip_scale * static_cast<double>(grad[i]);
     const auto mi = static_cast<float>(s.beta1 * static_cast<double>(mf[i]) + (1.0 - s.beta1) * g);
@@ -27,7 +28,7 @@ inline void adam_moments_f32(const float* grad, float* mf, float* vf, double* te
     mf[i] = mi;
     vf[i] = vi;
     const double vh = static_cast<double>(vi) / s.bc2;
-    term[i] = g * g / (vh > s.e2 ? vh : s.e2);
+    term[i] = g * g / (vh > e2 ? vh : e2);
   }
 }
 

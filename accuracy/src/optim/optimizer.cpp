@@ -106,7 +106,6 @@ detail::AdamScalars scalars(const OptimizerConfig& c, const StepStats& st, doubl
   s.beta2 = c.beta2;
   s.bc1 = bc1;
   s.bc2 = bc2;
-  s.e2 = c.eps * c.eps;
   s.eps = c.eps;
   s.lr = lr;
   s.decay = decay;
