@@ -17,6 +17,7 @@
 #include "lowp/hadamard/fwht.hpp"
 
 #include "lowp/numerics/error.hpp"
+#include "lowp/numerics/parallel.hpp"
 
 namespace lowp::quant::detail {
 namespace {
@@ -149,17 +150,15 @@ void rotate_and_quantize(const float* src, std::size_t src_rows, std::size_t src
     else
       quartet_sr_quantize(v, rows, src_cols, plan.seed, r0 * src_cols);
   };
-  const auto count = static_cast<std::ptrdiff_t>(pieces);
   std::exception_ptr failure;  // the first, thrown after the loop (none may leave an OpenMP region)
-#pragma omp parallel for schedule(static) if (pieces > 1 && src_rows * src_cols >= (std::size_t{1} << 15))
-  for (std::ptrdiff_t i = 0; i < count; ++i) {
+  parallel_for(pieces, pieces > 1 ? team_size(src_rows * src_cols, std::size_t{1} << 15) : 1, [&](std::size_t i) {
     try {
-      run(static_cast<std::size_t>(i));
+      run(i);
     } catch (...) {
 #pragma omp critical(lowp_rotate_and_quantize)
       if (!failure) failure = std::current_exception();
     }
-  }
+  });
   if (failure) std::rethrow_exception(failure);
 }
 
