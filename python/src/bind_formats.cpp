@@ -9,6 +9,7 @@
 #include "lowp/formats/codec.hpp"
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
+#include "lowp/numerics/parallel.hpp"
 
 namespace lowp::python {
 namespace {
@@ -71,20 +72,14 @@ py::list formats() {
 template <class Body>
 void for_pieces(std::size_t n, Body&& body) {
   const auto pieces = static_cast<std::ptrdiff_t>((n + kPiece - 1) / kPiece);
-  // The first exception of any thread wins and is rethrown after the loop (none may escape an
-  // OpenMP region).
-  std::exception_ptr err;
+  FirstError err;
 #pragma omp parallel for schedule(dynamic, 4) if (pieces > 8)
-  for (std::ptrdiff_t p = 0; p < pieces; ++p) {
-    try {
+  for (std::ptrdiff_t p = 0; p < pieces; ++p)
+    err.run([&] {
       const std::size_t first = static_cast<std::size_t>(p) * kPiece;
       body(first, std::min(kPiece, n - first));
-    } catch (...) {
-#pragma omp critical(lowp_python_pieces)
-      if (!err) err = std::current_exception();
-    }
-  }
-  if (err) std::rethrow_exception(err);
+    });
+  err.rethrow();
 }
 
 py::array encode(F32In x, const std::string& fmt, const std::string& rounding, bool saturate, std::uint64_t seed,

@@ -1,11 +1,14 @@
 // numerics/parallel.hpp: when a loop opens an OpenMP team (the threshold, more than one thread,
 // not inside a team that would give it one thread), and that parallel_for / parallel_count visit
-// every index once with and without a team, on how many threads.
+// every index once with and without a team, on how many threads; and that FirstError keeps the
+// first exception its loop's bodies throw, of its own type, while every body still runs.
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <atomic>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "lowp/numerics/parallel.hpp"
@@ -46,6 +49,37 @@ TEST(Parallel, ForAndCountVisitEveryIndexOnceWithAndWithoutATeam) {
   EXPECT_EQ(parallel_count(0, 2, [](std::size_t) { return std::size_t{1}; }), 0u);
   EXPECT_EQ(team_size(99, 100, 2), 1);
   EXPECT_EQ(team_size(100, 100, 3), omp_get_max_threads() > 1 ? 3 : 1);
+}
+
+TEST(Parallel, FirstErrorRethrowsTheFirstThrownAfterEveryBodyRan) {
+  FirstError none;
+  none.run([] {});
+  EXPECT_NO_THROW(none.rethrow());
+  for (const int team : {1, 2}) {
+    FirstError err;
+    std::atomic<int> ran{0};
+    parallel_for(1000, team, [&](std::size_t i) {
+      err.run([&] {
+        ++ran;
+        if (i % 7 == 3) throw std::runtime_error(std::to_string(i));
+      });
+    });
+    EXPECT_EQ(ran.load(), 1000) << team << " threads";
+    try {
+      err.rethrow();
+      ADD_FAILURE() << "nothing rethrown on " << team << " threads";
+    } catch (const std::runtime_error& e) {
+      const int i = std::stoi(e.what());
+      EXPECT_EQ(i % 7, 3) << team << " threads";
+      if (team == 1) {
+        EXPECT_EQ(i, 3) << "in order on one thread, the first thrown is index 3's";
+      }
+    }
+  }
+  FirstError other;  // not a std::exception: kept as it is
+  other.run([] { throw 42; });
+  other.run([] { throw std::logic_error("second"); });
+  EXPECT_THROW(other.rethrow(), int);
 }
 
 }  // namespace

@@ -13,8 +13,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -44,18 +42,10 @@ std::size_t block_offset(std::size_t i0) {
 constexpr std::size_t kTeamMacs = std::size_t{1} << 18;
 template <class F>
 void parallel_jobs(std::size_t n, int threads, std::size_t macs, F f) {
-  std::exception_ptr err;
-  std::mutex mu;
+  FirstError err;
   if (threads <= 0) threads = omp_get_max_threads();
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(n, 1)));
-  const auto run = [&](auto& state, std::size_t j) {
-    try {
-      f(state, j);
-    } catch (...) {
-      const std::lock_guard<std::mutex> lock(mu);
-      if (!err) err = std::current_exception();
-    }
-  };
+  const auto run = [&](auto& state, std::size_t j) { err.run([&] { f(state, j); }); };
   if (threads > 1 && n > 1 && use_team(macs, kTeamMacs)) {
 #pragma omp parallel num_threads(threads)
     {
@@ -67,7 +57,7 @@ void parallel_jobs(std::size_t n, int threads, std::size_t macs, F f) {
     auto state = f.make_state();
     for (std::size_t j = 0; j < n; ++j) run(state, j);
   }
-  if (err) std::rethrow_exception(err);
+  err.rethrow();
 }
 
 // Copies head `h` of rows [r0, r0 + T) (row stride `stride`) into a dense T x hd block, and back.

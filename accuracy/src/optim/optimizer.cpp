@@ -13,6 +13,7 @@
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/bits.hpp"
 #include "lowp/numerics/error.hpp"
+#include "lowp/numerics/parallel.hpp"
 #include "lowp/numerics/half.hpp"
 #include "lowp/numerics/cpu.hpp"
 #include "lowp/numerics/rng.hpp"
@@ -378,8 +379,7 @@ StepStats Optimizer::step(std::span<const ParamTensor> tensors, int threads) {
   for (const Slot& s : slots_) total += s.size;
   const int team = static_cast<int>(std::min<std::size_t>(
       static_cast<std::size_t>(threads > 0 ? threads : omp_get_max_threads()), std::max<std::size_t>(K, 1)));
-  bool failed = false;
-  std::string failure;
+  FirstError failure;  // exceptions must not leave an OpenMP region
   const bool parallel = team > 1 && K > 1 && total >= (std::size_t{1} << 16);
   if (buffers_.size() < static_cast<std::size_t>(parallel ? team : 1)) buffers_.resize(static_cast<std::size_t>(team));
 #pragma omp parallel num_threads(team) if (parallel)
@@ -388,15 +388,10 @@ StepStats Optimizer::step(std::span<const ParamTensor> tensors, int threads) {
 #pragma omp for schedule(dynamic, 1)
     for (std::ptrdiff_t j = 0; j < static_cast<std::ptrdiff_t>(K); ++j) {
       const std::size_t k = order[static_cast<std::size_t>(j)];
-      try {
-        st.tensors[k] = step_tensor(tensors[k], k, slots_[k], st, bc1, bc2, buf);
-      } catch (const std::exception& e) {  // exceptions must not leave an OpenMP region
-#pragma omp critical(lowp_optimizer_error)
-        if (!failed) failed = true, failure = e.what();
-      }
+      failure.run([&] { st.tensors[k] = step_tensor(tensors[k], k, slots_[k], st, bc1, bc2, buf); });
     }
   }
-  if (failed) throw Error(failure);
+  failure.rethrow();
   return st;
 }
 

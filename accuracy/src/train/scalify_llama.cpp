@@ -26,12 +26,11 @@
 #include <algorithm>
 #include <type_traits>
 #include <cmath>
-#include <exception>
 #include <limits>
-#include <mutex>
 
 #include "lowp/formats/registry.hpp"
 #include "lowp/numerics/error.hpp"
+#include "lowp/numerics/parallel.hpp"
 #include "model/layers.hpp"
 
 namespace lowp::accuracy::train {
@@ -93,18 +92,10 @@ float common_scale(const std::vector<float>& scales, const char* what) {
 // Runs f(job) for job in [0, n) on `threads` threads; the first exception is rethrown after.
 template <class F>
 void parallel_jobs(std::size_t n, int threads, F f) {
-  std::exception_ptr err;
-  std::mutex mu;
+  FirstError err;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (std::ptrdiff_t j = 0; j < static_cast<std::ptrdiff_t>(n); ++j) {
-    try {
-      f(static_cast<std::size_t>(j));
-    } catch (...) {
-      const std::lock_guard<std::mutex> lock(mu);
-      if (!err) err = std::current_exception();
-    }
-  }
-  if (err) std::rethrow_exception(err);
+  for (std::ptrdiff_t j = 0; j < static_cast<std::ptrdiff_t>(n); ++j) err.run([&] { f(static_cast<std::size_t>(j)); });
+  err.rethrow();
 }
 
 // Bounds OpenMP's team size for the quant ops' GEMMs during one pass.

@@ -226,10 +226,9 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
   // One thread reuses one (half the footprint in L3).
   static thread_local Scratch shared;  // the calling thread's; the team reads it
   float* packed = shared.get(whole ? kblocks * stride : (nt > 1 ? 2 : 1) * stride);
-  Error failure("");
-  bool failed = false;
   // A failure (a custom stored type's decoder throwing) is kept and thrown at the end; every
   // thread still runs every loop, so that all meet at the same barriers.
+  FirstError failure;
   const auto steps = [&](bool team) {
     static thread_local Scratch abuf, tbuf;
     for (std::size_t step = 0; step < panels * kblocks; step += per) {
@@ -242,12 +241,12 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
         const std::size_t k0 = (kb0 + b) * kGemmKc;
         return std::pair{k0, std::min(kGemmKc, g.K - k0)};
       };
-      for_tasks(team, per * chunks, failed, failure, [&](std::size_t t) {
+      for_tasks(team, per * chunks, failure, [&](std::size_t t) {
         const auto [k0, kc] = block(t / chunks);
         const std::size_t s = t % chunks * chunk, n = std::min(chunk, slivers - s);
         pack_b(g, kern, j0 + s * nr, std::min(n * nr, j1 - j0 - s * nr), k0, kc, bp + t / chunks * stride + s * kc * nr);
       });
-      for_tasks<false>(team, rb * runs, failed, failure, [&](std::size_t t) {
+      for_tasks<false>(team, rb * runs, failure, [&](std::size_t t) {
         const std::size_t i0 = t / runs * mc, mi = std::min(mc, g.M - i0), s0 = t % runs * per_run;
         if (s0 >= slivers) return;
         float* ap = abuf.get(mc * kGemmKc);
@@ -266,7 +265,7 @@ void gemm_f32_run(const GemmF32Args& g, const GemmF32Kernel& kern, int threads) 
 #pragma omp parallel num_threads(threads)
     steps(true);
   }
-  if (failed) throw failure;
+  failure.rethrow();
 }
 
 }  // namespace lowp::quant::detail

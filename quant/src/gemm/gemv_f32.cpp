@@ -384,8 +384,7 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
     for (std::size_t t = 0; t < team; ++t) task(t, false);
     return;
   }
-  Error failure("");
-  bool failed = false;
+  FirstError failure;
   double seconds[TeamSpeeds::kMax] = {};
   std::size_t got = team;
   // Thread t takes share t first (not the first free one), so that its time measures its own
@@ -397,20 +396,12 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
     if (omp_get_thread_num() == 0) got = n;
     for (auto t = static_cast<std::size_t>(omp_get_thread_num()); t < team; t += n) {
       const double start = omp_get_wtime();
-      try {
-        task(t, t + n >= team);
-      } catch (const Error& e) {
-#pragma omp critical(lowp_gemm_f32_error)
-        {
-          failed = true;
-          failure = e;
-        }
-      }
+      failure.run([&] { task(t, t + n >= team); });
       seconds[t] = omp_get_wtime() - start;
     }
   }
-  if (!failed && got == team) gemv_team_speeds().learn(team, done, seconds);
-  if (failed) throw failure;
+  failure.rethrow();
+  if (got == team) gemv_team_speeds().learn(team, done, seconds);
 }
 
 }  // namespace lowp::quant::detail

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <exception>
 
 #include "../gemm/gemm_f32_kernels.hpp"
 #include "../quantize/quantize_detail.hpp"
@@ -150,16 +149,10 @@ void rotate_and_quantize(const float* src, std::size_t src_rows, std::size_t src
     else
       quartet_sr_quantize(v, rows, src_cols, plan.seed, r0 * src_cols);
   };
-  std::exception_ptr failure;  // the first, thrown after the loop (none may leave an OpenMP region)
-  parallel_for(pieces, pieces > 1 ? team_size(src_rows * src_cols, std::size_t{1} << 15) : 1, [&](std::size_t i) {
-    try {
-      run(i);
-    } catch (...) {
-#pragma omp critical(lowp_rotate_and_quantize)
-      if (!failure) failure = std::current_exception();
-    }
-  });
-  if (failure) std::rethrow_exception(failure);
+  FirstError failure;
+  parallel_for(pieces, pieces > 1 ? team_size(src_rows * src_cols, std::size_t{1} << 15) : 1,
+               [&](std::size_t i) { failure.run([&] { run(i); }); });
+  failure.rethrow();
 }
 
 }  // namespace

@@ -5,8 +5,35 @@
 // compiled with OpenMP.
 #pragma once
 #include <cstddef>
+#include <exception>
+#include <mutex>
 
 namespace lowp {
+
+// The first exception that any body of a parallel loop throws, kept to be rethrown after the
+// loop: none may leave an OpenMP region, and every thread still runs its share (so that all meet
+// at the region's barriers). One per loop, shared by its threads.
+class FirstError {
+ public:
+  // Calls f(); an exception it throws is kept if it is the loop's first, else dropped.
+  template <class F>
+  void run(F&& f) noexcept {
+    try {
+      f();
+    } catch (...) {
+      keep(std::current_exception());
+    }
+  }
+  // Throws the kept exception, if any (call after the loop).
+  void rethrow() const {
+    if (first_) std::rethrow_exception(first_);
+  }
+
+ private:
+  void keep(std::exception_ptr e) noexcept;
+  std::exception_ptr first_;
+  std::mutex mu_;
+};
 
 // Whether a region opened here can have more than one thread: not inside a team whose nesting
 // would give it one (past OpenMP's active levels).
