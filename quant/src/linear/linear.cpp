@@ -127,14 +127,15 @@ struct QuantLinear::State {
   bool have_forward = false;
   detail::ScratchFloats X;  // float32 X, or the forward's quantized X (wgrad_uses_quantized_x)
   bool borrow = false;      // borrow_input: keep X's pointer, not a copy
-  const float* x_borrowed = nullptr;  // the float32 X of the last forward, when borrowed
+  const float* x_borrowed = nullptr;  // the float32 X of the last forward, when borrowed (reset by each forward)
   // Keeps the forward's float32 X for the backward: its pointer when borrowing, else a copy.
   void keep_x(const float* x, std::size_t n) {
-    x_borrowed = borrow ? x : nullptr;
-    if (borrow)
+    if (borrow) {
+      x_borrowed = x;
       X.clear();
-    else
+    } else {
       X.assign(x, x + n);
+    }
   }
   Int8Operand Xq;        // the forward's int8 X (memory-efficient SwitchBack: instead of X)
   Int8Operand dYq;       // the dgrad's int8 dY (kept: no page faults per step)
