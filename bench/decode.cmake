@@ -6,3 +6,5 @@ if(NOT bench_decode_src)
 endif()
 lowp_bench(bench_decode SOURCES ${bench_decode_src} LIBS lowp_accuracy OpenMP::OpenMP_CXX)
 target_link_libraries(bench_decode PRIVATE benchmark::benchmark_main)
+# The floor's kernels use AVX-512 intrinsics (run only where lowp runs its AVX-512 lane dots).
+lowp_isa_sources(AVX512 ${CMAKE_CURRENT_LIST_DIR}/decode/decode_floor_avx512.cpp)

@@ -14,7 +14,8 @@
 //                         region, copied by memcpy in this process (the best of 3): the
 //                         machine's physical limit
 //   over_memcpy           weight_bytes_per_s / memcpy_bytes_per_s (target >= 0.7 at 2 threads)
-// BM_decode_gemv_<type>/threads:1 (below): the step's one-row kernel alone, its weights in cache.
+// BM_decode_gemv_<type>/threads:1 (below): the step's one-row kernel alone, its weights in cache;
+// BM_decode_floor_<type>/threads:1: that kernel's column arithmetic alone (a bound under it).
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -32,8 +33,10 @@
 #include "../../accuracy/src/io/ggml/ggml_types.hpp"
 #include "../../accuracy/src/io/ggml_weights.hpp"
 #include "../eval/synthetic_llama.hpp"
+#include "decode_floor.hpp"
 #include "lowp/accuracy/decoder.hpp"
 #include "lowp/accuracy/eval.hpp"
+#include "lowp/numerics/cpu.hpp"
 #include "lowp/numerics/half.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "lowp/quant/interleaved_rows.hpp"
@@ -287,5 +290,49 @@ LOWP_GEMV_BENCH(q8_0, ggml::q8_0)
 LOWP_GEMV_BENCH(q4_k, ggml::q4_k)
 LOWP_GEMV_BENCH(q6_k, ggml::q6_k)
 LOWP_GEMV_BENCH(mxfp4, ggml::f32, true)
+
+// BM_decode_floor_<type>/threads:1: a bound under the kernel above. The AVX-512 lane dots'
+// column arithmetic alone (decode_floor.hpp: per 16 weights a widen, the type's float
+// operations and the fma, on a plane in L1; no block read, transposed or unpacked), as weight
+// bytes per second at the type's stored bytes per weight, against the step's memcpy at one
+// thread. Below 0.7, one thread reads weights of the type slower than the target asks even if
+// decoding the blocks and memory cost nothing (mxfp4's step also reads a float32 classifier).
+void run_floor(benchmark::State& state, lowp::bench::FloorOps ops, std::uint32_t type, double bytes_per_weight) {
+  if (lowp::best_isa() != lowp::Isa::avx512) {
+    state.SkipWithError("the floor is of the AVX-512 lane dots: not the ISA lowp runs here");
+    return;
+  }
+  constexpr long kPasses = 4096;  // of 32 columns x 64 rows: 8 M weights a timing
+  double busy = 0;
+  std::size_t calls = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(lowp::bench::floor_passes_avx512(ops, kPasses));
+    const double t = seconds_since(t0);
+    state.SetIterationTime(t);
+    busy += t;
+    ++calls;
+  }
+  const StoredModel& sm = stored_model(type);
+  double bytes = 0;
+  for (const auto& w : sm.weights) bytes += static_cast<double>(stored_bytes(w));
+  const double weights = 2048.0 * kPasses * static_cast<double>(calls), copy = bytes / memcpy_seconds(sm.weights, 1),
+               read = weights * bytes_per_weight / busy;
+  state.counters["ns_per_16_weights"] = 1e9 * busy / (weights / 16);
+  state.counters["weight_bytes_per_s"] = read;
+  state.counters["memcpy_bytes_per_s"] = copy;
+  state.counters["over_memcpy"] = read / copy;
+}
+
+#define LOWP_FLOOR_BENCH(name, type, bytes_per_weight)                                                          \
+  void BM_decode_floor_##name(benchmark::State& state) {                                                       \
+    run_floor(state, lowp::bench::FloorOps::name, type, bytes_per_weight);                                    \
+  }                                                                                                           \
+  BENCHMARK(BM_decode_floor_##name)->ArgName("threads")->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+LOWP_FLOOR_BENCH(q8_0, ggml::q8_0, 34.0 / 32)
+LOWP_FLOOR_BENCH(q4_k, ggml::q4_k, 144.0 / 256)
+LOWP_FLOOR_BENCH(q6_k, ggml::q6_k, 210.0 / 256)
+LOWP_FLOOR_BENCH(mxfp4, ggml::f32, (16.0 + 4.0) / 32)  // PackedWeight: two codes a byte, a float32 per 32
 
 }  // namespace

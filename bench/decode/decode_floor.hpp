@@ -1,0 +1,20 @@
+// BM_decode_floor_<type>'s kernels (decode_floor_avx512.cpp): the per-column arithmetic of the
+// AVX-512 lane dots alone, for a bound on the decode step that no decode of the blocks can beat.
+#pragma once
+
+namespace lowp::bench {
+
+// The column operations of a lane dot (accuracy/src/io/ggml/lane_dots_avx512.cpp,
+// quant/src/gemm/packed_weight_avx512.cpp), per 16 weights of a column:
+//   q8_0   widen (signed) + convert + multiply by d + fma
+//   q4_k   widen + convert + multiply by d sc + subtract dmin m + fma
+//   q6_k   widen (signed) + convert + multiply by d sc + fma
+//   mxfp4  widen + table permute + multiply by the factor + fma
+enum class FloorOps { q8_0, q4_k, q6_k, mxfp4 };
+
+// Runs `passes` passes of one lane-dot call's column work (32 columns of 64 rows, four chains of
+// 16 rows) on a byte plane held in L1, with no block decoding, transposes or header unpacking;
+// returns a sum of the chains (for the caller to keep). Call only on a CPU with AVX-512.
+float floor_passes_avx512(FloorOps ops, long passes);
+
+}  // namespace lowp::bench

@@ -1,0 +1,68 @@
+// BM_decode_floor_<type>'s kernels: the lane dots' column loop (lane_dots_avx512.cpp's chains,
+// packed_weight_avx512.cpp's loop) over a plane that stays in L1 and is never rebuilt. What the
+// lane dots do besides (row loads, byte transposes, scales) only adds to this.
+#include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "decode_floor.hpp"
+
+namespace lowp::bench {
+namespace {
+
+constexpr int kGroups = 4;
+
+template <FloorOps kOps>
+float passes(long n) {
+  alignas(64) static std::uint8_t plane[kGroups][512];  // column c of group g: plane[g] + 16 c
+  alignas(64) static float x[32], table[16];
+  for (int g = 0; g < kGroups; ++g)
+    for (int i = 0; i < 512; ++i) plane[g][i] = static_cast<std::uint8_t>((i * 7 + g) % 16);
+  for (int i = 0; i < 32; ++i) x[i] = 0.001f * static_cast<float>(i + 1);
+  for (int i = 0; i < 16; ++i) table[i] = 0.5f * static_cast<float>(i % 8) * (i < 8 ? 1.0f : -1.0f);
+  const __m512 tv = _mm512_load_ps(table);
+  __m512 s[kGroups][2], m[kGroups], a[kGroups];
+  for (int g = 0; g < kGroups; ++g) {
+    s[g][0] = _mm512_set1_ps(0.01f * static_cast<float>(g + 1));
+    s[g][1] = _mm512_set1_ps(0.02f * static_cast<float>(g + 1));
+    m[g] = _mm512_set1_ps(0.003f);
+    a[g] = _mm512_setzero_ps();
+  }
+  for (long p = 0; p < n; ++p) {
+#pragma GCC unroll 32
+    for (int c = 0; c < 32; ++c) {
+      const __m512 xv = _mm512_set1_ps(x[c]);
+#pragma GCC unroll 4
+      for (int g = 0; g < kGroups; ++g) {
+        const __m128i b = _mm_load_si128(reinterpret_cast<const __m128i*>(plane[g] + 16 * c));
+        __m512 w;
+        if constexpr (kOps == FloorOps::q8_0) {
+          w = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), s[g][0]);
+        } else if constexpr (kOps == FloorOps::q4_k) {
+          w = _mm512_sub_ps(_mm512_mul_ps(s[g][0], _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(b))), m[g]);
+        } else if constexpr (kOps == FloorOps::q6_k) {
+          w = _mm512_mul_ps(s[g][c / 16], _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)));
+        } else {
+          w = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_cvtepu8_epi32(b), tv), s[g][c / 16]);
+        }
+        a[g] = _mm512_fmadd_ps(xv, w, a[g]);
+      }
+    }
+    asm volatile("" ::: "memory");  // each pass reloads its columns, as each lane-dot call does
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3])));
+}
+
+}  // namespace
+
+float floor_passes_avx512(FloorOps ops, long n) {
+  switch (ops) {
+    case FloorOps::q8_0: return passes<FloorOps::q8_0>(n);
+    case FloorOps::q4_k: return passes<FloorOps::q4_k>(n);
+    case FloorOps::q6_k: return passes<FloorOps::q6_k>(n);
+    default: return passes<FloorOps::mxfp4>(n);
+  }
+}
+
+}  // namespace lowp::bench
