@@ -172,6 +172,21 @@ double memcpy_seconds(double bytes, int threads) {
   return memcpy_seconds({StoredMatrix{StoredType::custom, src.data(), 1, 1, nullptr, src.size()}}, threads);
 }
 
+// The stored bytes of every linear weight of the model.
+double weight_bytes(const StoredModel& sm) {
+  double bytes = 0;
+  for (const auto& w : sm.weights) bytes += static_cast<double>(stored_bytes(w));
+  return bytes;
+}
+
+// The counters every benchmark here reports: weight bytes read per second (`read`) against the
+// memcpy's bytes per second (`copy`).
+void report_rates(benchmark::State& state, double read, double copy) {
+  state.counters["weight_bytes_per_s"] = read;
+  state.counters["memcpy_bytes_per_s"] = copy;
+  state.counters["over_memcpy"] = read / copy;
+}
+
 void run(benchmark::State& state, std::uint32_t type, const char* recipe = "fp32") {
   const StoredModel& sm = stored_model(type);
   const int threads = static_cast<int>(state.range(0));
@@ -200,16 +215,11 @@ void run(benchmark::State& state, std::uint32_t type, const char* recipe = "fp32
   }
   // fp32 reads the model's tensors as stored; another recipe reads its own copies (packed or not).
   const bool own_copies = std::string(recipe) != "fp32";
-  double bytes = 0;
-  for (const auto& w : sm.weights) bytes += static_cast<double>(stored_bytes(w));
-  if (own_copies) bytes = d->step_weight_bytes();
-  const double copy = bytes / (own_copies ? memcpy_seconds(bytes, threads) : memcpy_seconds(sm.weights, threads)),
-               read = bytes * static_cast<double>(steps) / busy;
+  const double bytes = own_copies ? d->step_weight_bytes() : weight_bytes(sm);
+  const double copy = bytes / (own_copies ? memcpy_seconds(bytes, threads) : memcpy_seconds(sm.weights, threads));
   state.counters["tokens_per_s"] = static_cast<double>(steps) / busy;
   state.counters["cpu_ms_per_step"] = 1e3 * cpu / static_cast<double>(steps);
-  state.counters["weight_bytes_per_s"] = read;
-  state.counters["memcpy_bytes_per_s"] = copy;
-  state.counters["over_memcpy"] = read / copy;
+  report_rates(state, bytes * static_cast<double>(steps) / busy, copy);
 }
 
 #define LOWP_DECODE_BENCH(name, type)                                                          \
@@ -271,13 +281,8 @@ void run_gemv(benchmark::State& state, std::uint32_t type, bool packed = false) 
     busy += t;
     ++calls;
   }
-  double bytes = 0;
-  for (const auto& w : sm.weights) bytes += static_cast<double>(stored_bytes(w));
-  const double copy = bytes / memcpy_seconds(sm.weights, threads),
-               read = static_cast<double>(stored_bytes(m)) * static_cast<double>(calls) / busy;
-  state.counters["weight_bytes_per_s"] = read;
-  state.counters["memcpy_bytes_per_s"] = copy;
-  state.counters["over_memcpy"] = read / copy;
+  report_rates(state, static_cast<double>(stored_bytes(m)) * static_cast<double>(calls) / busy,
+               weight_bytes(sm) / memcpy_seconds(sm.weights, threads));
 }
 
 #define LOWP_GEMV_BENCH(name, ...)                                                                      \
@@ -314,14 +319,9 @@ void run_floor(benchmark::State& state, lowp::bench::FloorOps ops, std::uint32_t
     ++calls;
   }
   const StoredModel& sm = stored_model(type);
-  double bytes = 0;
-  for (const auto& w : sm.weights) bytes += static_cast<double>(stored_bytes(w));
-  const double weights = 2048.0 * kPasses * static_cast<double>(calls), copy = bytes / memcpy_seconds(sm.weights, 1),
-               read = weights * bytes_per_weight / busy;
+  const double weights = 2048.0 * kPasses * static_cast<double>(calls);
   state.counters["ns_per_16_weights"] = 1e9 * busy / (weights / 16);
-  state.counters["weight_bytes_per_s"] = read;
-  state.counters["memcpy_bytes_per_s"] = copy;
-  state.counters["over_memcpy"] = read / copy;
+  report_rates(state, weights * bytes_per_weight / busy, weight_bytes(sm) / memcpy_seconds(sm.weights, 1));
 }
 
 #define LOWP_FLOOR_BENCH(name, type, bytes_per_weight)                                                          \
