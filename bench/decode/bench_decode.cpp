@@ -239,8 +239,8 @@ BENCHMARK(BM_decode_step_mxfp4)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTi
 
 // BM_decode_gemv_<type>/threads:1: the step's kernel alone on weights held in cache, the one-row
 // GEMV (gemm_f32, M = 1) over the first kGemvRows rows of layer 0's w_down (2048 columns;
-// mxfp4: those rows packed; f32: interleaved, as the step's prepared weights are), run again and again on one thread (on two, its thread start-up
-// would dominate). Its weight bytes per second against the step's memcpy at one thread (every
+// mxfp4: those rows packed; interleaved where the step's prepared weights are), run again and
+// again on one thread (on two, its thread start-up would dominate). Its weight bytes per second against the step's memcpy at one thread (every
 // weight, from memory): below 0.7, the kernel's arithmetic bounds the one-thread step under
 // the target even if memory cost nothing.
 constexpr std::size_t kGemvRows = 128;
@@ -262,12 +262,16 @@ void run_gemv(benchmark::State& state, std::uint32_t type, bool packed = false) 
     }
     m = pw->matrix();
   }
-  std::optional<lowp::quant::InterleavedRows> il;
-  if (type == ggml::f32 && !packed) {  // the f32 model's layers are plain floats, which the step reads interleaved
-    il.emplace(StoredMatrix{StoredType::f32, f32_model().layers[0].w_down.data(), kGemvRows, 2048});
-    m = il->matrix();
-  }
   m.rows = kGemvRows;
+  std::optional<lowp::quant::InterleavedRows> il;
+  if (!packed) {  // interleaved where the step's prepared weights are (the f32 model's layers are plain floats)
+    const StoredMatrix src =
+        type == ggml::f32 ? StoredMatrix{StoredType::f32, f32_model().layers[0].w_down.data(), kGemvRows, 2048} : m;
+    if (lowp::quant::InterleavedRows::fits(src)) {
+      il.emplace(src);
+      m = il->matrix();
+    }
+  }
   std::vector<float> x(2048, 0.5f), y(kGemvRows);
   lowp::quant::gemm_f32(x.data(), m, y.data(), 1, false, threads);  // into cache
   double busy = 0;

@@ -253,7 +253,10 @@ TEST(Decode, BadInputIsOneLine) {
 // one-row products widening them (Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 blocks through the lanes
 // decoders, bf16) as it goes: its logits are bitwise the evaluator's on the float32 copy that
 // load_gguf widens at load (ggml's own values, GgmlDequant.BitExactAgainstGgml), at two threads
-// (the GEMV splits the rows of the larger weights between them).
+// (the GEMV splits the rows of the larger weights between them). With AVX-512 the block-coded
+// weights are read from interleaved copies (InterleavedRows, through the interleaved lane dots):
+// every one of those linears is, so the comparison covers them (the mutant in mind: a decoder
+// that never interleaves them, which the logits cannot see).
 TEST(Decode, MappedGgufWeightsGiveTheWidenedEvaluatorsLogits) {
   const std::string dir = shared_path("gguf");
   for (const std::string t : {"Q4_K_M", "Q5_K_M", "Q4_0", "Q6_K", "Q8_0", "BF16"}) {
@@ -264,6 +267,14 @@ TEST(Decode, MappedGgufWeightsGiveTheWidenedEvaluatorsLogits) {
     const std::size_t n = 10, vocab = static_cast<std::size_t>(widened.config.vocab_size);
     const auto tokens = random_tokens(n, widened.config.vocab_size, 5);
     const Recipe r = find_recipe("fp32");
+    if (t != "BF16") {
+      const detail::PreparedModel pm = detail::prepare(mapped, r, n, nullptr, true);
+      std::size_t interleaved = 0, linears = 0;
+      for (const auto& layer : pm.layers)
+        for (const auto* group : {&layer.qkv, &layer.wo, &layer.gate_up, &layer.down})
+          for (const auto& L : *group) ++linears, interleaved += L.interleaved ? 1 : 0;
+      EXPECT_EQ(interleaved, lowp::best_isa() == lowp::Isa::avx512 ? linears : 0) << t;
+    }
     Decoder d(mapped, r, n, 2);
     for (std::size_t p = 0; p < n; ++p) {
       const std::span<const float> got = d.step(tokens[p]);

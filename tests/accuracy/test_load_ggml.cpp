@@ -491,7 +491,9 @@ TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
 // block whose infinite d meets a zero quant and a NaN dmin (where one fused (d sc) q - dmin m
 // would return another NaN than the decoder's multiply and subtract), chains continued from random starting sums over spans that begin on
 // every 32-element sub-block of a 256-element block (each type's header and nibble-pair
-// reloads) and end anywhere after; the same rows' sums over the whole row in one call.
+// reloads) and end anywhere after; the same rows' sums over the whole row in one call. AVX-512's
+// interleaved dots run on the same rows laid out here as InterleavedRows lays them (groups of
+// 16 rows, byte b of row r at 16 b + r, at an odd address), against the same chains.
 TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
   if (!lowp::isa_available(lowp::Isa::avx2)) GTEST_SKIP() << "no AVX2 on this CPU: no lane dot is built to run";
   constexpr std::size_t R = ggml::kLaneDotRows;
@@ -508,6 +510,8 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
     const ggml::LaneDot dot = ggml::lane_dot(type, isa);
     ASSERT_NE(dot, nullptr) << ggml::type_name(type) << " " << lowp::isa_name(isa);
     EXPECT_EQ(ggml::lane_dot(type, lowp::Isa::scalar), nullptr);
+    const ggml::LaneDot il_dot = ggml::lane_dot_interleaved(type, isa);
+    ASSERT_EQ(il_dot != nullptr, isa == lowp::Isa::avx512) << ggml::type_name(type) << " " << lowp::isa_name(isa);
     const std::size_t K = 512, bb = ggml::block_bytes(type), blocks = K / ggml::block_size(type);
     const std::vector<std::size_t> at = f16_fields(type);
     for (int trial = 0; trial < 6; ++trial) {
@@ -536,6 +540,15 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
         rows[r] = row;
         ggml::dequantize(type, row, w.data() + r * K, K, lowp::Isa::scalar);
       }
+      constexpr std::size_t G = ggml::kLaneDotInterleave;
+      const std::size_t row_bytes = blocks * bb;
+      std::vector<std::uint8_t> il(R * row_bytes + 1);
+      const void* il_rows[R];
+      for (std::size_t r = 0; r < R; ++r) {
+        il_rows[r] = il.data() + 1 + r * row_bytes;  // the kernel reads only each group's first
+        for (std::size_t b = 0; b < row_bytes; ++b)
+          il[1 + r / G * G * row_bytes + b * G + r % G] = static_cast<const std::uint8_t*>(rows[r])[b];
+      }
       std::vector<float> x(K), start(R);
       for (auto& v : x) v = normal(gen);
       for (auto& v : start) v = normal(gen);
@@ -547,12 +560,16 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
       std::size_t differ = 0, spans = 0, finite = 0;
       for (std::size_t k0 = 0; k0 < 256; k0 += 32)
         for (std::size_t k1 = k0 + 32; k1 <= K; k1 += 32 * (1 + gen() % 5), ++spans) {
-          std::vector<float> acc = start;
+          std::vector<float> acc = start, acc_il = start;
           const std::size_t mid = k0 + (k1 - k0) / 64 * 32;  // two calls, the chain carried through acc
           if (mid > k0) dot(rows, k0, mid - k0, x.data() + k0, acc.data());
           dot(rows, mid, k1 - mid, x.data() + mid, acc.data());
+          if (il_dot && mid > k0) il_dot(il_rows, k0, mid - k0, x.data() + k0, acc_il.data());
+          if (il_dot) il_dot(il_rows, mid, k1 - mid, x.data() + mid, acc_il.data());
           for (std::size_t r = 0; r < R; ++r) {
-            differ += std::bit_cast<std::uint32_t>(want(r, k0, k1)) != std::bit_cast<std::uint32_t>(acc[r]);
+            const std::uint32_t chain = std::bit_cast<std::uint32_t>(want(r, k0, k1));
+            differ += chain != std::bit_cast<std::uint32_t>(acc[r]);
+            if (il_dot) differ += chain != std::bit_cast<std::uint32_t>(acc_il[r]);
             finite += std::isfinite(acc[r]);
           }
         }

@@ -2,11 +2,14 @@
 // rows (the source freed first: nothing reads it again), every ISA's interleaved dot equals the
 // scalar fma chain written here, and gemm_f32 on it (one row: the interleaved dot; several: the
 // packing through its row decoder) gives the source matrix's bits, at one and two threads, for
-// row counts that leave a partial last group and columns that leave a partial K block.
+// row counts that leave a partial last group and columns that leave a partial K block. A
+// block-coded matrix (a toy type here, with its interleaved dot written in the test) is re-laid
+// 16 rows at a time, bytewise, with the same checks.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "../../quant/src/gemm/gemv_f32_kernels.hpp"
@@ -72,6 +75,76 @@ TEST(InterleavedRows, EveryIsaDotIsTheFmaChainOfEachRow) {
   }
 }
 
+// The toy block type: 32 int8 after a float scale (36 bytes), each element q * scale.
+constexpr std::size_t kToyBytes = 36;
+float toy_elem(const std::uint8_t* block, std::size_t i) {
+  float d;
+  std::memcpy(&d, block, 4);
+  return static_cast<float>(static_cast<std::int8_t>(block[4 + i])) * d;
+}
+void toy_widen(const void*, const void* row, std::size_t k0, std::size_t n, float* out) {
+  const auto* b = static_cast<const std::uint8_t*>(row);
+  for (std::size_t k = k0; k < k0 + n; ++k) out[k - k0] = toy_elem(b + k / 32 * kToyBytes, k % 32);
+}
+// Its interleaved dot: row r's byte b at rows[16 (r / 16)] + 16 b + r % 16; ctx must be the
+// source's (checked through its value).
+void toy_dot_interleaved(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
+                         float* acc) {
+  if (*static_cast<const int*>(ctx) != 7) throw Error("toy dot: not the source's context");
+  std::uint8_t block[kToyBytes];
+  for (std::size_t r = 0; r < 64; ++r) {
+    const auto* g = static_cast<const std::uint8_t*>(rows[r / kByteInterleave * kByteInterleave]) + r % kByteInterleave;
+    for (std::size_t k = k0; k < k0 + n; ++k) {
+      if (k % 32 == 0 || k == k0)
+        for (std::size_t b = 0; b < kToyBytes; ++b) block[b] = g[(k / 32 * kToyBytes + b) * kByteInterleave];
+      acc[r] = std::fma(x[k - k0], toy_elem(block, k % 32), acc[r]);
+    }
+  }
+}
+
+TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
+  static const int ctx = 7;
+  for (const std::size_t rows : {1, 15, 16, 70, 200})
+    for (const std::size_t cols : {32, 96, 544}) {
+      const std::size_t row_bytes = cols / 32 * kToyBytes;
+      std::vector<std::uint8_t> bytes(rows * row_bytes + 1);
+      std::mt19937 gen(static_cast<std::uint32_t>(rows * 7 + cols));
+      for (auto& b : bytes) b = static_cast<std::uint8_t>(gen());
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t u = 0; u < cols / 32; ++u) {
+          const float d = std::ldexp(1.0f + static_cast<float>(gen() % 1000) / 1000.0f, static_cast<int>(gen() % 9) - 4);
+          std::memcpy(bytes.data() + 1 + r * row_bytes + u * kToyBytes, &d, 4);
+        }
+      StoredMatrix src{StoredType::custom, bytes.data() + 1, rows, cols};  // not aligned
+      src.row_bytes = row_bytes;
+      src.block = 32;
+      src.widen = &toy_widen;
+      src.ctx = &ctx;
+      src.dot_interleaved = &toy_dot_interleaved;
+      std::vector<float> want_w(rows * cols);
+      widen_rows(src, 0, rows, want_w.data());
+      std::vector<std::uint8_t> kept(bytes);
+      const InterleavedRows il(src, 2);
+      std::fill(bytes.begin(), bytes.end(), std::uint8_t{0x7F});  // nothing reads the source's bytes again
+      const StoredMatrix& m = il.matrix();
+      ASSERT_EQ(m.rows, rows);
+      ASSERT_EQ(m.cols, cols);
+      ASSERT_EQ(stored_bytes(m), rows * row_bytes);
+      std::vector<float> got(rows * cols);
+      widen_rows(m, 0, rows, got.data());
+      EXPECT_TRUE(il_same_bits(got, want_w)) << rows << " x " << cols;
+      src.data = kept.data() + 1;
+      for (const std::size_t M : {1, 5})
+        for (const int threads : {1, 2}) {
+          const auto x = test::normal_floats(M * cols, 99);
+          std::vector<float> want(M * rows), y(M * rows);
+          gemm_f32(x.data(), src, want.data(), M, false, threads);
+          gemm_f32(x.data(), m, y.data(), M, false, threads);
+          EXPECT_TRUE(il_same_bits(y, want)) << rows << " x " << cols << " M=" << M << " threads=" << threads;
+        }
+    }
+}
+
 TEST(InterleavedRows, RefusesWhatItCannotRelay) {
   std::vector<float> w(64 * 40, 1.0f);
   const std::uint32_t map[2] = {1, 0};
@@ -83,6 +156,14 @@ TEST(InterleavedRows, RefusesWhatItCannotRelay) {
   EXPECT_THROW((InterleavedRows(mapped)), Error);
   EXPECT_FALSE(InterleavedRows::fits(mapped));
   EXPECT_TRUE(InterleavedRows::fits(StoredMatrix{StoredType::f32, w.data(), 64, 32}));
+  StoredMatrix coded{StoredType::custom, w.data(), 64, 32};  // block-coded: needs its interleaved dot
+  coded.row_bytes = kToyBytes;
+  coded.block = 32;
+  coded.widen = &toy_widen;
+  EXPECT_FALSE(InterleavedRows::fits(coded));
+  EXPECT_THROW((InterleavedRows(coded)), Error);
+  coded.dot_interleaved = &toy_dot_interleaved;
+  EXPECT_TRUE(InterleavedRows::fits(coded));
 }
 
 }  // namespace

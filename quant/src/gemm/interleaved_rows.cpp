@@ -24,21 +24,22 @@ namespace lowp::quant {
 // second for the 85M model's 440 MB) and a TLB miss each to read.
 struct InterleavedRows::Data {
   static constexpr std::size_t kHuge = std::size_t{1} << 21, kSmall = 4096;
-  std::size_t cols = 0;
-  float* w = nullptr;  // whole groups of 64 rows (the last padded with zero rows)
-  explicit Data(std::size_t floats) {
-    const std::size_t bytes = (floats * sizeof(float) + kSmall - 1) / kSmall * kSmall;
-    void* p = nullptr;  // posix_memalign: aligned_alloc wants a size that is a multiple of the alignment
-    if (::posix_memalign(&p, kHuge, bytes) != 0)
+  std::size_t cols = 0, row_bytes = 0;
+  void* mem = nullptr;  // whole groups (the last padded with zero rows)
+  StoredMatrix src;     // block-coded: the source's decoder (its data is not read again)
+  explicit Data(std::size_t size) {
+    const std::size_t bytes = (size + kSmall - 1) / kSmall * kSmall;
+    if (::posix_memalign(&mem, kHuge, bytes) != 0)  // posix_memalign: aligned_alloc wants a size that is a multiple of the alignment
       throw Error("interleaved rows: cannot allocate " + std::to_string(bytes) + " bytes");
-    w = static_cast<float*>(p);
 #ifdef MADV_HUGEPAGE
-    if (bytes >= kHuge) ::madvise(w, bytes / kHuge * kHuge, MADV_HUGEPAGE);  // a hint: the copy is the same without
+    if (bytes >= kHuge) ::madvise(mem, bytes / kHuge * kHuge, MADV_HUGEPAGE);  // a hint: the copy is the same without
 #endif
   }
-  ~Data() { std::free(w); }
+  ~Data() { std::free(mem); }
   Data(const Data&) = delete;
   Data& operator=(const Data&) = delete;
+  const float* floats() const { return static_cast<const float*>(mem); }
+  const std::uint8_t* bytes() const { return static_cast<const std::uint8_t*>(mem); }
 };
 
 namespace {
@@ -49,16 +50,38 @@ using detail::kInterleave;
 // its group's base and its lane follow from the slot's index.
 void widen_interleaved(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
   const auto& d = *static_cast<const InterleavedRows::Data*>(ctx);
-  const auto l = static_cast<std::size_t>(static_cast<const float*>(row) - d.w) / d.cols;
-  const float* g = d.w + l / kInterleave * kInterleave * d.cols + k0 * kInterleave;
+  const auto l = static_cast<std::size_t>(static_cast<const float*>(row) - d.floats()) / d.cols;
+  const float* g = d.floats() + l / kInterleave * kInterleave * d.cols + k0 * kInterleave;
   const std::size_t r = l % kInterleave;
   for (std::size_t i = 0; i < n; ++i) out[i] = g[i * kInterleave + r];
+}
+
+// A block-coded row: the bytes of its blocks that hold [k0, k0 + n), gathered from its group
+// into the row's own layout, then the source's decoder.
+void widen_interleaved_bytes(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
+  const auto& d = *static_cast<const InterleavedRows::Data*>(ctx);
+  const StoredMatrix& s = d.src;
+  const auto l = static_cast<std::size_t>(static_cast<const std::uint8_t*>(row) - d.bytes()) / d.row_bytes;
+  const std::uint8_t* g = d.bytes() + l / kByteInterleave * kByteInterleave * d.row_bytes + l % kByteInterleave;
+  const std::size_t blocks = s.cols / s.block, b0 = k0 / s.block * d.row_bytes / blocks,
+                    b1 = std::min(d.row_bytes, (k0 + n + s.block - 1) / s.block * d.row_bytes / blocks);
+  static thread_local std::vector<std::uint8_t> own;
+  own.resize(d.row_bytes);
+  for (std::size_t b = b0; b < b1; ++b) own[b] = g[b * kByteInterleave];
+  s.widen(s.ctx, own.data(), k0, n, out);
 }
 
 // rows[0] is the slot of a group's first row (the one-row GEMM's passes are whole groups).
 template <detail::InterleavedDotFn Dot>
 void dot_interleaved(const void*, const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
   Dot(x, static_cast<const float*>(rows[0]) + k0 * kInterleave, n, acc);
+}
+
+// The source's interleaved dot, with its own decoder context.
+void dot_interleaved_bytes(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
+                           float* acc) {
+  const StoredMatrix& s = static_cast<const InterleavedRows::Data*>(ctx)->src;
+  s.dot_interleaved(s.ctx, rows, k0, n, x, acc);
 }
 
 DotLanesFn dot_for(Isa isa) {
@@ -73,37 +96,59 @@ DotLanesFn dot_for(Isa isa) {
 }  // namespace
 
 bool InterleavedRows::fits(const StoredMatrix& B) noexcept {
-  return B.type == StoredType::f32 && !B.row_map && B.rows > 0 && B.cols > 0 && B.cols % 32 == 0 && B.data;
+  const bool shape = !B.row_map && B.rows > 0 && B.cols > 0 && B.cols % 32 == 0 && B.data;
+  const bool coded = B.type == StoredType::custom && B.dot_interleaved && B.widen && B.row_bytes > 0 &&
+                     B.block > 0 && B.cols % B.block == 0 && B.row_bytes % (B.cols / B.block) == 0;
+  return shape && (B.type == StoredType::f32 || coded);
 }
 
 InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) {
   if (!fits(B))
-    throw Error("interleaved rows: need float32 rows without a row map, columns a multiple of 32 (" +
-                std::to_string(B.rows) + " x " + std::to_string(B.cols) + ")");
-  const std::size_t cols = B.cols, groups = (B.rows + kInterleave - 1) / kInterleave;
-  d_ = std::make_unique<Data>(groups * kInterleave * cols);
-  d_->cols = cols;
-  const auto* src = static_cast<const float*>(B.data);
-  float* dst = d_->w;
-  // Each group is a 64 x cols block transposed; the last one's missing rows are zeros.
-  const std::size_t whole = B.rows / kInterleave;
+    throw Error("interleaved rows: need float32 rows, or block-coded ones with an interleaved dot, without a row map, "
+                "columns a multiple of 32 (" + std::to_string(B.rows) + " x " + std::to_string(B.cols) + ")");
+  const bool f32 = B.type == StoredType::f32;
+  // Each group is a rows x bytes block transposed, at the width of the element (a float) or of
+  // a byte; the last group's missing rows are zeros.
+  const std::size_t rows = f32 ? kInterleave : kByteInterleave, row_bytes = f32 ? B.cols * sizeof(float) : B.row_bytes;
+  const std::size_t groups = (B.rows + rows - 1) / rows, size = rows * row_bytes;
+  d_ = std::make_unique<Data>(groups * size);
+  d_->cols = B.cols;
+  d_->row_bytes = row_bytes;
+  const auto* src = static_cast<const std::uint8_t*>(B.data);
+  auto* dst = static_cast<std::uint8_t*>(d_->mem);
+  const auto relay = [&](const std::uint8_t* from, std::uint8_t* to) {
+    if (f32)
+      detail::transpose(reinterpret_cast<const float*>(from), reinterpret_cast<float*>(to), rows, B.cols);
+    else
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t b = 0; b < row_bytes; ++b) to[b * rows + r] = from[r * row_bytes + b];
+  };
+  const std::size_t whole = B.rows / rows;
 #pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : omp_get_max_threads())
-  for (std::size_t g = 0; g < whole; ++g)
-    detail::transpose(src + g * kInterleave * cols, dst + g * kInterleave * cols, kInterleave, cols);
+  for (std::size_t g = 0; g < whole; ++g) relay(src + g * size, dst + g * size);
   if (whole < groups) {
-    std::vector<float> block(kInterleave * cols, 0.0f);
-    std::copy_n(src + whole * kInterleave * cols, (B.rows - whole * kInterleave) * cols, block.data());
-    detail::transpose(block.data(), dst + whole * kInterleave * cols, kInterleave, cols);
+    std::vector<std::uint8_t> block(size, 0);
+    std::copy_n(src + whole * size, (B.rows - whole * rows) * row_bytes, block.data());
+    relay(block.data(), dst + whole * size);
   }
   m_.type = StoredType::custom;
-  m_.data = d_->w;
+  m_.data = d_->mem;
   m_.rows = B.rows;
-  m_.cols = cols;
-  m_.row_bytes = cols * sizeof(float);
-  m_.block = 1;
-  m_.widen = &widen_interleaved;
+  m_.cols = B.cols;
+  m_.row_bytes = row_bytes;
   m_.ctx = d_.get();
-  m_.dot_lanes = dot_for(best_isa());
+  if (f32) {
+    m_.block = 1;
+    m_.widen = &widen_interleaved;
+    m_.dot_lanes = dot_for(best_isa());
+  } else {
+    d_->src = B;
+    d_->src.data = nullptr;
+    m_.block = B.block;
+    m_.widen = &widen_interleaved_bytes;
+    m_.dot_lanes = &dot_interleaved_bytes;
+    m_.dot_columns = B.dot_columns;
+  }
 }
 
 InterleavedRows::~InterleavedRows() = default;

@@ -430,4 +430,8 @@ LaneDot lane_dot(std::uint32_t type, Isa isa) {
   return nullptr;
 }
 
+LaneDot lane_dot_interleaved(std::uint32_t type, Isa isa) {
+  return isa == Isa::avx512 ? lane_dot_interleaved_avx512(type) : nullptr;
+}
+
 }  // namespace lowp::accuracy::ggml

@@ -6,10 +6,16 @@
 // scalar decoder's float operations lane-wise with one scale per lane (dequantize.cpp), then
 // acc = fma(x_c, w, acc). Every weight is bitwise dequantize()'s float and every chain the
 // scalar fma chain over k in order. Compiled with -ffp-contract=off like the decoders.
+//
+// Each dot reads its rows from one of two sources: rows side by side in their own layout
+// (Rows: a group's 16 rows' 32 bytes at an offset, loaded and transposed), or a copy whose
+// groups of 16 rows are already transposed (Interleaved: byte b of row r at 16 b + r, as
+// InterleavedRows lays them), from which the same bytes are plain loads.
 #include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "io/ggml/dequantize_simd.hpp"
 #include "lowp/numerics/byte_transpose_avx512.hpp"
@@ -18,12 +24,10 @@ namespace lowp::accuracy::ggml {
 namespace {
 
 using simd::Plane;
-using simd::store;
-using simd::transpose;
-using simd::transpose_store;
 
 constexpr int kGroup = 16;  // rows per group (lanes of a register)
 constexpr int kGroups = static_cast<int>(kLaneDotRows) / kGroup;
+static_assert(kGroup == kLaneDotInterleave, "an interleaved group is a register's lanes");
 
 const std::uint8_t* row_at(const void* const* rows, int r, std::size_t offset) {
   return static_cast<const std::uint8_t*>(rows[r]) + offset;
@@ -31,72 +35,144 @@ const std::uint8_t* row_at(const void* const* rows, int r, std::size_t offset) {
 
 __m256i load32(const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
-// q[r] = the 32 bytes at `offset` in row r of a group.
-[[gnu::always_inline]] inline void load_rows(const void* const* rows, std::size_t offset, __m256i q[kGroup]) {
-  for (int r = 0; r < kGroup; ++r) q[r] = load32(row_at(rows, r, offset));
-}
+// 32 columns of a group in plain order: column c's 16 bytes at 16 c (an interleaved copy's
+// bytes in place, or bytes computed from them).
+struct Columns {
+  alignas(64) std::uint8_t b[512];
+  const __m128i* at(int c) const { return reinterpret_cast<const __m128i*>(b + 16 * c); }
+};
+struct ColumnsAt {  // the same, read where they are
+  const std::uint8_t* b = nullptr;
+  const __m128i* at(int c) const { return reinterpret_cast<const __m128i*>(b + 16 * c); }
+};
 
-// The f16 at `offset` in each of 16 rows, one float per lane (F16C: see halves() in the AVX2
-// lane decoders for why its signalling-NaN quieting gives the same products).
-__m512 halves(const void* const* rows, std::size_t offset) {
-  alignas(32) std::uint16_t h[kGroup];
-  for (int r = 0; r < kGroup; ++r) std::memcpy(h + r, row_at(rows, r, offset), 2);
-  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
-}
-
-// The f16 whose low and high bytes are columns lo, lo + 1 of a transposed Plane, as floats.
-__m512 halves(const Plane& t, int lo) {
-  const __m128i a = _mm_load_si128(t.at(lo)), b = _mm_load_si128(t.at(lo + 1));
+// The f16 whose low and high bytes are columns lo, lo + 1 of a transposed plane, as floats.
+template <class P>
+__m512 halves(const P& t, int lo) {
+  const __m128i a = _mm_loadu_si128(t.at(lo)), b = _mm_loadu_si128(t.at(lo + 1));
   return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi8(a, b), _mm_unpacklo_epi8(a, b)));
 }
 
-__m512i widen(const Plane& t, int c, bool sign) {
-  const __m128i b = _mm_load_si128(t.at(c));
+template <class P>
+__m512i widen(const P& t, int c, bool sign) {
+  const __m128i b = _mm_loadu_si128(t.at(c));
   return sign ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
 }
 
-// The groups' chains over 32 columns: a[g] = fma(x[c], op(g, c, float(column c of p[g])), a[g]).
-template <bool kSigned, class Op>
-[[gnu::always_inline]] inline void chains(const Plane p[kGroups], const float* x, __m512 a[kGroups], const Op& op) {
+// Rows side by side: group g's rows are rows[16 g ..]; load() transposes their 32 bytes at an
+// offset (in transpose()'s register order, which put() stores as a Plane).
+struct Rows {
+  using P = Plane;
+  const void* const* rows;
+  [[gnu::always_inline]] void load(int g, std::size_t offset, __m512i v[8]) const {
+    __m256i q[16];
+    for (int r = 0; r < kGroup; ++r) q[r] = load32(row_at(rows + kGroup * g, r, offset));
+    simd::transpose(q, v);
+  }
+  [[gnu::always_inline]] static void put(const __m512i v[8], P& p) { simd::store(v, p); }
+  [[gnu::always_inline]] void plane(int g, std::size_t offset, P& p) const {
+    __m512i v[8];
+    load(g, offset, v);
+    put(v, p);
+  }
+  // The f16 at `offset` in each of group g's rows, one float per lane (F16C: see halves() in
+  // the AVX2 lane decoders for why its signalling-NaN quieting gives the same products).
+  __m512 half(int g, std::size_t offset) const {
+    alignas(32) std::uint16_t h[kGroup];
+    for (int r = 0; r < kGroup; ++r) std::memcpy(h + r, row_at(rows + kGroup * g, r, offset), 2);
+    return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
+  }
+};
+
+// An interleaved copy: group g starts at rows[16 g] (the slot of its first row), and the
+// group's bytes at `offset` are columns at 16 offset, plain order.
+struct Interleaved {
+  using P = Columns;
+  const void* const* rows;
+  const std::uint8_t* at(int g, std::size_t offset) const { return row_at(rows, kGroup * g, 16 * offset); }
+  [[gnu::always_inline]] void load(int g, std::size_t offset, __m512i v[8]) const {
+    const std::uint8_t* p = at(g, offset);
+    for (int i = 0; i < 8; ++i) v[i] = _mm512_loadu_si512(p + 64 * i);
+  }
+  [[gnu::always_inline]] static void put(const __m512i v[8], P& p) {
+    for (int i = 0; i < 8; ++i) _mm512_store_si512(p.b + 64 * i, v[i]);
+  }
+  [[gnu::always_inline]] void plane(int g, std::size_t offset, P& p) const {
+    __m512i v[8];
+    load(g, offset, v);
+    put(v, p);
+  }
+  __m512 half(int g, std::size_t offset) const { return halves(ColumnsAt{at(g, offset)}, 0); }
+};
+
+// The groups' chains over 32 columns: a[g] = fma(x[c], op(g, c, float(bits(column c of p[g]))), a[g]).
+template <bool kSigned, class P, class Op, class Bits>
+[[gnu::always_inline]] inline void chains(const P p[kGroups], const float* x, __m512 a[kGroups], const Op& op,
+                                          const Bits& bits) {
 #pragma GCC unroll 32
   for (int c = 0; c < 32; ++c) {
     const __m512 xv = _mm512_set1_ps(x[c]);
-    for (int g = 0; g < kGroups; ++g) a[g] = _mm512_fmadd_ps(xv, op(g, c, _mm512_cvtepi32_ps(widen(p[g], c, kSigned))), a[g]);
+    for (int g = 0; g < kGroups; ++g)
+      a[g] = _mm512_fmadd_ps(xv, op(g, c, _mm512_cvtepi32_ps(bits(widen(p[g], c, kSigned)))), a[g]);
   }
 }
+template <bool kSigned, class P, class Op>
+[[gnu::always_inline]] inline void chains(const P p[kGroups], const float* x, __m512 a[kGroups], const Op& op) {
+  chains<kSigned>(p, x, a, op, [](__m512i v) { return v; });
+}
 
-// Q8_0 and Q4_0, blocks of 32 that start with their f16 d: quants(p) makes a row's 32 small
-// integers from the block's bytes after d (at p); each element is q d.
-template <std::size_t kBytes, class Quants>
-[[gnu::always_inline]] inline void dot_d32(const void* const* rows, std::size_t k0, std::size_t n, const float* x,
-                                           float* acc, const Quants& quants) {
+// Q8_0 and Q4_0, blocks of 32 that start with their f16 d (kBytes a block): each element is
+// q d. quants(src, g, u, p) puts group g's small integers of block u in p, as 32 columns.
+template <std::size_t kBytes, class P, class Src, class Quants>
+[[gnu::always_inline]] inline void dot_d32(const Src& src, std::size_t k0, std::size_t n, const float* x, float* acc,
+                                           const Quants& quants) {
   __m512 a[kGroups];
   for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
-  Plane p[kGroups];
   for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, x += 32) {
     __m512 d[kGroups];
+    P p[kGroups];
     for (int g = 0; g < kGroups; ++g) {
-      __m256i q[16];
-      for (int r = 0; r < 16; ++r) q[r] = quants(row_at(rows + kGroup * g, r, u * kBytes + 2));
-      transpose_store(q, p[g]);
-      d[g] = halves(rows + kGroup * g, u * kBytes);
+      quants(src, g, u, p[g]);
+      d[g] = src.half(g, u * kBytes);
     }
     chains<true>(p, x, a, [&](int g, int, __m512 f) { return _mm512_mul_ps(f, d[g]); });
   }
   for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
 }
 
-// Q8_0 (34-byte blocks of 32): the 32 int8.
+// Q8_0 (34-byte blocks of 32): the 32 int8 after d.
 void dot_q8_0(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
-  dot_d32<34>(rows, k0, n, x, acc, [](const std::uint8_t* p) { return load32(p); });
+  dot_d32<34, Plane>(Rows{rows}, k0, n, x, acc,
+                     [](const Rows& s, int g, std::size_t u, Plane& p) { s.plane(g, u * 34 + 2, p); });
+}
+void dot_q8_0_interleaved(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  dot_d32<34, ColumnsAt>(Interleaved{rows}, k0, n, x, acc,
+                         [](const Interleaved& s, int g, std::size_t u, ColumnsAt& p) { p.b = s.at(g, u * 34 + 2); });
 }
 
-// Q4_0 (18-byte blocks of 32): low nibbles are elements 0..15, high ones 16..31, less 8.
+// Q4_0 (18-byte blocks of 32): the low nibbles of the 16 bytes after d are elements 0..15, the
+// high ones 16..31, less 8.
 void dot_q4_0(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
-  dot_d32<18>(rows, k0, n, x, acc, [](const std::uint8_t* p) {
-    const __m128i low = _mm_set1_epi8(0x0F), b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    return _mm256_sub_epi8(_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low), _mm_and_si128(b, low)),
-                           _mm256_set1_epi8(8));
+  dot_d32<18, Plane>(Rows{rows}, k0, n, x, acc, [](const Rows& s, int g, std::size_t u, Plane& p) {
+    const __m128i low = _mm_set1_epi8(0x0F);
+    __m256i q[16];
+    for (int r = 0; r < kGroup; ++r) {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_at(s.rows + kGroup * g, r, u * 18 + 2)));
+      q[r] = _mm256_sub_epi8(_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low), _mm_and_si128(b, low)),
+                             _mm256_set1_epi8(8));
+    }
+    simd::transpose_store(q, p);
+  });
+}
+void dot_q4_0_interleaved(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  dot_d32<18, Columns>(Interleaved{rows}, k0, n, x, acc, [](const Interleaved& s, int g, std::size_t u, Columns& p) {
+    const __m512i low = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
+    const std::uint8_t* b = s.at(g, u * 18 + 2);  // columns 0..15's bytes
+    for (int i = 0; i < 4; ++i) {
+      const __m512i v = _mm512_loadu_si512(b + 64 * i);
+      _mm512_store_si512(p.b + 64 * i, _mm512_sub_epi8(_mm512_and_si512(v, low), eight));
+      _mm512_store_si512(p.b + 256 + 64 * i, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(v, 4), low), eight));
+    }
   });
 }
 
@@ -105,25 +181,26 @@ void dot_q4_0(const void* const* rows, std::size_t k0, std::size_t n, const floa
 // 32 bytes at 16 as 16; (d sc_j) q - dmin m_j, the 6-bit sc_j and m_j unpacked from the 12
 // bytes at 4 as scale_min_k4 does. A block's header (its first 32 bytes) is transposed like
 // the quants, so d, dmin and the scale bytes arrive one per lane.
-template <bool kFive>
-void dot_q45_k(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+template <bool kFive, class Src>
+void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, float* acc) {
   constexpr std::size_t bytes = kFive ? 176 : 144, qs = kFive ? 48 : 16;
-  const __m512i low = _mm512_set1_epi8(0x0F), one = _mm512_set1_epi8(1);
+  // Q4_K from an interleaved copy: a column's nibbles are taken after the widen, from the
+  // copy in place (a byte plane written and read back per 32 columns costs more).
+  constexpr bool kDirect = !kFive && std::is_same_v<Src, Interleaved>;
+  const __m512i low = _mm512_set1_epi8(0x0F), one = _mm512_set1_epi8(1), low32 = _mm512_set1_epi32(0x0F);
+  ColumnsAt q[kGroups];
   alignas(64) float s[kGroups][8][kGroup], m[kGroups][8][kGroup];  // the blocks' d sc_j and dmin m_j
   __m512i nib[kGroups][8], high[kGroups][8];                      // a pair of sub-blocks' quants; Q5_K's bit planes
   __m512 a[kGroups];
   for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
-  Plane p[kGroups];
+  typename Src::P p[kGroups];
   for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, x += 32) {
     const std::size_t blk = u / 8;
     const int j = static_cast<int>(u % 8);
     const bool first = u == k0 / 32;
     for (int g = 0; g < kGroups; ++g) {
-      const void* const* rg = rows + kGroup * g;
-      __m256i q[16];
       if (first || j == 0) {
-        load_rows(rg, blk * bytes, q);
-        transpose_store(q, p[g]);
+        src.plane(g, blk * bytes, p[g]);
         const __m512 d = halves(p[g], 0), dmin = halves(p[g], 2);
         __m512i b[12];
         for (int c = 0; c < 12; ++c) b[c] = widen(p[g], 4 + c, false);
@@ -140,15 +217,13 @@ void dot_q45_k(const void* const* rows, std::size_t k0, std::size_t n, const flo
           _mm512_store_ps(s[g][i], _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc)));
           _mm512_store_ps(m[g][i], _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(mn)));
         }
-        if constexpr (kFive) {
-          load_rows(rg, blk * bytes + 16, q);
-          transpose(q, high[g]);
-        }
+        if constexpr (kFive) src.load(g, blk * bytes + 16, high[g]);
       }
-      if (first || j % 2 == 0) {
-        load_rows(rg, blk * bytes + qs + 32 * (j / 2), q);
-        transpose(q, nib[g]);
+      if constexpr (kDirect) {
+        q[g].b = src.at(g, blk * bytes + qs + 32 * (j / 2));
+        continue;
       }
+      if (first || j % 2 == 0) src.load(g, blk * bytes + qs + 32 * (j / 2), nib[g]);
       const __m128i bit = _mm_cvtsi32_si128(j);
       __m512i v[8];
       for (int i = 0; i < 8; ++i) {
@@ -158,11 +233,15 @@ void dot_q45_k(const void* const* rows, std::size_t k0, std::size_t n, const flo
           v[i] = _mm512_or_si512(v[i], _mm512_slli_epi16(h, 4));
         }
       }
-      store(v, p[g]);
+      Src::put(v, p[g]);
     }
-    chains<false>(p, x, a, [&](int g, int, __m512 f) {
+    const auto op = [&](int g, int, __m512 f) {
       return _mm512_sub_ps(_mm512_mul_ps(_mm512_load_ps(s[g][j]), f), _mm512_load_ps(m[g][j]));
-    });
+    };
+    if constexpr (kDirect)
+      chains<false>(q, x, a, op, [&](__m512i v) { return j % 2 ? _mm512_srli_epi32(v, 4) : _mm512_and_si512(v, low32); });
+    else
+      chains<false>(p, x, a, op);
   }
   for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
 }
@@ -171,33 +250,27 @@ void dot_q45_k(const void* const* rows, std::size_t k0, std::size_t n, const flo
 // or high nibbles of ql[64 h + 32 (t % 2) ..] and bits 2t, 2t+1 of qh[32 h ..], minus 32;
 // (d sc_i) q with one int8 scale per 16 elements. The scales and d are the last 18 of the 32
 // bytes ending the block, transposed.
-void dot_q6_k(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+template <class Src>
+void dot_q6_k(const Src& src, std::size_t k0, std::size_t n, const float* x, float* acc) {
   const __m512i low = _mm512_set1_epi8(0x0F), two = _mm512_set1_epi8(3), bias = _mm512_set1_epi8(32);
   alignas(64) float s[kGroups][16][kGroup];  // the block's d sc_i
   __m512i lo[kGroups][2][8], hi[kGroups][8];       // a half's ql (two 32-byte runs) and qh, transposed
   __m512 a[kGroups];
   for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
-  Plane p[kGroups];
+  typename Src::P p[kGroups];
   for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, x += 32) {
     const std::size_t blk = u / 8;
     const int h = static_cast<int>(u % 8) / 4, t = static_cast<int>(u % 4);
     const bool first = u == k0 / 32;
     for (int g = 0; g < kGroups; ++g) {
-      const void* const* rg = rows + kGroup * g;
-      __m256i q[16];
       if (first || u % 8 == 0) {
-        load_rows(rg, blk * 210 + 178, q);
-        transpose_store(q, p[g]);
+        src.plane(g, blk * 210 + 178, p[g]);
         const __m512 d = halves(p[g], 30);
         for (int i = 0; i < 16; ++i) _mm512_store_ps(s[g][i], _mm512_mul_ps(d, _mm512_cvtepi32_ps(widen(p[g], 14 + i, true))));
       }
       if (first || t == 0) {
-        for (int e = 0; e < 2; ++e) {
-          load_rows(rg, blk * 210 + 64 * h + 32 * e, q);
-          transpose(q, lo[g][e]);
-        }
-        load_rows(rg, blk * 210 + 128 + 32 * h, q);
-        transpose(q, hi[g]);
+        for (int e = 0; e < 2; ++e) src.load(g, blk * 210 + 64 * h + 32 * e, lo[g][e]);
+        src.load(g, blk * 210 + 128 + 32 * h, hi[g]);
       }
       const __m128i shift = _mm_cvtsi32_si128(2 * t);
       __m512i v[8];
@@ -207,12 +280,21 @@ void dot_q6_k(const void* const* rows, std::size_t k0, std::size_t n, const floa
         const __m512i hi2 = _mm512_and_si512(_mm512_srl_epi16(hi[g][i], shift), two);
         v[i] = _mm512_sub_epi8(_mm512_or_si512(lo4, _mm512_slli_epi16(hi2, 4)), bias);
       }
-      store(v, p[g]);
+      Src::put(v, p[g]);
     }
     const int i0 = 8 * h + 2 * t;
     chains<true>(p, x, a, [&](int g, int c, __m512 f) { return _mm512_mul_ps(_mm512_load_ps(s[g][i0 + c / 16]), f); });
   }
   for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
+}
+
+template <void (*Dot)(const Rows&, std::size_t, std::size_t, const float*, float*)>
+void on_rows(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  Dot(Rows{rows}, k0, n, x, acc);
+}
+template <void (*Dot)(const Interleaved&, std::size_t, std::size_t, const float*, float*)>
+void on_interleaved(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  Dot(Interleaved{rows}, k0, n, x, acc);
 }
 
 }  // namespace
@@ -221,9 +303,20 @@ LaneDot lane_dot_avx512(std::uint32_t type) {
   switch (type) {
     case q8_0: return &dot_q8_0;
     case q4_0: return &dot_q4_0;
-    case q4_k: return &dot_q45_k<false>;
-    case q5_k: return &dot_q45_k<true>;
-    case q6_k: return &dot_q6_k;
+    case q4_k: return &on_rows<&dot_q45_k<false, Rows>>;
+    case q5_k: return &on_rows<&dot_q45_k<true, Rows>>;
+    case q6_k: return &on_rows<&dot_q6_k<Rows>>;
+    default: return nullptr;
+  }
+}
+
+LaneDot lane_dot_interleaved_avx512(std::uint32_t type) {
+  switch (type) {
+    case q8_0: return &dot_q8_0_interleaved;
+    case q4_0: return &dot_q4_0_interleaved;
+    case q4_k: return &on_interleaved<&dot_q45_k<false, Interleaved>>;
+    case q5_k: return &on_interleaved<&dot_q45_k<true, Interleaved>>;
+    case q6_k: return &on_interleaved<&dot_q6_k<Interleaved>>;
     default: return nullptr;
   }
 }

@@ -41,6 +41,7 @@ using WidenLanesFn = void (*)(const void* ctx, const void* const* rows, std::siz
 // of 32 (set it only when cols is). The one-row GEMM prefers it to widen_lanes.
 using DotLanesFn = void (*)(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
                             float* acc);
+constexpr std::size_t kByteInterleave = 16;  // rows per group of a block-coded interleaved copy
 struct StoredMatrix {
   StoredType type = StoredType::f32;
   const void* data = nullptr;
@@ -56,6 +57,10 @@ struct StoredMatrix {
   // next rows between calls, so shorter calls spread those prefetches finer; a decoder that
   // re-reads a block header at each call's start wants longer ones.
   std::size_t dot_columns = 0;
+  // custom, optional: dot_lanes over InterleavedRows' copy of these rows, whose groups of
+  // kByteInterleave rows hold byte b of row r at kByteInterleave b + r; rows[kByteInterleave g]
+  // is group g's first row. Given, it lets InterleavedRows copy the matrix.
+  DotLanesFn dot_interleaved = nullptr;
 };
 
 // C (M x B.rows) = A B^T (+ C), A: M x B.cols float32; the same bits as gemm_f32 on B widened.

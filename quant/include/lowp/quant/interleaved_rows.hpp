@@ -1,8 +1,11 @@
-// A float32 matrix re-laid for the one-row GEMM: its rows 64 at a time, element k of row r of
-// a group at [k * 64 + r]. A decode step's product then reads one stream of whole cache lines,
-// where rows side by side in their own layout make 16 streams per thread, which the hardware
-// prefetcher follows at about two thirds of the bandwidth one stream gets (bench_decode). gemm_f32
-// reads it as a StoredMatrix with the same bits as the rows it came from, so it serves windows too.
+// A matrix re-laid for the one-row GEMM. Float32 rows 64 at a time, element k of row r of a
+// group at [k * 64 + r]; block-coded rows that offer an interleaved dot (StoredMatrix::
+// dot_interleaved) 16 at a time, byte b of row r of a group at [b * 16 + r], so that the dot
+// finds a column's 16 rows side by side without transposing them. A decode step's product
+// then reads one stream of whole cache lines per group, where rows side by side in their own
+// layout make 16 streams per thread, which the hardware prefetcher follows at about two thirds
+// of the bandwidth one stream gets (bench_decode). gemm_f32 reads it as a StoredMatrix with
+// the same bits as the rows it came from, so it serves windows too.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -13,8 +16,9 @@ namespace lowp::quant {
 
 class InterleavedRows {
  public:
-  // B: StoredType::f32 without a row map, rows > 0, cols a multiple of 32 (lowp::Error
-  // otherwise). The copy is made on `threads` OpenMP threads (0: all); B is not read again.
+  // B: StoredType::f32, or custom with dot_interleaved, without a row map, rows > 0, cols a
+  // multiple of 32 (lowp::Error otherwise). The copy is made on `threads` OpenMP threads (0:
+  // all); B's data is not read again (a custom B's decoder context must outlive the copy).
   explicit InterleavedRows(const StoredMatrix& B, int threads = 0);
   InterleavedRows(const InterleavedRows&) = delete;
   InterleavedRows& operator=(const InterleavedRows&) = delete;
