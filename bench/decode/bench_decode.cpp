@@ -264,13 +264,13 @@ void run_gemv(benchmark::State& state, std::uint32_t type, bool packed = false) 
   }
   m.rows = kGemvRows;
   std::optional<lowp::quant::InterleavedRows> il;
-  if (!packed) {  // interleaved where the step's prepared weights are (the f32 model's layers are plain floats)
-    const StoredMatrix src =
-        type == ggml::f32 ? StoredMatrix{StoredType::f32, f32_model().layers[0].w_down.data(), kGemvRows, 2048} : m;
-    if (lowp::quant::InterleavedRows::fits(src)) {
-      il.emplace(src);
-      m = il->matrix();
-    }
+  // Interleaved where the step's prepared weights are (the f32 model's layers are plain floats).
+  const StoredMatrix src = type == ggml::f32 && !packed
+                               ? StoredMatrix{StoredType::f32, f32_model().layers[0].w_down.data(), kGemvRows, 2048}
+                               : m;
+  if (lowp::quant::InterleavedRows::fits(src)) {
+    il.emplace(src);
+    m = il->matrix();
   }
   std::vector<float> x(2048, 0.5f), y(kGemvRows);
   lowp::quant::gemm_f32(x.data(), m, y.data(), 1, false, threads);  // into cache

@@ -96,7 +96,8 @@ TEST(Decode, EveryPositionIsTheEvaluatorsLogitsOfThePrefix) {
 
 // Recipes with 4-bit weights (MXFP4, NVFP4, QuaRot's int4 per channel) keep every layer
 // linear's weight packed too, and the decode step reads that (the comparisons above then show
-// its bits are the float weights'). The mutant in mind: weights that silently stay unpacked,
+// its bits are the float weights'). With AVX-512 it reads them from an interleaved copy of the
+// packed rows. The mutants in mind: weights that silently stay unpacked, or uninterleaved,
 // which the tests above cannot see.
 TEST(Decode, FourBitWeightsArePackedForTheStep) {
   const LlamaModel m = make_model(gqa_config(), 12);
@@ -110,6 +111,7 @@ TEST(Decode, FourBitWeightsArePackedForTheStep) {
           if (L.packed) {
             EXPECT_EQ(L.packed->matrix().rows, L.n) << name;
             EXPECT_LE(L.packed->bytes() * 5, L.n * L.k * sizeof(float)) << name;  // codes + a float per 16 or more
+            EXPECT_EQ(L.interleaved != nullptr, lowp::best_isa() == lowp::Isa::avx512) << name;
           }
         }
   }

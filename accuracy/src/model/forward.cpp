@@ -178,9 +178,11 @@ void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, i
       name.append(i ? "|" : " ").append(std::string_view(L.act_points[i]).substr(2));
     finite(y, L.n, l, name, rows);
   };
-  // What a product reads: a one-row product (a decode step) the packed form where there is one.
+  // What a product reads: a one-row product (a decode step) the packed form where there is one
+  // (its interleaved copy where made).
   const auto stored = [&](const Linear& L) -> const quant::StoredMatrix& {
-    return rows == 1 && L.packed ? L.packed->matrix() : L.weight;
+    if (rows != 1 || !L.packed) return L.weight;
+    return L.interleaved ? L.interleaved->matrix() : L.packed->matrix();
   };
   const auto plain = [](const Linear& L) { return L.rot.kind == hadamard::RotationKind::none && !L.act && !L.engine; };
   if (rows == 1 && group.size() > 1 && std::all_of(group.begin(), group.end(), plain)) {

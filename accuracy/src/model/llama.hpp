@@ -45,7 +45,8 @@ struct Linear {
   std::optional<quant::QuantSpec> act;
   hadamard::Rotation rot;
   std::unique_ptr<quant::QuantLinear> engine;  // SwitchBack: the real int8 GEMM
-  // The model's float32 weight re-laid for one-row products (decoders): `weight` reads it.
+  // Re-laid for one-row products (decoders): the model's own weight (`weight` reads it), or the
+  // packed form (a one-row product reads it instead of `packed`).
   std::unique_ptr<const quant::InterleavedRows> interleaved;
 };
 

@@ -46,8 +46,19 @@ class Preparer {
            bool interleave)
       : pm_(pm), preset_(preset), calibrated_(calibrated), pack_(pack), interleave_(interleave) {}
 
-  // The linears of `members` (all reading the same T x k input), outputs concatenated.
+  // The linears of `members` (all reading the same T x k input), outputs concatenated. A
+  // decoder's one-row products read a packed weight interleaved (the same bits), as they read
+  // the model's own rows.
   LinearGroup group(std::span<const Member> members, std::size_t k, int layer) {
+    LinearGroup g = linears(members, k, layer);
+    for (Linear& L : g)
+      if (interleave_ && L.packed && quant::InterleavedRows::fits(L.packed->matrix()))
+        L.interleaved = std::make_unique<const quant::InterleavedRows>(L.packed->matrix());
+    return g;
+  }
+
+ private:
+  LinearGroup linears(std::span<const Member> members, std::size_t k, int layer) {
     const bool in_layer = members[0].kind != LinearKind::classifier;
     const quant::LinearRecipe* preset = in_layer ? preset_ : nullptr;
     LinearGroup g;
@@ -121,7 +132,6 @@ class Preparer {
     return g;
   }
 
- private:
   // SwitchBack runs through QuantLinear's int8 GEMM, one layer per weight (its per-tensor W
   // scale must not span q, k and v); the error attribution quantizes copies with its specs.
   LinearGroup switchback(std::span<const Member> members, std::size_t k, int layer, const quant::LinearRecipe& preset) {

@@ -56,15 +56,18 @@ void widen_interleaved(const void* ctx, const void* row, std::size_t k0, std::si
   for (std::size_t i = 0; i < n; ++i) out[i] = g[i * kInterleave + r];
 }
 
-// A block-coded row: the bytes of its blocks that hold [k0, k0 + n), gathered from its group
-// into the row's own layout, then the source's decoder.
+// A block-coded row: the bytes of its blocks that hold [k0, k0 + n) (of blocks of equal bytes;
+// else the whole row), gathered from its group into the row's own layout, then the source's
+// decoder.
 void widen_interleaved_bytes(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
   const auto& d = *static_cast<const InterleavedRows::Data*>(ctx);
   const StoredMatrix& s = d.src;
   const auto l = static_cast<std::size_t>(static_cast<const std::uint8_t*>(row) - d.bytes()) / d.row_bytes;
   const std::uint8_t* g = d.bytes() + l / kByteInterleave * kByteInterleave * d.row_bytes + l % kByteInterleave;
-  const std::size_t blocks = s.cols / s.block, b0 = k0 / s.block * d.row_bytes / blocks,
-                    b1 = std::min(d.row_bytes, (k0 + n + s.block - 1) / s.block * d.row_bytes / blocks);
+  const std::size_t blocks = s.cols / s.block;
+  const bool even = d.row_bytes % blocks == 0;
+  const std::size_t b0 = even ? k0 / s.block * (d.row_bytes / blocks) : 0,
+                    b1 = even ? std::min(d.row_bytes, (k0 + n + s.block - 1) / s.block * (d.row_bytes / blocks)) : d.row_bytes;
   static thread_local std::vector<std::uint8_t> own;
   own.resize(d.row_bytes);
   for (std::size_t b = b0; b < b1; ++b) own[b] = g[b * kByteInterleave];
@@ -98,7 +101,7 @@ DotLanesFn dot_for(Isa isa) {
 bool InterleavedRows::fits(const StoredMatrix& B) noexcept {
   const bool shape = !B.row_map && B.rows > 0 && B.cols > 0 && B.cols % 32 == 0 && B.data;
   const bool coded = B.type == StoredType::custom && B.dot_interleaved && B.widen && B.row_bytes > 0 &&
-                     B.block > 0 && B.cols % B.block == 0 && B.row_bytes % (B.cols / B.block) == 0;
+                     B.block > 0 && B.cols % B.block == 0;
   return shape && (B.type == StoredType::f32 || coded);
 }
 

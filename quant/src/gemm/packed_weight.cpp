@@ -18,6 +18,7 @@ struct PackedWeight::Data {
   detail::PackedRows layout;
   detail::PackedWidenFn widen = nullptr;
   detail::PackedDotFn dot = nullptr;  // the one-row GEMV's decode and dot, where the ISA has one
+  detail::PackedDotFn dot_interleaved = nullptr;  // the same over an interleaved copy
   std::size_t rows = 0, cols = 0;
   std::vector<std::uint8_t> bytes;  // rows x layout.row_bytes
 };
@@ -34,6 +35,12 @@ void dot_packed(const void* ctx, const void* const* rows, std::size_t k0, std::s
   d.dot(d.layout, rows, k0, n, x, acc);
 }
 
+void dot_packed_interleaved(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
+                            float* acc) {
+  const auto& d = *static_cast<const PackedWeight::Data*>(ctx);
+  d.dot_interleaved(d.layout, rows, k0, n, x, acc);
+}
+
 bool same_layout(const detail::PackedRows& a, const detail::PackedRows& b) {
   return std::memcmp(a.table, b.table, sizeof a.table) == 0 && a.group == b.group && a.groups == b.groups &&
          a.divide == b.divide;
@@ -48,6 +55,7 @@ PackedWeight::PackedWeight(std::shared_ptr<const Data> d) : d_(std::move(d)) {
   m_.widen = &widen_packed;
   m_.ctx = d_.get();
   if (d_->dot && d_->cols % 32 == 0) m_.dot_lanes = &dot_packed;
+  if (d_->dot_interleaved && d_->cols % 32 == 0) m_.dot_interleaved = &dot_packed_interleaved;
 }
 
 std::size_t PackedWeight::bytes() const noexcept { return d_->bytes.size(); }
@@ -66,6 +74,7 @@ std::optional<PackedWeight> PackedWeight::pack(const QuantizedTensor& q, const f
   d->cols = cols;
   d->widen = detail::packed_widen_kernel(best_isa());
   d->dot = detail::packed_dot_kernel(best_isa());
+  d->dot_interleaved = detail::packed_dot_interleaved_kernel(best_isa());
   detail::PackedRows& L = d->layout;
   for (std::uint32_t c = 0; c < 16; ++c) L.table[c] = c <= f.code_mask() ? static_cast<float>(decode(f, c)) : 0.0f;
   L.group = group;
@@ -96,6 +105,7 @@ std::optional<PackedWeight> PackedWeight::concat(std::span<const PackedWeight* c
   d->layout = first.layout;
   d->widen = first.widen;
   d->dot = first.dot;
+  d->dot_interleaved = first.dot_interleaved;
   d->cols = first.cols;
   for (const PackedWeight* p : parts) {
     if (p->d_->cols != first.cols || !same_layout(p->d_->layout, first.layout)) return std::nullopt;
@@ -134,6 +144,8 @@ PackedDotFn packed_dot_kernel(Isa isa) {
   }
   return nullptr;
 }
+
+PackedDotFn packed_dot_interleaved_kernel(Isa isa) { return isa == Isa::avx512 ? &packed_dot_interleaved_avx512 : nullptr; }
 
 }  // namespace detail
 }  // namespace lowp::quant
