@@ -145,6 +145,49 @@ TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
     }
 }
 
+// The rows a window's widening transposes back for a group are kept for the next rows of it:
+// two copies of one shape, widened in turn (the second made where the first was freed, and then
+// beside a live first), each give their own source's rows. The mutant in mind: that cache keyed
+// by the group and columns alone, which hands the second copy the first one's rows.
+TEST(InterleavedRows, BlockCodedCopiesOfOneShapeWidenTheirOwnRows) {
+  static const int ctx = 7;
+  constexpr std::size_t rows = 16, cols = 64, row_bytes = cols / 32 * kToyBytes;  // one group
+  const auto make = [&](std::uint32_t seed) {
+    std::vector<std::uint8_t> bytes(rows * row_bytes);
+    std::mt19937 gen(seed);
+    for (auto& b : bytes) b = static_cast<std::uint8_t>(gen());
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t u = 0; u < cols / 32; ++u) {
+        const float d = 1.0f + static_cast<float>(r + u);
+        std::memcpy(bytes.data() + r * row_bytes + u * kToyBytes, &d, 4);
+      }
+    return bytes;
+  };
+  const std::vector<std::uint8_t> a = make(1), b = make(2);
+  const auto matrix = [&](const std::vector<std::uint8_t>& bytes) {
+    StoredMatrix m{StoredType::custom, bytes.data(), rows, cols};
+    m.row_bytes = row_bytes;
+    m.block = 32;
+    m.widen = &toy_widen;
+    m.ctx = &ctx;
+    m.dot_interleaved = &toy_dot_interleaved;
+    return m;
+  };
+  const auto widened = [](const StoredMatrix& m) {
+    std::vector<float> out(rows * cols);
+    widen_rows(m, 0, rows, out.data());
+    return out;
+  };
+  const std::vector<float> want_a = widened(matrix(a)), want_b = widened(matrix(b));
+  ASSERT_FALSE(il_same_bits(want_a, want_b));
+  { const InterleavedRows il(matrix(a)); EXPECT_TRUE(il_same_bits(widened(il.matrix()), want_a)); }
+  const InterleavedRows il_b(matrix(b));
+  EXPECT_TRUE(il_same_bits(widened(il_b.matrix()), want_b));
+  const InterleavedRows il_a(matrix(a));
+  EXPECT_TRUE(il_same_bits(widened(il_a.matrix()), want_a));
+  EXPECT_TRUE(il_same_bits(widened(il_b.matrix()), want_b));
+}
+
 TEST(InterleavedRows, RefusesWhatItCannotRelay) {
   std::vector<float> w(64 * 40, 1.0f);
   const std::uint32_t map[2] = {1, 0};

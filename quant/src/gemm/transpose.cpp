@@ -38,7 +38,43 @@ std::size_t transpose_strip16(const float* src, float* dst, std::size_t rows, st
 std::size_t transpose_strip16(const float*, float*, std::size_t, std::size_t) { return 0; }  // all scalar
 #endif
 
+// A 16 x 16 block of bytes: four rounds of interleaving rows i and i + 8 (SSE2's byte unpacks)
+// transpose it. Returns false where the baseline ISA has no 16-byte vectors.
+#if XSIMD_WITH_SSE2
+bool transpose_block16(const std::uint8_t* src, std::size_t sld, std::uint8_t* dst, std::size_t dld) {
+  using B = xsimd::batch<std::uint8_t, xsimd::sse2>;
+  B x[16];
+  for (std::size_t i = 0; i < 16; ++i) x[i] = B::load_unaligned(src + i * sld);
+  for (int round = 0; round < 4; ++round) {
+    B y[16];
+    for (std::size_t i = 0; i < 8; ++i) {
+      y[2 * i] = xsimd::zip_lo(x[i], x[i + 8]);
+      y[2 * i + 1] = xsimd::zip_hi(x[i], x[i + 8]);
+    }
+    std::copy(y, y + 16, x);
+  }
+  for (std::size_t i = 0; i < 16; ++i) x[i].store_unaligned(dst + i * dld);
+  return true;
+}
+#else
+bool transpose_block16(const std::uint8_t*, std::size_t, std::uint8_t*, std::size_t) { return false; }
+#endif
+
 }  // namespace
+
+void transpose_bytes(const std::uint8_t* src, std::size_t sld, std::uint8_t* dst, std::size_t dld, std::size_t rows,
+                     std::size_t cols) {
+  std::size_t r0 = 0;
+  for (; r0 + 16 <= rows; r0 += 16) {
+    std::size_t c0 = 0;
+    for (; c0 + 16 <= cols; c0 += 16)
+      if (!transpose_block16(src + r0 * sld + c0, sld, dst + c0 * dld + r0, dld)) break;
+    for (std::size_t c = c0; c < cols; ++c)
+      for (std::size_t r = r0; r < r0 + 16; ++r) dst[c * dld + r] = src[r * sld + c];
+  }
+  for (std::size_t c = 0; c < cols; ++c)
+    for (std::size_t r = r0; r < rows; ++r) dst[c * dld + r] = src[r * sld + c];
+}
 
 template <class T>
 void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols, Isa isa) {
