@@ -28,6 +28,20 @@ bool il_same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// gemm_f32 on the copy (one row: its interleaved dot; several: the packing through its row
+// decoder) gives the source's bits, at one and two threads.
+void expect_same_products(const StoredMatrix& source, const StoredMatrix& copy) {
+  const std::size_t rows = source.rows, cols = source.cols;
+  for (const std::size_t M : {1, 5})
+    for (const int threads : {1, 2}) {
+      const auto x = test::normal_floats(M * cols, 99);
+      std::vector<float> want(M * rows), y(M * rows);
+      gemm_f32(x.data(), source, want.data(), M, false, threads);
+      gemm_f32(x.data(), copy, y.data(), M, false, threads);
+      EXPECT_TRUE(il_same_bits(y, want)) << rows << " x " << cols << " M=" << M << " threads=" << threads;
+    }
+}
+
 TEST(InterleavedRows, GivesTheSourceRowsAndItsProductsBits) {
   for (const std::size_t rows : {1, 63, 64, 100, 200})
     for (const std::size_t cols : {32, 96, 544}) {
@@ -43,15 +57,7 @@ TEST(InterleavedRows, GivesTheSourceRowsAndItsProductsBits) {
       std::vector<float> got(rows * cols);
       widen_rows(m, 0, rows, got.data());
       EXPECT_TRUE(il_same_bits(got, w)) << rows << " x " << cols;
-      const StoredMatrix plain{StoredType::f32, w.data(), rows, cols};
-      for (const std::size_t M : {1, 5})
-        for (const int threads : {1, 2}) {
-          const auto x = test::normal_floats(M * cols, 99);
-          std::vector<float> want(M * rows), y(M * rows);
-          gemm_f32(x.data(), plain, want.data(), M, false, threads);
-          gemm_f32(x.data(), m, y.data(), M, false, threads);
-          EXPECT_TRUE(il_same_bits(y, want)) << rows << " x " << cols << " M=" << M << " threads=" << threads;
-        }
+      expect_same_products(StoredMatrix{StoredType::f32, w.data(), rows, cols}, m);
     }
 }
 
@@ -102,8 +108,19 @@ void toy_dot_interleaved(const void* ctx, const void* const* rows, std::size_t k
   }
 }
 
-TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
+// A matrix of the toy type over `data` (rows of cols / 32 blocks), with its interleaved dot.
+StoredMatrix toy_matrix(const std::uint8_t* data, std::size_t rows, std::size_t cols) {
   static const int ctx = 7;
+  StoredMatrix m{StoredType::custom, data, rows, cols};
+  m.row_bytes = cols / 32 * kToyBytes;
+  m.block = 32;
+  m.widen = &toy_widen;
+  m.ctx = &ctx;
+  m.dot_interleaved = &toy_dot_interleaved;
+  return m;
+}
+
+TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
   for (const std::size_t rows : {1, 15, 16, 70, 200})
     for (const std::size_t cols : {32, 96, 544}) {
       const std::size_t row_bytes = cols / 32 * kToyBytes;
@@ -115,12 +132,7 @@ TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
           const float d = std::ldexp(1.0f + static_cast<float>(gen() % 1000) / 1000.0f, static_cast<int>(gen() % 9) - 4);
           std::memcpy(bytes.data() + 1 + r * row_bytes + u * kToyBytes, &d, 4);
         }
-      StoredMatrix src{StoredType::custom, bytes.data() + 1, rows, cols};  // not aligned
-      src.row_bytes = row_bytes;
-      src.block = 32;
-      src.widen = &toy_widen;
-      src.ctx = &ctx;
-      src.dot_interleaved = &toy_dot_interleaved;
+      StoredMatrix src = toy_matrix(bytes.data() + 1, rows, cols);  // not aligned
       std::vector<float> want_w(rows * cols);
       widen_rows(src, 0, rows, want_w.data());
       std::vector<std::uint8_t> kept(bytes);
@@ -134,14 +146,7 @@ TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
       widen_rows(m, 0, rows, got.data());
       EXPECT_TRUE(il_same_bits(got, want_w)) << rows << " x " << cols;
       src.data = kept.data() + 1;
-      for (const std::size_t M : {1, 5})
-        for (const int threads : {1, 2}) {
-          const auto x = test::normal_floats(M * cols, 99);
-          std::vector<float> want(M * rows), y(M * rows);
-          gemm_f32(x.data(), src, want.data(), M, false, threads);
-          gemm_f32(x.data(), m, y.data(), M, false, threads);
-          EXPECT_TRUE(il_same_bits(y, want)) << rows << " x " << cols << " M=" << M << " threads=" << threads;
-        }
+      expect_same_products(src, m);
     }
 }
 
@@ -150,7 +155,6 @@ TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
 // beside a live first), each give their own source's rows. The mutant in mind: that cache keyed
 // by the group and columns alone, which hands the second copy the first one's rows.
 TEST(InterleavedRows, BlockCodedCopiesOfOneShapeWidenTheirOwnRows) {
-  static const int ctx = 7;
   constexpr std::size_t rows = 16, cols = 64, row_bytes = cols / 32 * kToyBytes;  // one group
   const auto make = [&](std::uint32_t seed) {
     std::vector<std::uint8_t> bytes(rows * row_bytes);
@@ -164,15 +168,7 @@ TEST(InterleavedRows, BlockCodedCopiesOfOneShapeWidenTheirOwnRows) {
     return bytes;
   };
   const std::vector<std::uint8_t> a = make(1), b = make(2);
-  const auto matrix = [&](const std::vector<std::uint8_t>& bytes) {
-    StoredMatrix m{StoredType::custom, bytes.data(), rows, cols};
-    m.row_bytes = row_bytes;
-    m.block = 32;
-    m.widen = &toy_widen;
-    m.ctx = &ctx;
-    m.dot_interleaved = &toy_dot_interleaved;
-    return m;
-  };
+  const auto matrix = [&](const std::vector<std::uint8_t>& bytes) { return toy_matrix(bytes.data(), rows, cols); };
   const auto widened = [](const StoredMatrix& m) {
     std::vector<float> out(rows * cols);
     widen_rows(m, 0, rows, out.data());
@@ -199,14 +195,11 @@ TEST(InterleavedRows, RefusesWhatItCannotRelay) {
   EXPECT_THROW((InterleavedRows(mapped)), Error);
   EXPECT_FALSE(InterleavedRows::fits(mapped));
   EXPECT_TRUE(InterleavedRows::fits(StoredMatrix{StoredType::f32, w.data(), 64, 32}));
-  StoredMatrix coded{StoredType::custom, w.data(), 64, 32};  // block-coded: needs its interleaved dot
-  coded.row_bytes = kToyBytes;
-  coded.block = 32;
-  coded.widen = &toy_widen;
+  StoredMatrix coded = toy_matrix(reinterpret_cast<const std::uint8_t*>(w.data()), 64, 32);
+  EXPECT_TRUE(InterleavedRows::fits(coded));
+  coded.dot_interleaved = nullptr;  // block-coded: needs its interleaved dot
   EXPECT_FALSE(InterleavedRows::fits(coded));
   EXPECT_THROW((InterleavedRows(coded)), Error);
-  coded.dot_interleaved = &toy_dot_interleaved;
-  EXPECT_TRUE(InterleavedRows::fits(coded));
 }
 
 }  // namespace
