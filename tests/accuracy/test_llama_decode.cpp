@@ -270,12 +270,24 @@ TEST(Decode, MappedGgufWeightsGiveTheWidenedEvaluatorsLogits) {
     const auto tokens = random_tokens(n, widened.config.vocab_size, 5);
     const Recipe r = find_recipe("fp32");
     if (t != "BF16") {
-      const detail::PreparedModel pm = detail::prepare(mapped, r, n, nullptr, true);
-      std::size_t interleaved = 0, linears = 0;
-      for (const auto& layer : pm.layers)
-        for (const auto* group : {&layer.qkv, &layer.wo, &layer.gate_up, &layer.down})
-          for (const auto& L : *group) ++linears, interleaved += L.interleaved ? 1 : 0;
+      const auto count = [&] {
+        const detail::PreparedModel pm = detail::prepare(mapped, r, n, nullptr, true);
+        std::size_t interleaved = 0, linears = 0;
+        for (const auto& layer : pm.layers)
+          for (const auto* group : {&layer.qkv, &layer.wo, &layer.gate_up, &layer.down})
+            for (const auto& L : *group) ++linears, interleaved += L.interleaved ? 1 : 0;
+        return std::pair{interleaved, linears};
+      };
+      const auto [interleaved, linears] = count();
       EXPECT_EQ(interleaved, lowp::best_isa() == lowp::Isa::avx512 ? linears : 0) << t;
+      // The copies take the blocks' bytes, well under half the float32 model's: a budget of that
+      // half holds them (the mutant in mind: copies counted at their float32 size).
+      struct Budget {
+        std::uint64_t saved = max_memory();
+        ~Budget() { set_max_memory(saved); }
+      } restore;
+      set_max_memory(static_cast<std::uint64_t>(weight_bytes(mapped.config) / 2));
+      EXPECT_EQ(count().first, interleaved) << t;
     }
     Decoder d(mapped, r, n, 2);
     for (std::size_t p = 0; p < n; ++p) {

@@ -98,8 +98,9 @@ class Preparer {
       } else {
         L.weight = m.w;
         if (m.w.type == quant::StoredType::f32 && !m.w.row_map) L.w = static_cast<const float*>(m.w.data);
-        // A decoder's one-row products read float32 rows interleaved (one stream each, the same
-        // bits); its windows (the prompt) read the copy too, so the model's rows are read once.
+        // A decoder's one-row products read the model's rows interleaved (float32, and block-coded
+        // ones whose type has an interleaved dot: one stream per group, the same bits); its
+        // windows (the prompt) read the copy too, so the model's rows are read once.
         if (interleave_ && quant::InterleavedRows::fits(m.w)) {
           L.interleaved = std::make_unique<const quant::InterleavedRows>(m.w);
           L.weight = L.interleaved->matrix();
@@ -219,12 +220,20 @@ const quant::LinearRecipe* find_preset(const Recipe& r) {
   return p;
 }
 
-// Whether a decoder may copy the model's float32 weights interleaved: the copies (at most the
-// model's float32 bytes) within the memory budget beside the model's own float32 vectors
-// (mapped weights stay in the file's pages, which the kernel can drop). Otherwise the rows are
-// read in place, with the same bits.
+// Whether a decoder may copy the model's weights interleaved: the copies (the linears' bytes as
+// stored, a quantized model's a fraction of its float32 size) within the memory budget beside
+// the model's own float32 vectors (mapped weights stay in the file's pages, which the kernel
+// can drop). Otherwise the rows are read in place, with the same bits.
 bool interleave_fits(const LlamaModel& m) {
-  const double copies = weight_bytes(m.config), own = m.mapped ? 0.0 : weight_bytes(m.config);
+  const LlamaConfig& c = m.config;
+  double copies = static_cast<double>(
+      quant::stored_bytes(m.output_weight().matrix(extent(c, Extent::vocab), extent(c, Extent::dim))));
+  for (std::size_t l = 0; l < m.layers.size(); ++l)
+    for (std::size_t k = 0; k + 1 < linear_kind_count; ++k) {  // a layer's linears: every kind but the classifier
+      const TensorSpec& t = linear_tensor(static_cast<LinearKind>(k));
+      copies += static_cast<double>(quant::stored_bytes(tensor_of(m, t, l).matrix(extent(c, t.rows), extent(c, t.cols))));
+    }
+  const double own = m.mapped ? 0.0 : weight_bytes(c);
   return copies + own <= static_cast<double>(max_memory());
 }
 
