@@ -1,6 +1,7 @@
 // BM_decode_floor_<type>'s kernels: the lane dots' column loop (lane_dots_avx512.cpp's chains,
 // packed_weight_avx512.cpp's loop) over a plane that stays in L1 and is never rebuilt. What the
-// lane dots do besides (row loads, byte transposes, scales) only adds to this.
+// lane dots do besides (row loads, byte transposes of rows not interleaved, nibble selection,
+// scales) only adds to this.
 #include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
 #include <immintrin.h>
 
