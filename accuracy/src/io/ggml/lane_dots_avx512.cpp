@@ -70,11 +70,6 @@ struct Rows {
     simd::transpose(q, v);
   }
   [[gnu::always_inline]] static void put(const __m512i v[8], P& p) { simd::store(v, p); }
-  [[gnu::always_inline]] void plane(int g, std::size_t offset, P& p) const {
-    __m512i v[8];
-    load(g, offset, v);
-    put(v, p);
-  }
   // The f16 at `offset` in each of group g's rows, one float per lane (F16C: see halves() in
   // the AVX2 lane decoders for why its signalling-NaN quieting gives the same products).
   __m512 half(int g, std::size_t offset) const {
@@ -97,13 +92,16 @@ struct Interleaved {
   [[gnu::always_inline]] static void put(const __m512i v[8], P& p) {
     for (int i = 0; i < 8; ++i) _mm512_store_si512(p.b + 64 * i, v[i]);
   }
-  [[gnu::always_inline]] void plane(int g, std::size_t offset, P& p) const {
-    __m512i v[8];
-    load(g, offset, v);
-    put(v, p);
-  }
   __m512 half(int g, std::size_t offset) const { return halves(ColumnsAt{at(g, offset)}, 0); }
 };
+
+// Group g's 32 bytes at `offset` as a plane of the source's kind.
+template <class Src>
+[[gnu::always_inline]] inline void plane(const Src& src, int g, std::size_t offset, typename Src::P& p) {
+  __m512i v[8];
+  src.load(g, offset, v);
+  Src::put(v, p);
+}
 
 // The groups' chains over 32 columns: a[g] = fma(x[c], op(g, c, float(bits(column c of p[g]))), a[g]).
 template <bool kSigned, class P, class Op, class Bits>
@@ -140,40 +138,42 @@ template <std::size_t kBytes, class P, class Src, class Quants>
   for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
 }
 
-// Q8_0 (34-byte blocks of 32): the 32 int8 after d.
-void dot_q8_0(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
-  dot_d32<34, Plane>(Rows{rows}, k0, n, x, acc,
-                     [](const Rows& s, int g, std::size_t u, Plane& p) { s.plane(g, u * 34 + 2, p); });
-}
-void dot_q8_0_interleaved(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
-  dot_d32<34, ColumnsAt>(Interleaved{rows}, k0, n, x, acc,
-                         [](const Interleaved& s, int g, std::size_t u, ColumnsAt& p) { p.b = s.at(g, u * 34 + 2); });
+// Q8_0 (34-byte blocks of 32): the 32 int8 after d (from an interleaved copy, read in place).
+template <class Src>
+void dot_q8_0(const Src& src, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  if constexpr (std::is_same_v<Src, Interleaved>)
+    dot_d32<34, ColumnsAt>(src, k0, n, x, acc,
+                           [](const Src& s, int g, std::size_t u, ColumnsAt& p) { p.b = s.at(g, u * 34 + 2); });
+  else
+    dot_d32<34, Plane>(src, k0, n, x, acc, [](const Src& s, int g, std::size_t u, Plane& p) { plane(s, g, u * 34 + 2, p); });
 }
 
 // Q4_0 (18-byte blocks of 32): the low nibbles of the 16 bytes after d are elements 0..15, the
 // high ones 16..31, less 8.
-void dot_q4_0(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
-  dot_d32<18, Plane>(Rows{rows}, k0, n, x, acc, [](const Rows& s, int g, std::size_t u, Plane& p) {
-    const __m128i low = _mm_set1_epi8(0x0F);
-    __m256i q[16];
-    for (int r = 0; r < kGroup; ++r) {
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_at(s.rows + kGroup * g, r, u * 18 + 2)));
-      q[r] = _mm256_sub_epi8(_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low), _mm_and_si128(b, low)),
-                             _mm256_set1_epi8(8));
-    }
-    simd::transpose_store(q, p);
-  });
-}
-void dot_q4_0_interleaved(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
-  dot_d32<18, Columns>(Interleaved{rows}, k0, n, x, acc, [](const Interleaved& s, int g, std::size_t u, Columns& p) {
-    const __m512i low = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
-    const std::uint8_t* b = s.at(g, u * 18 + 2);  // columns 0..15's bytes
-    for (int i = 0; i < 4; ++i) {
-      const __m512i v = _mm512_loadu_si512(b + 64 * i);
-      _mm512_store_si512(p.b + 64 * i, _mm512_sub_epi8(_mm512_and_si512(v, low), eight));
-      _mm512_store_si512(p.b + 256 + 64 * i, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(v, 4), low), eight));
-    }
-  });
+template <class Src>
+void dot_q4_0(const Src& src, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  if constexpr (std::is_same_v<Src, Interleaved>) {
+    dot_d32<18, Columns>(src, k0, n, x, acc, [](const Src& s, int g, std::size_t u, Columns& p) {
+      const __m512i low = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
+      const std::uint8_t* b = s.at(g, u * 18 + 2);  // columns 0..15's bytes
+      for (int i = 0; i < 4; ++i) {
+        const __m512i v = _mm512_loadu_si512(b + 64 * i);
+        _mm512_store_si512(p.b + 64 * i, _mm512_sub_epi8(_mm512_and_si512(v, low), eight));
+        _mm512_store_si512(p.b + 256 + 64 * i, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(v, 4), low), eight));
+      }
+    });
+  } else {
+    dot_d32<18, Plane>(src, k0, n, x, acc, [](const Src& s, int g, std::size_t u, Plane& p) {
+      const __m128i low = _mm_set1_epi8(0x0F);
+      __m256i q[16];
+      for (int r = 0; r < kGroup; ++r) {
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_at(s.rows + kGroup * g, r, u * 18 + 2)));
+        q[r] = _mm256_sub_epi8(_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low), _mm_and_si128(b, low)),
+                               _mm256_set1_epi8(8));
+      }
+      simd::transpose_store(q, p);
+    });
+  }
 }
 
 // Q4_K (144-byte blocks of 256) and Q5_K (176, kFive): sub-block j (32 elements) is the low
@@ -200,7 +200,7 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
     const bool first = u == k0 / 32;
     for (int g = 0; g < kGroups; ++g) {
       if (first || j == 0) {
-        src.plane(g, blk * bytes, p[g]);
+        plane(src, g, blk * bytes, p[g]);
         const __m512 d = halves(p[g], 0), dmin = halves(p[g], 2);
         __m512i b[12];
         for (int c = 0; c < 12; ++c) b[c] = widen(p[g], 4 + c, false);
@@ -264,7 +264,7 @@ void dot_q6_k(const Src& src, std::size_t k0, std::size_t n, const float* x, flo
     const bool first = u == k0 / 32;
     for (int g = 0; g < kGroups; ++g) {
       if (first || u % 8 == 0) {
-        src.plane(g, blk * 210 + 178, p[g]);
+        plane(src, g, blk * 210 + 178, p[g]);
         const __m512 d = halves(p[g], 30);
         for (int i = 0; i < 16; ++i) _mm512_store_ps(s[g][i], _mm512_mul_ps(d, _mm512_cvtepi32_ps(widen(p[g], 14 + i, true))));
       }
@@ -288,37 +288,28 @@ void dot_q6_k(const Src& src, std::size_t k0, std::size_t n, const float* x, flo
   for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
 }
 
-template <void (*Dot)(const Rows&, std::size_t, std::size_t, const float*, float*)>
-void on_rows(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
-  Dot(Rows{rows}, k0, n, x, acc);
+// The lane dot over rows read from Src.
+template <class Src, void (*Dot)(const Src&, std::size_t, std::size_t, const float*, float*)>
+void on(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
+  Dot(Src{rows}, k0, n, x, acc);
 }
-template <void (*Dot)(const Interleaved&, std::size_t, std::size_t, const float*, float*)>
-void on_interleaved(const void* const* rows, std::size_t k0, std::size_t n, const float* x, float* acc) {
-  Dot(Interleaved{rows}, k0, n, x, acc);
+
+template <class Src>
+LaneDot lane_dot_on(std::uint32_t type) {
+  switch (type) {
+    case q8_0: return &on<Src, &dot_q8_0<Src>>;
+    case q4_0: return &on<Src, &dot_q4_0<Src>>;
+    case q4_k: return &on<Src, &dot_q45_k<false, Src>>;
+    case q5_k: return &on<Src, &dot_q45_k<true, Src>>;
+    case q6_k: return &on<Src, &dot_q6_k<Src>>;
+    default: return nullptr;
+  }
 }
 
 }  // namespace
 
-LaneDot lane_dot_avx512(std::uint32_t type) {
-  switch (type) {
-    case q8_0: return &dot_q8_0;
-    case q4_0: return &dot_q4_0;
-    case q4_k: return &on_rows<&dot_q45_k<false, Rows>>;
-    case q5_k: return &on_rows<&dot_q45_k<true, Rows>>;
-    case q6_k: return &on_rows<&dot_q6_k<Rows>>;
-    default: return nullptr;
-  }
-}
+LaneDot lane_dot_avx512(std::uint32_t type) { return lane_dot_on<Rows>(type); }
 
-LaneDot lane_dot_interleaved_avx512(std::uint32_t type) {
-  switch (type) {
-    case q8_0: return &dot_q8_0_interleaved;
-    case q4_0: return &dot_q4_0_interleaved;
-    case q4_k: return &on_interleaved<&dot_q45_k<false, Interleaved>>;
-    case q5_k: return &on_interleaved<&dot_q45_k<true, Interleaved>>;
-    case q6_k: return &on_interleaved<&dot_q6_k<Interleaved>>;
-    default: return nullptr;
-  }
-}
+LaneDot lane_dot_interleaved_avx512(std::uint32_t type) { return lane_dot_on<Interleaved>(type); }
 
 }  // namespace lowp::accuracy::ggml
