@@ -87,10 +87,15 @@ void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols, Isa isa
   for (std::size_t s = 0; s < strips; ++s) {
     const std::size_t r0 = s * H, r1 = std::min(rows, r0 + H);
     std::size_t c0 = 0;
-    if constexpr (std::is_same_v<T, float>)
+    if constexpr (std::is_same_v<T, float>) {
       if (r1 - r0 == H)
         c0 = isa == Isa::avx512 ? transpose_strip16_avx512(src + r0 * cols, dst + r0, rows, cols)
                                 : transpose_strip16(src + r0 * cols, dst + r0, rows, cols);
+    } else {  // bytes: 16 x 16 blocks
+      transpose_bytes(reinterpret_cast<const std::uint8_t*>(src + r0 * cols), cols,
+                      reinterpret_cast<std::uint8_t*>(dst + r0), rows, r1 - r0, cols);
+      c0 = cols;
+    }
     for (std::size_t c = c0; c < cols; ++c)
       for (std::size_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
   }

@@ -8,7 +8,7 @@
 namespace lowp::quant::detail {
 
 // dst (cols x rows) = src^T for a row-major rows x cols src; blocked, OpenMP over row blocks,
-// float32 strips in `isa`'s registers (transpose: best_isa()'s).
+// float32 strips in `isa`'s registers (transpose: best_isa()'s), int8 ones by transpose_bytes.
 template <class T>
 void transpose(const T* src, T* dst, std::size_t rows, std::size_t cols, Isa isa);
 template <class T>
