@@ -47,13 +47,20 @@ class Preparer {
       : pm_(pm), preset_(preset), calibrated_(calibrated), pack_(pack), interleave_(interleave) {}
 
   // The linears of `members` (all reading the same T x k input), outputs concatenated. A
-  // decoder's one-row products read a packed weight interleaved (the same bits), as they read
-  // the model's own rows.
+  // decoder's one-row products read interleaved copies (one stream per group, the same bits):
+  // of a packed weight, which they read instead of the float32 one; of the model's own rows
+  // (float32, and block-coded ones whose type has an interleaved dot), which its windows (the
+  // prompt) read too, so that the model's rows are read once.
   LinearGroup group(std::span<const Member> members, std::size_t k, int layer) {
     LinearGroup g = linears(members, k, layer);
-    for (Linear& L : g)
-      if (interleave_ && L.packed && quant::InterleavedRows::fits(L.packed->matrix()))
-        L.interleaved = std::make_unique<const quant::InterleavedRows>(L.packed->matrix());
+    for (Linear& L : g) {
+      const bool model_rows = !L.packed && L.own.empty() && !L.engine;  // the model's weight, as stored
+      if (!interleave_ || !(L.packed || model_rows)) continue;
+      const quant::StoredMatrix& m = L.packed ? L.packed->matrix() : L.weight;
+      if (!quant::InterleavedRows::fits(m)) continue;
+      L.interleaved = std::make_unique<const quant::InterleavedRows>(m);
+      if (model_rows) L.weight = L.interleaved->matrix();
+    }
     return g;
   }
 
@@ -98,13 +105,6 @@ class Preparer {
       } else {
         L.weight = m.w;
         if (m.w.type == quant::StoredType::f32 && !m.w.row_map) L.w = static_cast<const float*>(m.w.data);
-        // A decoder's one-row products read the model's rows interleaved (float32, and block-coded
-        // ones whose type has an interleaved dot: one stream per group, the same bits); its
-        // windows (the prompt) read the copy too, so the model's rows are read once.
-        if (interleave_ && quant::InterleavedRows::fits(m.w)) {
-          L.interleaved = std::make_unique<const quant::InterleavedRows>(m.w);
-          L.weight = L.interleaved->matrix();
-        }
       }
       parts.push_back(std::move(L));
     }
