@@ -96,7 +96,7 @@ TEST(Decode, EveryPositionIsTheEvaluatorsLogitsOfThePrefix) {
 
 // Recipes with 4-bit weights (MXFP4, NVFP4, QuaRot's int4 per channel) keep every layer
 // linear's weight packed too, and the decode step reads that (the comparisons above then show
-// its bits are the float weights'). With AVX-512 it reads them from an interleaved copy of the
+// its bits are the float weights'). With AVX2 or AVX-512 it reads them from an interleaved copy of the
 // packed rows. The mutants in mind: weights that silently stay unpacked, or uninterleaved,
 // which the tests above cannot see.
 TEST(Decode, FourBitWeightsArePackedForTheStep) {
@@ -111,7 +111,7 @@ TEST(Decode, FourBitWeightsArePackedForTheStep) {
           if (L.packed) {
             EXPECT_EQ(L.packed->matrix().rows, L.n) << name;
             EXPECT_LE(L.packed->bytes() * 5, L.n * L.k * sizeof(float)) << name;  // codes + a float per 16 or more
-            EXPECT_EQ(L.interleaved != nullptr, lowp::best_isa() == lowp::Isa::avx512) << name;
+            EXPECT_EQ(L.interleaved != nullptr, lowp::best_isa() != lowp::Isa::scalar) << name;
           }
         }
   }
@@ -255,10 +255,10 @@ TEST(Decode, BadInputIsOneLine) {
 // one-row products widening them (Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 blocks through the lanes
 // decoders, bf16) as it goes: its logits are bitwise the evaluator's on the float32 copy that
 // load_gguf widens at load (ggml's own values, GgmlDequant.BitExactAgainstGgml), at two threads
-// (the GEMV splits the rows of the larger weights between them). With AVX-512 the block-coded
-// weights are read from interleaved copies (InterleavedRows, through the interleaved lane dots):
-// every one of those linears is, so the comparison covers them (the mutant in mind: a decoder
-// that never interleaves them, which the logits cannot see).
+// (the GEMV splits the rows of the larger weights between them). With AVX2 or AVX-512 the
+// block-coded weights are read from interleaved copies (InterleavedRows, through the interleaved
+// lane dots): every one of those linears is, so the comparison covers them (the mutant in mind:
+// a decoder that never interleaves them, which the logits cannot see).
 TEST(Decode, MappedGgufWeightsGiveTheWidenedEvaluatorsLogits) {
   const std::string dir = shared_path("gguf");
   for (const std::string t : {"Q4_K_M", "Q5_K_M", "Q4_0", "Q6_K", "Q8_0", "BF16"}) {
@@ -279,7 +279,7 @@ TEST(Decode, MappedGgufWeightsGiveTheWidenedEvaluatorsLogits) {
         return std::pair{interleaved, linears};
       };
       const auto [interleaved, linears] = count();
-      EXPECT_EQ(interleaved, lowp::best_isa() == lowp::Isa::avx512 ? linears : 0) << t;
+      EXPECT_EQ(interleaved, lowp::best_isa() != lowp::Isa::scalar ? linears : 0) << t;
       // The copies take the blocks' bytes, well under half the float32 model's: a budget of that
       // half holds them (the mutant in mind: copies counted at their float32 size).
       struct Budget {

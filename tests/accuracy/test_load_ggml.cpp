@@ -491,7 +491,7 @@ TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
 // block whose infinite d meets a zero quant and a NaN dmin (where one fused (d sc) q - dmin m
 // would return another NaN than the decoder's multiply and subtract), chains continued from random starting sums over spans that begin on
 // every 32-element sub-block of a 256-element block (each type's header and nibble-pair
-// reloads) and end anywhere after; the same rows' sums over the whole row in one call. AVX-512's
+// reloads) and end anywhere after; the same rows' sums over the whole row in one call. Each ISA's
 // interleaved dots run on the same rows laid out here as InterleavedRows lays them (groups of
 // 16 rows, byte b of row r at 16 b + r, at an odd address), against the same chains.
 TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
@@ -511,7 +511,8 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
     ASSERT_NE(dot, nullptr) << ggml::type_name(type) << " " << lowp::isa_name(isa);
     EXPECT_EQ(ggml::lane_dot(type, lowp::Isa::scalar), nullptr);
     const ggml::LaneDot il_dot = ggml::lane_dot_interleaved(type, isa);
-    ASSERT_EQ(il_dot != nullptr, isa == lowp::Isa::avx512) << ggml::type_name(type) << " " << lowp::isa_name(isa);
+    ASSERT_NE(il_dot, nullptr) << ggml::type_name(type) << " " << lowp::isa_name(isa);
+    EXPECT_EQ(ggml::lane_dot_interleaved(type, lowp::Isa::scalar), nullptr);
     const std::size_t K = 512, bb = ggml::block_bytes(type), blocks = K / ggml::block_size(type);
     const std::vector<std::size_t> at = f16_fields(type);
     for (int trial = 0; trial < 6; ++trial) {
@@ -564,12 +565,12 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
           const std::size_t mid = k0 + (k1 - k0) / 64 * 32;  // two calls, the chain carried through acc
           if (mid > k0) dot(rows, k0, mid - k0, x.data() + k0, acc.data());
           dot(rows, mid, k1 - mid, x.data() + mid, acc.data());
-          if (il_dot && mid > k0) il_dot(il_rows, k0, mid - k0, x.data() + k0, acc_il.data());
-          if (il_dot) il_dot(il_rows, mid, k1 - mid, x.data() + mid, acc_il.data());
+          if (mid > k0) il_dot(il_rows, k0, mid - k0, x.data() + k0, acc_il.data());
+          il_dot(il_rows, mid, k1 - mid, x.data() + mid, acc_il.data());
           for (std::size_t r = 0; r < R; ++r) {
             const std::uint32_t chain = std::bit_cast<std::uint32_t>(want(r, k0, k1));
             differ += chain != std::bit_cast<std::uint32_t>(acc[r]);
-            if (il_dot) differ += chain != std::bit_cast<std::uint32_t>(acc_il[r]);
+            differ += chain != std::bit_cast<std::uint32_t>(acc_il[r]);
             finite += std::isfinite(acc[r]);
           }
         }

@@ -145,7 +145,14 @@ PackedDotFn packed_dot_kernel(Isa isa) {
   return nullptr;
 }
 
-PackedDotFn packed_dot_interleaved_kernel(Isa isa) { return isa == Isa::avx512 ? &packed_dot_interleaved_avx512 : nullptr; }
+PackedDotFn packed_dot_interleaved_kernel(Isa isa) {
+  switch (isa) {
+    case Isa::avx512: return &packed_dot_interleaved_avx512;
+    case Isa::avx2: return &packed_dot_interleaved_avx2;
+    case Isa::scalar: break;
+  }
+  return nullptr;
+}
 
 }  // namespace detail
 }  // namespace lowp::quant

@@ -8,6 +8,8 @@
 // element order), the 8 rows' codes are transposed (byte_transpose_avx2.hpp), and each column's
 // codes look up the table the same way, then take the row's factor lane-wise; then
 // acc = fma(x_k, value, acc) in order of k.
+// Its interleaved form reads a column's codes where they lie (InterleavedRows' groups of 16 rows
+// as two halves of 8), with no transpose.
 // Every element is the scalar decoder's table[code] op factor, bitwise.
 #include <immintrin.h>
 
@@ -93,7 +95,57 @@ void dot(const PackedRows& p, const void* const* rows, std::size_t k0, std::size
   for (int g = 0; g < kGroups; ++g) _mm256_storeu_ps(acc + kGroup * g, a[g]);
 }
 
+// Factor gi of rows 8h .. 8h + 7 of an interleaved group (InterleavedRows: byte b of row r at
+// 16 b + r, so the factor's four bytes are four columns of 16), one per lane.
+__m256 factors(const std::uint8_t* group, int h, std::size_t gi) {
+  const auto col = [&](std::size_t j) {
+    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(group + 16 * (4 * gi + j) + 8 * h));
+  };
+  const __m128i ab = _mm_unpacklo_epi8(col(0), col(1)), cd = _mm_unpacklo_epi8(col(2), col(3));
+  return _mm256_castsi256_ps(_mm256_set_m128i(_mm_unpackhi_epi16(ab, cd), _mm_unpacklo_epi16(ab, cd)));
+}
+
+// The same over an interleaved copy, rows[16 G] group G's start, its rows 8h .. 8h + 7 chain
+// 2G + h: column k's 8 rows' codes are the low (k even) or high nibbles of the 8 bytes at
+// 16 (codes + k / 2) + 8h, which widen to indices as they lie (lookup() reads bits 0 to 3).
+template <bool kDivide>
+void dot_interleaved(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
+                     float* acc) {
+  const __m256 t0 = _mm256_loadu_ps(p.table), t1 = _mm256_loadu_ps(p.table + 8);
+  const std::size_t codes = 4 * p.groups;
+  const std::uint8_t* base[kGroups];  // chain g's bytes: group g / 2's, offset to its half
+  __m256 a[kGroups];
+  for (int g = 0; g < kGroups; ++g) {
+    base[g] = static_cast<const std::uint8_t*>(rows[2 * kGroup * (g / 2)]);
+    a[g] = _mm256_loadu_ps(acc + kGroup * g);
+  }
+  for (std::size_t k = k0; k < k0 + n; k += 32, x += 32) {
+    __m256 f[kGroups][2];
+    for (int g = 0; g < kGroups; ++g) {
+      f[g][0] = factors(base[g], g % 2, k / p.group);
+      f[g][1] = (k + 16) / p.group == k / p.group ? f[g][0] : factors(base[g], g % 2, (k + 16) / p.group);
+    }
+#pragma GCC unroll 32
+    for (int c = 0; c < 32; ++c) {
+      const __m256 xv = _mm256_set1_ps(x[c]);
+      for (int g = 0; g < kGroups; ++g) {
+        const auto* b = reinterpret_cast<const __m128i*>(base[g] + 16 * (codes + (k + c) / 2) + 8 * (g % 2));
+        const __m256i i = _mm256_cvtepu8_epi32(_mm_loadl_epi64(b));
+        const __m256 t = lookup(t0, t1, c % 2 ? _mm256_srli_epi32(i, 4) : i);
+        const __m256 w = kDivide ? _mm256_div_ps(t, f[g][c / 16]) : _mm256_mul_ps(t, f[g][c / 16]);
+        a[g] = _mm256_fmadd_ps(xv, w, a[g]);
+      }
+    }
+  }
+  for (int g = 0; g < kGroups; ++g) _mm256_storeu_ps(acc + kGroup * g, a[g]);
+}
+
 }  // namespace
+
+void packed_dot_interleaved_avx2(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n,
+                                 const float* x, float* acc) {
+  (p.divide ? dot_interleaved<true> : dot_interleaved<false>)(p, rows, k0, n, x, acc);
+}
 
 void packed_dot_avx2(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
                      float* acc) {

@@ -38,8 +38,10 @@ void packed_dot_avx2(const PackedRows& p, const void* const* rows, std::size_t k
                      float* acc);
 void packed_dot_avx512(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
                        float* acc);
-// The same over InterleavedRows' copy of the rows (StoredMatrix::dot_interleaved): AVX-512 only.
+// The same over InterleavedRows' copy of the rows (StoredMatrix::dot_interleaved), or nullptr (scalar).
 PackedDotFn packed_dot_interleaved_kernel(Isa isa);
+void packed_dot_interleaved_avx2(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n,
+                                 const float* x, float* acc);
 void packed_dot_interleaved_avx512(const PackedRows& p, const void* const* rows, std::size_t k0, std::size_t n,
                                    const float* x, float* acc);
 

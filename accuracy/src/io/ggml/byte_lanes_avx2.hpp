@@ -49,14 +49,15 @@ inline __m256 halves(const void* const* rows, std::size_t offset) {
   return _mm256_cvtph_ps(_mm_setr_epi16(h(0), h(1), h(2), h(3), h(4), h(5), h(6), h(7)));
 }
 
-// Q4_K's and Q5_K's d sc_j and dmin m_j (j < 8) of the block at `offset` in each of 8 rows, a
-// float per lane: d and dmin the block's first two f16, the 6-bit sc_j and m_j unpacked from the
-// 12 bytes at 4 as scale_min_k4 does (dequantize_simd.hpp), each product the scalar decoder's.
-inline void k_scales(const void* const* rows, std::size_t offset, __m256 s[8], __m256 m[8]) {
-  const __m256 d = halves(rows, offset), dmin = halves(rows, offset + 2);
-  __m256i v[8], b[12];
-  bytes16(rows, offset + 4, v);
-  for (int c = 0; c < 12; ++c) b[c] = _mm256_cvtepu8_epi32(column(v, c));
+// Q4_K's and Q5_K's d sc_j and dmin m_j (j < 8) of 8 rows' blocks, a float per lane, from
+// the blocks' first 16 bytes (col[c]: byte c of the 8 rows): d and dmin the first two f16, the
+// 6-bit sc_j and m_j unpacked from bytes 4 to 15 as scale_min_k4 does (dequantize_simd.hpp),
+// each product the scalar decoder's.
+inline void k_scales(const __m128i col[16], __m256 s[8], __m256 m[8]) {
+  const __m256 d = _mm256_cvtph_ps(_mm_unpacklo_epi8(col[0], col[1]));  // F16C: see halves()
+  const __m256 dmin = _mm256_cvtph_ps(_mm_unpacklo_epi8(col[2], col[3]));
+  __m256i b[12];
+  for (int c = 0; c < 12; ++c) b[c] = _mm256_cvtepu8_epi32(col[4 + c]);
   const __m256i six = _mm256_set1_epi32(63), four = _mm256_set1_epi32(15);
   for (int i = 0; i < 8; ++i) {
     __m256i sc, mn;
@@ -70,6 +71,20 @@ inline void k_scales(const void* const* rows, std::size_t offset, __m256 s[8], _
     s[i] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(sc));
     m[i] = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(mn));
   }
+}
+
+// The 16 bytes at `offset` in each of 8 rows as columns (col[c]: byte c of the 8 rows).
+inline void columns16(const void* const* rows, std::size_t offset, __m128i col[16]) {
+  __m256i v[8];
+  bytes16(rows, offset, v);
+  for (int c = 0; c < 16; ++c) col[c] = column(v, c);
+}
+
+// The same of the blocks at `offset` in each of 8 rows.
+inline void k_scales(const void* const* rows, std::size_t offset, __m256 s[8], __m256 m[8]) {
+  __m128i col[16];
+  columns16(rows, offset, col);
+  k_scales(col, s, m);
 }
 
 }  // namespace lowp::accuracy::ggml::avx2

@@ -431,7 +431,12 @@ LaneDot lane_dot(std::uint32_t type, Isa isa) {
 }
 
 LaneDot lane_dot_interleaved(std::uint32_t type, Isa isa) {
-  return isa == Isa::avx512 ? lane_dot_interleaved_avx512(type) : nullptr;
+  switch (isa) {
+    case Isa::avx512: return lane_dot_interleaved_avx512(type);
+    case Isa::avx2: return lane_dot_interleaved_avx2(type);
+    case Isa::scalar: break;
+  }
+  return nullptr;
 }
 
 }  // namespace lowp::accuracy::ggml

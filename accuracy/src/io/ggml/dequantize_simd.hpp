@@ -37,6 +37,8 @@ BlockDecoder block_decoder_avx2(std::uint32_t type);
 LaneDecoder lane_decoder_avx2(std::uint32_t type);
 // The AVX2 lane dot of `type` (lane_dots_avx2.cpp), or nullptr; call only when the CPU has AVX2.
 LaneDot lane_dot_avx2(std::uint32_t type);
+// Its interleaved form (ggml_types.hpp's lane_dot_interleaved), or nullptr.
+LaneDot lane_dot_interleaved_avx2(std::uint32_t type);
 // The AVX-512 lane dot of `type` (lane_dots_avx512.cpp), or nullptr; call only when the CPU
 // has AVX-512.
 LaneDot lane_dot_avx512(std::uint32_t type);

@@ -61,8 +61,9 @@ using LaneDot = void (*)(const void* const* rows, std::size_t k0, std::size_t n,
 LaneDot lane_dot(std::uint32_t type, Isa isa);
 // The same over an interleaved copy (quant::InterleavedRows of a block-coded matrix): rows in
 // groups of kLaneDotInterleave, byte b of a group's row r at kLaneDotInterleave b + r, and
-// rows[kLaneDotInterleave g] the start of group g. Only AVX-512 has them (else nullptr): a
-// group's 16 bytes of a column are then a register's lanes as they are, with no transpose.
+// rows[kLaneDotInterleave g] the start of group g. AVX2 and AVX-512 have them (scalar: nullptr):
+// a group's 16 bytes of a column are then a register's lanes (AVX2: two registers' lanes) as
+// they are, with no transpose.
 constexpr std::size_t kLaneDotInterleave = 16;
 LaneDot lane_dot_interleaved(std::uint32_t type, Isa isa);
 
