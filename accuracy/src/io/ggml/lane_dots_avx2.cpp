@@ -100,20 +100,22 @@ struct Interleaved {
 };
 
 // The chains over 32 columns: a[g] = fma(x[c], op(g, c, float(bits(column c of chain g))), a[g]),
-// chain g's columns in half g % 2 of p[g / 2].
-template <class P, class Op, class Bits>
+// chain g's columns in half g % 2 of p[g / 2]; kAtOnce chains at a time (Q4_K's and Q5_K's two
+// scales a chain then stay in the 16 registers: 6.1-6.5 GB/s in cache against 5.3 for all eight).
+template <int kAtOnce = kChains, class P, class Op, class Bits>
 [[gnu::always_inline]] inline void chains(const P p[kGroups], const float* x, __m256 a[kChains], const Op& op,
                                           const Bits& bits) {
+  for (int g0 = 0; g0 < kChains; g0 += kAtOnce)
 #pragma GCC unroll 32
-  for (int c = 0; c < 32; ++c) {
-    const __m256 xv = _mm256_set1_ps(x[c]);
-    for (int g = 0; g < kChains; ++g)
-      a[g] = _mm256_fmadd_ps(xv, op(g, c, _mm256_cvtepi32_ps(bits(p[g / 2].widen(g % 2, c)))), a[g]);
-  }
+    for (int c = 0; c < 32; ++c) {
+      const __m256 xv = _mm256_set1_ps(x[c]);
+      for (int g = g0; g < g0 + kAtOnce; ++g)
+        a[g] = _mm256_fmadd_ps(xv, op(g, c, _mm256_cvtepi32_ps(bits(p[g / 2].widen(g % 2, c)))), a[g]);
+    }
 }
-template <class P, class Op>
+template <int kAtOnce = kChains, class P, class Op>
 [[gnu::always_inline]] inline void chains(const P p[kGroups], const float* x, __m256 a[kChains], const Op& op) {
-  chains(p, x, a, op, [](__m256i v) { return v; });
+  chains<kAtOnce>(p, x, a, op, [](__m256i v) { return v; });
 }
 
 // Q8_0 and Q4_0, blocks of 32 that start with their f16 d (kBytes a block): each element is
@@ -218,9 +220,9 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
     }
     const auto op = [&](int g, int, __m256 f) { return _mm256_sub_ps(_mm256_mul_ps(s[g][j], f), m[g][j]); };
     if constexpr (kDirect)
-      chains(p, x, a, op, [&](__m256i v) { return j % 2 ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, low32); });
+      chains<4>(p, x, a, op, [&](__m256i v) { return j % 2 ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, low32); });
     else
-      chains(p, x, a, op);
+      chains<4>(p, x, a, op);
   }
   for (int g = 0; g < kChains; ++g) _mm256_storeu_ps(acc + kGroup * g, a[g]);
 }
