@@ -45,6 +45,16 @@ struct ColumnsAt {  // the same, read where they are
   const std::uint8_t* b = nullptr;
   const __m128i* at(int c) const { return reinterpret_cast<const __m128i*>(b + 16 * c); }
 };
+// The low (or high) nibbles of columns read where they are, selected 16 bytes at a time before
+// the widen (cheaper than on the widened 16 lanes).
+struct NibblesAt {
+  const std::uint8_t* b = nullptr;
+  bool high = false;
+  __m128i bytes(int c) const {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * c));
+    return _mm_and_si128(high ? _mm_srli_epi16(v, 4) : v, _mm_set1_epi8(0x0F));
+  }
+};
 
 // The f16 whose low and high bytes are columns lo, lo + 1 of a transposed plane, as floats.
 template <class P>
@@ -58,6 +68,7 @@ __m512i widen(const P& t, int c, bool sign) {
   const __m128i b = _mm_loadu_si128(t.at(c));
   return sign ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
 }
+__m512i widen(const NibblesAt& t, int c, bool) { return _mm512_cvtepu8_epi32(t.bytes(c)); }
 
 // Rows side by side: group g's rows are rows[16 g ..]; load() transposes their 32 bytes at an
 // offset (in transpose()'s register order, which put() stores as a Plane).
@@ -70,6 +81,13 @@ struct Rows {
     simd::transpose(q, v);
   }
   [[gnu::always_inline]] static void put(const __m512i v[8], P& p) { simd::store(v, p); }
+  // Group g's 32 bytes at `offset` as columns: transposed into p.
+  [[gnu::always_inline]] const P& columns(int g, std::size_t offset, P& p) const {
+    __m512i v[8];
+    load(g, offset, v);
+    put(v, p);
+    return p;
+  }
   // The f16 at `offset` in each of group g's rows, one float per lane (F16C: see halves() in
   // the AVX2 lane decoders for why its signalling-NaN quieting gives the same products).
   __m512 half(int g, std::size_t offset) const {
@@ -93,30 +111,19 @@ struct Interleaved {
     for (int i = 0; i < 8; ++i) _mm512_store_si512(p.b + 64 * i, v[i]);
   }
   __m512 half(int g, std::size_t offset) const { return halves(ColumnsAt{at(g, offset)}, 0); }
+  // The same read where they are.
+  ColumnsAt columns(int g, std::size_t offset, P&) const { return {at(g, offset)}; }
 };
 
-// Group g's 32 bytes at `offset` as a plane of the source's kind.
-template <class Src>
-[[gnu::always_inline]] inline void plane(const Src& src, int g, std::size_t offset, typename Src::P& p) {
-  __m512i v[8];
-  src.load(g, offset, v);
-  Src::put(v, p);
-}
-
-// The groups' chains over 32 columns: a[g] = fma(x[c], op(g, c, float(bits(column c of p[g]))), a[g]).
-template <bool kSigned, class P, class Op, class Bits>
-[[gnu::always_inline]] inline void chains(const P p[kGroups], const float* x, __m512 a[kGroups], const Op& op,
-                                          const Bits& bits) {
+// The groups' chains over 32 columns: a[g] = fma(x[c], op(g, c, float(column c of p[g])), a[g]).
+template <bool kSigned, class P, class Op>
+[[gnu::always_inline]] inline void chains(const P p[kGroups], const float* x, __m512 a[kGroups], const Op& op) {
 #pragma GCC unroll 32
   for (int c = 0; c < 32; ++c) {
     const __m512 xv = _mm512_set1_ps(x[c]);
     for (int g = 0; g < kGroups; ++g)
-      a[g] = _mm512_fmadd_ps(xv, op(g, c, _mm512_cvtepi32_ps(bits(widen(p[g], c, kSigned)))), a[g]);
+      a[g] = _mm512_fmadd_ps(xv, op(g, c, _mm512_cvtepi32_ps(widen(p[g], c, kSigned))), a[g]);
   }
-}
-template <bool kSigned, class P, class Op>
-[[gnu::always_inline]] inline void chains(const P p[kGroups], const float* x, __m512 a[kGroups], const Op& op) {
-  chains<kSigned>(p, x, a, op, [](__m512i v) { return v; });
 }
 
 // Q8_0 and Q4_0, blocks of 32 that start with their f16 d (kBytes a block): each element is
@@ -145,7 +152,7 @@ void dot_q8_0(const Src& src, std::size_t k0, std::size_t n, const float* x, flo
     dot_d32<34, ColumnsAt>(src, k0, n, x, acc,
                            [](const Src& s, int g, std::size_t u, ColumnsAt& p) { p.b = s.at(g, u * 34 + 2); });
   else
-    dot_d32<34, Plane>(src, k0, n, x, acc, [](const Src& s, int g, std::size_t u, Plane& p) { plane(s, g, u * 34 + 2, p); });
+    dot_d32<34, Plane>(src, k0, n, x, acc, [](const Src& s, int g, std::size_t u, Plane& p) { s.columns(g, u * 34 + 2, p); });
 }
 
 // Q4_0 (18-byte blocks of 32): the low nibbles of the 16 bytes after d are elements 0..15, the
@@ -184,11 +191,11 @@ void dot_q4_0(const Src& src, std::size_t k0, std::size_t n, const float* x, flo
 template <bool kFive, class Src>
 void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, float* acc) {
   constexpr std::size_t bytes = kFive ? 176 : 144, qs = kFive ? 48 : 16;
-  // Q4_K from an interleaved copy: a column's nibbles are taken after the widen, from the
-  // copy in place (a byte plane written and read back per 32 columns costs more).
+  // Q4_K from an interleaved copy: a column's nibbles are taken from the copy in place (a byte
+  // plane written and read back per 32 columns costs more).
   constexpr bool kDirect = !kFive && std::is_same_v<Src, Interleaved>;
-  const __m512i low = _mm512_set1_epi8(0x0F), one = _mm512_set1_epi8(1), low32 = _mm512_set1_epi32(0x0F);
-  ColumnsAt q[kGroups];
+  const __m512i low = _mm512_set1_epi8(0x0F), one = _mm512_set1_epi8(1);
+  NibblesAt q[kGroups];
   alignas(64) float s[kGroups][8][kGroup], m[kGroups][8][kGroup];  // the blocks' d sc_j and dmin m_j
   __m512i nib[kGroups][8], high[kGroups][8];                      // a pair of sub-blocks' quants; Q5_K's bit planes
   __m512 a[kGroups];
@@ -200,10 +207,10 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
     const bool first = u == k0 / 32;
     for (int g = 0; g < kGroups; ++g) {
       if (first || j == 0) {
-        plane(src, g, blk * bytes, p[g]);
-        const __m512 d = halves(p[g], 0), dmin = halves(p[g], 2);
+        const auto& hdr = src.columns(g, blk * bytes, p[g]);
+        const __m512 d = halves(hdr, 0), dmin = halves(hdr, 2);
         __m512i b[12];
-        for (int c = 0; c < 12; ++c) b[c] = widen(p[g], 4 + c, false);
+        for (int c = 0; c < 12; ++c) b[c] = widen(hdr, 4 + c, false);
         const __m512i six = _mm512_set1_epi32(63), four = _mm512_set1_epi32(15);
         for (int i = 0; i < 8; ++i) {
           __m512i sc, mn;
@@ -220,7 +227,7 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
         if constexpr (kFive) src.load(g, blk * bytes + 16, high[g]);
       }
       if constexpr (kDirect) {
-        q[g].b = src.at(g, blk * bytes + qs + 32 * (j / 2));
+        q[g] = {src.at(g, blk * bytes + qs + 32 * (j / 2)), j % 2 == 1};
         continue;
       }
       if (first || j % 2 == 0) src.load(g, blk * bytes + qs + 32 * (j / 2), nib[g]);
@@ -239,7 +246,7 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
       return _mm512_sub_ps(_mm512_mul_ps(_mm512_load_ps(s[g][j]), f), _mm512_load_ps(m[g][j]));
     };
     if constexpr (kDirect)
-      chains<false>(q, x, a, op, [&](__m512i v) { return j % 2 ? _mm512_srli_epi32(v, 4) : _mm512_and_si512(v, low32); });
+      chains<false>(q, x, a, op);
     else
       chains<false>(p, x, a, op);
   }
@@ -264,9 +271,9 @@ void dot_q6_k(const Src& src, std::size_t k0, std::size_t n, const float* x, flo
     const bool first = u == k0 / 32;
     for (int g = 0; g < kGroups; ++g) {
       if (first || u % 8 == 0) {
-        plane(src, g, blk * 210 + 178, p[g]);
-        const __m512 d = halves(p[g], 30);
-        for (int i = 0; i < 16; ++i) _mm512_store_ps(s[g][i], _mm512_mul_ps(d, _mm512_cvtepi32_ps(widen(p[g], 14 + i, true))));
+        const auto& hdr = src.columns(g, blk * 210 + 178, p[g]);
+        const __m512 d = halves(hdr, 30);
+        for (int i = 0; i < 16; ++i) _mm512_store_ps(s[g][i], _mm512_mul_ps(d, _mm512_cvtepi32_ps(widen(hdr, 14 + i, true))));
       }
       if (first || t == 0) {
         for (int e = 0; e < 2; ++e) src.load(g, blk * 210 + 64 * h + 32 * e, lo[g][e]);
