@@ -207,7 +207,8 @@ void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x
     // rows' blocks are read in an order the hardware prefetcher does not follow). A cursor,
     // not a division per line: those divisions cost a quarter of a Q8_0 row's time. Written
     // in line: GCC deems a function that only prefetches pure and drops its calls.
-    const std::size_t lines = (b.row_bytes + 63) / 64, per = next ? (R * lines + steps - 1) / steps : 0;
+    const std::size_t lines = (b.row_bytes + 63) / 64,
+                      per = next && b.prefetch_rows ? (R * lines + steps - 1) / steps : 0;
     std::size_t pf_row = 0, pf_line = 0;
     for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
       const std::size_t kc = std::min(kGemmKc, g.K - k0);

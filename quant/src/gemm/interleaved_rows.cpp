@@ -162,6 +162,7 @@ InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) {
     m_.block = 1;
     m_.widen = &widen_interleaved;
     m_.dot_lanes = dot_for(best_isa());
+    m_.prefetch_rows = false;  // one stream (gemm.hpp)
   } else {
     d_->src = B;
     d_->src.data = nullptr;

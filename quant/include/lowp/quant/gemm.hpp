@@ -57,6 +57,11 @@ struct StoredMatrix {
   // next rows between calls, so shorter calls spread those prefetches finer; a decoder that
   // re-reads a block header at each call's start wants longer ones.
   std::size_t dot_columns = 0;
+  // custom: whether the one-row GEMM prefetches each pass's next rows between dot_lanes calls.
+  // Rows read side by side are many streams, which the hardware prefetcher does not follow;
+  // InterleavedRows' float32 copy is one stream, which it does, and the extra prefetches there
+  // cost more than they bring (a float32 decode step 4-10 % slower on Zen 4).
+  bool prefetch_rows = true;
   // custom, optional: dot_lanes over InterleavedRows' copy of these rows, whose groups of
   // kByteInterleave rows hold byte b of row r at kByteInterleave b + r; rows[kByteInterleave g]
   // is group g's first row. Given, it lets InterleavedRows copy the matrix.
