@@ -2,11 +2,13 @@
 // rows (the source freed first: nothing reads it again), every ISA's interleaved dot equals the
 // scalar fma chain written here, and gemm_f32 on it (one row: the interleaved dot; several: the
 // packing through its row decoder) gives the source matrix's bits, at one and two threads, for
-// row counts that leave a partial last group and columns that leave a partial K block. A
+// row counts that leave a partial last group and columns that leave a partial K block; f16 and
+// bf16 rows (random bits, some NaN or infinite) the same way, with each ISA's 16-bit dot. A
 // block-coded matrix (a toy type here, with its interleaved dot written in the test) is re-laid
 // 16 rows at a time, bytewise, with the same checks.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -15,6 +17,7 @@
 #include "../../quant/src/gemm/gemv_f32_kernels.hpp"
 #include "lowp/numerics/cpu.hpp"
 #include "lowp/numerics/error.hpp"
+#include "lowp/numerics/half.hpp"
 #include "lowp/quant/gemm.hpp"
 #include "lowp/quant/interleaved_rows.hpp"
 #include "support/test_support.hpp"
@@ -42,22 +45,49 @@ void expect_same_products(const StoredMatrix& source, const StoredMatrix& copy) 
     }
 }
 
+// The source's element bytes (f32, or f16 / bf16 words of random bits, NaNs and infinities
+// among them) and their float32 values, widened here.
+struct Source {
+  std::vector<std::uint8_t> bytes;
+  std::vector<float> values;
+};
+Source source(StoredType t, std::size_t n, std::uint32_t seed) {
+  Source s;
+  if (t == StoredType::f32) {
+    s.values = test::normal_floats(n, seed);
+    s.bytes.resize(4 * n);
+    std::memcpy(s.bytes.data(), s.values.data(), 4 * n);
+    return s;
+  }
+  std::mt19937 gen(seed);
+  s.bytes.resize(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    // Mostly finite: a NaN or infinity poisons the rest of its row's chain.
+    const auto h = static_cast<std::uint16_t>(gen() % 64 ? (gen() & 0x3FFF) | (gen() & 0x8000) : gen());
+    std::memcpy(s.bytes.data() + 2 * i, &h, 2);
+    s.values.push_back(t == StoredType::bf16 ? std::bit_cast<float>(std::uint32_t{h} << 16) : f16_to_f32(h));
+  }
+  return s;
+}
+
 TEST(InterleavedRows, GivesTheSourceRowsAndItsProductsBits) {
+  for (const StoredType t : {StoredType::f32, StoredType::f16, StoredType::bf16})
   for (const std::size_t rows : {1, 63, 64, 100, 200})
     for (const std::size_t cols : {32, 96, 544}) {
-      const auto w = test::normal_floats(rows * cols, static_cast<std::uint32_t>(rows * 7 + cols));
-      // The source one float past an aligned start (a mapped file's tensors need not align).
-      auto* src = new std::vector<float>(rows * cols + 1);
-      std::copy(w.begin(), w.end(), src->begin() + 1);
-      const InterleavedRows il(StoredMatrix{StoredType::f32, src->data() + 1, rows, cols});
+      const Source w = source(t, rows * cols, static_cast<std::uint32_t>(rows * 7 + cols));
+      // The source one byte past an aligned start (a mapped file's tensors need not align).
+      auto* src = new std::vector<std::uint8_t>(w.bytes.size() + 1);
+      std::copy(w.bytes.begin(), w.bytes.end(), src->begin() + 1);
+      const InterleavedRows il(StoredMatrix{t, src->data() + 1, rows, cols});
+      std::fill(src->begin(), src->end(), std::uint8_t{0x7F});  // nothing reads the source again
       delete src;
       const StoredMatrix& m = il.matrix();
       ASSERT_EQ(m.rows, rows);
       ASSERT_EQ(m.cols, cols);
       std::vector<float> got(rows * cols);
       widen_rows(m, 0, rows, got.data());
-      EXPECT_TRUE(il_same_bits(got, w)) << rows << " x " << cols;
-      expect_same_products(StoredMatrix{StoredType::f32, w.data(), rows, cols}, m);
+      EXPECT_TRUE(il_same_bits(got, w.values)) << rows << " x " << cols;
+      expect_same_products(StoredMatrix{t, w.bytes.data(), rows, cols}, m);
     }
 }
 
@@ -78,6 +108,26 @@ TEST(InterleavedRows, EveryIsaDotIsTheFmaChainOfEachRow) {
     std::vector<float> acc(acc0);
     dot(x.data(), w, n, acc.data());
     EXPECT_TRUE(il_same_bits(acc, want)) << isa_name(isa);
+  }
+  // f16 and bf16 rows: their widened values' chains.
+  for (const StoredType t : {StoredType::f16, StoredType::bf16}) {
+    const Source s = source(t, R * n, 6);
+    std::vector<std::uint16_t> w16(R * n);
+    std::memcpy(w16.data(), s.bytes.data(), s.bytes.size());
+    std::vector<float> want16(acc0);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t k = 0; k < n; ++k) want16[r] = std::fma(x[k], s.values[k * R + r], want16[r]);
+    const bool f16 = t == StoredType::f16;
+    const std::pair<Isa, detail::Interleaved16DotFn> dots16[] = {
+        {Isa::scalar, f16 ? &detail::dot_interleaved16_scalar<StoredType::f16> : &detail::dot_interleaved16_scalar<StoredType::bf16>},
+        {Isa::avx2, f16 ? &detail::dot_interleaved16_avx2<StoredType::f16> : &detail::dot_interleaved16_avx2<StoredType::bf16>},
+        {Isa::avx512, f16 ? &detail::dot_interleaved16_avx512<StoredType::f16> : &detail::dot_interleaved16_avx512<StoredType::bf16>}};
+    for (const auto& [isa, dot] : dots16) {
+      if (!isa_available(isa)) continue;
+      std::vector<float> acc(acc0);
+      dot(x.data(), w16.data(), n, acc.data());
+      EXPECT_TRUE(il_same_bits(acc, want16)) << (f16 ? "f16 " : "bf16 ") << isa_name(isa);
+    }
   }
 }
 
@@ -188,7 +238,7 @@ TEST(InterleavedRows, RefusesWhatItCannotRelay) {
   std::vector<float> w(64 * 40, 1.0f);
   const std::uint32_t map[2] = {1, 0};
   EXPECT_THROW(InterleavedRows(StoredMatrix{StoredType::f32, w.data(), 64, 40}), Error);  // 40 columns
-  EXPECT_THROW(InterleavedRows(StoredMatrix{StoredType::bf16, w.data(), 64, 32}), Error);
+  EXPECT_THROW(InterleavedRows(StoredMatrix{StoredType::bf16, w.data(), 64, 40}), Error);
   EXPECT_THROW(InterleavedRows(StoredMatrix{StoredType::f32, w.data(), 0, 32}), Error);  // no rows
   StoredMatrix mapped{StoredType::f32, w.data(), 2, 32};
   mapped.row_map = map;

@@ -287,6 +287,14 @@ void dot_interleaved_scalar(const float* x, const float* w, std::size_t n, float
   scalar_lanes<kInterleave>(x, w, n, acc);
 }
 
+template <StoredType T>
+void dot_interleaved16_scalar(const float* x, const std::uint16_t* w, std::size_t n, float* acc) {
+  for (std::size_t k = 0; k < n; ++k)
+    for (std::size_t r = 0; r < kInterleave; ++r) acc[r] = std::fma(x[k], load_elem(T, w + k * kInterleave, r), acc[r]);
+}
+template void dot_interleaved16_scalar<StoredType::f16>(const float*, const std::uint16_t*, std::size_t, float*);
+template void dot_interleaved16_scalar<StoredType::bf16>(const float*, const std::uint16_t*, std::size_t, float*);
+
 const GemvF32Kernel kGemvF32Scalar = {
     kScalarRows,
     {&scalar_rows<StoredType::f32>, &scalar_rows<StoredType::f16>, &scalar_rows<StoredType::bf16>},

@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "fma_avx2.hpp"
 #include "gemv_f32_simd.hpp"
@@ -21,6 +22,7 @@ struct V256 {
   static R zero() { return _mm256_setzero_ps(); }
   static R broadcast(float x) { return _mm256_set1_ps(x); }
   static R fma(R x, R y, R z) { return _mm256_fmadd_ps(x, y, z); }
+  static R load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
 };
 
@@ -84,7 +86,27 @@ struct SquareBf16 {
   }
 };
 
+// 8 consecutive f16 / bf16 elements as floats (the interleaved dot's loads).
+struct Load8F16 {
+  static __m256 load(const std::uint16_t* p, std::size_t k) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k)));
+  }
+};
+struct Load8Bf16 {
+  static __m256 load(const std::uint16_t* p, std::size_t k) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+};
+
 }  // namespace
+
+template <StoredType T>
+void dot_interleaved16_avx2(const float* x, const std::uint16_t* w, std::size_t n, float* acc) {
+  gemv_interleaved16<V256, std::conditional_t<T == StoredType::f16, Load8F16, Load8Bf16>>(x, w, n, acc);
+}
+template void dot_interleaved16_avx2<StoredType::f16>(const float*, const std::uint16_t*, std::size_t, float*);
+template void dot_interleaved16_avx2<StoredType::bf16>(const float*, const std::uint16_t*, std::size_t, float*);
 
 void dot_interleaved_avx2(const float* x, const float* w, std::size_t n, float* acc) {
   gemv_simd_lanes<xsimd::fma3<xsimd::avx2>, Fma256, kInterleave>(x, w, n, acc);  // eight 8-row chains

@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "fma_avx512.hpp"
 #include "gemv_f32_simd.hpp"
@@ -38,6 +39,7 @@ struct V512 {
   static R zero() { return _mm512_setzero_ps(); }
   static R broadcast(float x) { return _mm512_set1_ps(x); }
   static R fma(R x, R y, R z) { return _mm512_fmadd_ps(x, y, z); }
+  static R load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
   [[gnu::always_inline]] static inline void transpose(R r[16]);
 };
@@ -49,6 +51,13 @@ void V512::transpose(__m512 r[16]) { transpose16x16(r); }
 void dot_interleaved_avx512(const float* x, const float* w, std::size_t n, float* acc) {
   gemv_simd_lanes<xsimd::avx512f, Fma512, kInterleave>(x, w, n, acc);  // four 16-row chains
 }
+
+template <StoredType T>
+void dot_interleaved16_avx512(const float* x, const std::uint16_t* w, std::size_t n, float* acc) {
+  gemv_interleaved16<V512, std::conditional_t<T == StoredType::f16, LoadF16, LoadBf16>>(x, w, n, acc);
+}
+template void dot_interleaved16_avx512<StoredType::f16>(const float*, const std::uint16_t*, std::size_t, float*);
+template void dot_interleaved16_avx512<StoredType::bf16>(const float*, const std::uint16_t*, std::size_t, float*);
 
 const GemvF32Kernel kGemvF32Avx512 =
     gemv_simd_table<V512, TransposedRows<V512, LoadF32>, TransposedRows<V512, LoadF16>,

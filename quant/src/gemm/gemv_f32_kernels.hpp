@@ -48,6 +48,15 @@ using InterleavedDotFn = void (*)(const float* x, const float* w, std::size_t n,
 void dot_interleaved_scalar(const float* x, const float* w, std::size_t n, float* acc);
 void dot_interleaved_avx2(const float* x, const float* w, std::size_t n, float* acc);
 void dot_interleaved_avx512(const float* x, const float* w, std::size_t n, float* acc);
+// The same over f16 or bf16 rows (T), interleaved the same way: element k of row r at
+// w[k * kInterleave + r], each widened to float32 exactly.
+using Interleaved16DotFn = void (*)(const float* x, const std::uint16_t* w, std::size_t n, float* acc);
+template <StoredType T>
+void dot_interleaved16_scalar(const float* x, const std::uint16_t* w, std::size_t n, float* acc);
+template <StoredType T>
+void dot_interleaved16_avx2(const float* x, const std::uint16_t* w, std::size_t n, float* acc);
+template <StoredType T>
+void dot_interleaved16_avx512(const float* x, const std::uint16_t* w, std::size_t n, float* acc);
 
 struct GemvF32Kernel {
   std::size_t rows;        // rows of B per dot_rows call

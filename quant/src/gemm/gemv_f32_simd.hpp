@@ -96,6 +96,23 @@ void gemv_simd_lanes(const float* x, const float* w, std::size_t n, float* acc) 
   for (std::size_t g = 0; g < G; ++g) a[g].store_unaligned(acc + g * F::size);
 }
 
+// The interleaved dot over 16-bit rows (dot_interleaved16_*): kInterleave / V::W chains of
+// V::W rows; Widen::load(p, 0) gives the V::W elements at p as floats.
+template <class V, class Widen>
+void gemv_interleaved16(const float* x, const std::uint16_t* w, std::size_t n, float* acc) {
+  constexpr std::size_t G = kInterleave / V::W;
+  typename V::R a[G];
+#pragma GCC unroll 8
+  for (std::size_t g = 0; g < G; ++g) a[g] = V::load(acc + g * V::W);
+  for (std::size_t k = 0; k < n; ++k, w += kInterleave) {
+    const typename V::R xk = V::broadcast(x[k]);
+#pragma GCC unroll 8
+    for (std::size_t g = 0; g < G; ++g) a[g] = V::fma(xk, Widen::load(w + g * V::W, 0), a[g]);
+  }
+#pragma GCC unroll 8
+  for (std::size_t g = 0; g < G; ++g) V::store(acc + g * V::W, a[g]);
+}
+
 // The kernel table of an ISA: V and its squares of f32, f16 and bf16 rows.
 template <class V, class SquareF32, class SquareF16, class SquareBf16, class Fma, class Arch>
 constexpr GemvF32Kernel gemv_simd_table() {

@@ -15,6 +15,7 @@
 
 #include "gemv_f32_kernels.hpp"
 #include "lowp/numerics/error.hpp"
+#include "lowp/numerics/half.hpp"
 #include "transpose.hpp"
 
 namespace lowp::quant {
@@ -59,6 +60,18 @@ void widen_interleaved(const void* ctx, const void* row, std::size_t k0, std::si
   for (std::size_t i = 0; i < n; ++i) out[i] = g[i * kInterleave + r];
 }
 
+// The same over f16 or bf16 elements (T), each widened exactly.
+template <StoredType T>
+void widen_interleaved16(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
+  const auto& d = *static_cast<const InterleavedRows::Data*>(ctx);
+  const auto* w = static_cast<const std::uint16_t*>(d.mem);
+  const auto l = static_cast<std::size_t>(static_cast<const std::uint16_t*>(row) - w) / d.cols;
+  const std::uint16_t* g = w + l / kInterleave * kInterleave * d.cols + k0 * kInterleave;
+  const std::size_t r = l % kInterleave;
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = T == StoredType::bf16 ? bf16_to_f32(g[i * kInterleave + r]) : f16_to_f32(g[i * kInterleave + r]);
+}
+
 // A block-coded row: the bytes of its blocks that hold [k0, k0 + n) (of blocks of equal bytes;
 // else the whole row), gathered from its group into the row's own layout, then the source's
 // decoder.
@@ -99,6 +112,22 @@ void dot_interleaved(const void*, const void* const* rows, std::size_t k0, std::
   Dot(x, static_cast<const float*>(rows[0]) + k0 * kInterleave, n, acc);
 }
 
+template <detail::Interleaved16DotFn Dot>
+void dot_interleaved16(const void*, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
+                       float* acc) {
+  Dot(x, static_cast<const std::uint16_t*>(rows[0]) + k0 * kInterleave, n, acc);
+}
+
+template <StoredType T>
+DotLanesFn dot16_for(Isa isa) {
+  switch (isa) {
+    case Isa::avx512: return &dot_interleaved16<detail::dot_interleaved16_avx512<T>>;
+    case Isa::avx2: return &dot_interleaved16<detail::dot_interleaved16_avx2<T>>;
+    case Isa::scalar: break;
+  }
+  return &dot_interleaved16<detail::dot_interleaved16_scalar<T>>;
+}
+
 // The source's interleaved dot, with its own decoder context.
 void dot_interleaved_bytes(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
                            float* acc) {
@@ -121,26 +150,36 @@ bool InterleavedRows::fits(const StoredMatrix& B) noexcept {
   const bool shape = !B.row_map && B.rows > 0 && B.cols > 0 && B.cols % 32 == 0 && B.data;
   const bool coded = B.type == StoredType::custom && B.dot_interleaved && B.widen && B.row_bytes > 0 &&
                      B.block > 0 && B.cols % B.block == 0;
-  return shape && (B.type == StoredType::f32 || coded);
+  return shape && (B.type != StoredType::custom || coded);
 }
 
 InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) {
   if (!fits(B))
-    throw Error("interleaved rows: need float32 rows, or block-coded ones with an interleaved dot, without a row map, "
-                "columns a multiple of 32 (" + std::to_string(B.rows) + " x " + std::to_string(B.cols) + ")");
-  const bool f32 = B.type == StoredType::f32;
-  // Each group is a rows x bytes block transposed, at the width of the element (a float) or of
-  // a byte; the last group's missing rows are zeros.
-  const std::size_t rows = f32 ? kInterleave : kByteInterleave, row_bytes = f32 ? B.cols * sizeof(float) : B.row_bytes;
-  const std::size_t groups = (B.rows + rows - 1) / rows, size = rows * row_bytes;
+    throw Error("interleaved rows: need float32, f16 or bf16 rows, or block-coded ones with an interleaved dot, "
+                "without a row map, columns a multiple of 32 (" + std::to_string(B.rows) + " x " +
+                std::to_string(B.cols) + ")");
+  const bool coded = B.type == StoredType::custom;
+  // Each group is a rows x elements block transposed, elements of esize bytes (a block-coded
+  // row's bytes one by one); the last group's missing rows are zeros.
+  const std::size_t esize = coded ? 1 : B.type == StoredType::f32 ? 4 : 2;
+  const std::size_t rows = coded ? kByteInterleave : kInterleave, row_bytes = coded ? B.row_bytes : B.cols * esize;
+  const std::size_t groups = (B.rows + rows - 1) / rows, size = rows * row_bytes, elems = row_bytes / esize;
   d_ = std::make_unique<Data>(groups * size);
   d_->cols = B.cols;
   d_->row_bytes = row_bytes;
   const auto* src = static_cast<const std::uint8_t*>(B.data);
   auto* dst = static_cast<std::uint8_t*>(d_->mem);
   const auto relay = [&](const std::uint8_t* from, std::uint8_t* to) {
-    if (f32)
+    const auto elementwise = [&]<class E>(E) {
+      const auto* f = reinterpret_cast<const E*>(from);
+      auto* t = reinterpret_cast<E*>(to);
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t e = 0; e < elems; ++e) t[e * rows + r] = f[r * elems + e];
+    };
+    if (esize == 4)
       detail::transpose(reinterpret_cast<const float*>(from), reinterpret_cast<float*>(to), rows, B.cols);
+    else if (esize == 2)
+      elementwise(std::uint16_t{});
     else
       detail::transpose_bytes(from, row_bytes, to, rows, rows, row_bytes);
   };
@@ -148,9 +187,11 @@ InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) {
 #pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : omp_get_max_threads())
   for (std::size_t g = 0; g < whole; ++g) relay(src + g * size, dst + g * size);
   if (whole < groups) {
-    std::vector<std::uint8_t> block(size, 0);
-    std::copy_n(src + whole * size, (B.rows - whole * rows) * row_bytes, block.data());
-    relay(block.data(), dst + whole * size);
+    // Aligned as the copy's groups are (transpose and the 16-bit loop read it by element).
+    std::vector<float> block((size + 3) / 4, 0.0f);
+    auto* b = reinterpret_cast<std::uint8_t*>(block.data());
+    std::copy_n(src + whole * size, (B.rows - whole * rows) * row_bytes, b);
+    relay(b, dst + whole * size);
   }
   m_.type = StoredType::custom;
   m_.data = d_->mem;
@@ -158,18 +199,31 @@ InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) {
   m_.cols = B.cols;
   m_.row_bytes = row_bytes;
   m_.ctx = d_.get();
-  if (f32) {
-    m_.block = 1;
-    m_.widen = &widen_interleaved;
-    m_.dot_lanes = dot_for(best_isa());
-    m_.prefetch_rows = false;  // one stream (gemm.hpp)
-  } else {
-    d_->src = B;
-    d_->src.data = nullptr;
-    m_.block = B.block;
-    m_.widen = &widen_interleaved_bytes;
-    m_.dot_lanes = &dot_interleaved_bytes;
-    m_.dot_columns = B.dot_columns;
+  m_.block = 1;
+  switch (B.type) {
+    case StoredType::f32:
+      m_.widen = &widen_interleaved;
+      m_.dot_lanes = dot_for(best_isa());
+      m_.prefetch_rows = false;  // one stream (gemm.hpp)
+      break;
+    case StoredType::f16:
+      m_.widen = &widen_interleaved16<StoredType::f16>;
+      m_.dot_lanes = dot16_for<StoredType::f16>(best_isa());
+      m_.prefetch_rows = false;
+      break;
+    case StoredType::bf16:
+      m_.widen = &widen_interleaved16<StoredType::bf16>;
+      m_.dot_lanes = dot16_for<StoredType::bf16>(best_isa());
+      m_.prefetch_rows = false;
+      break;
+    case StoredType::custom:
+      d_->src = B;
+      d_->src.data = nullptr;
+      m_.block = B.block;
+      m_.widen = &widen_interleaved_bytes;
+      m_.dot_lanes = &dot_interleaved_bytes;
+      m_.dot_columns = B.dot_columns;
+      break;
   }
 }
 

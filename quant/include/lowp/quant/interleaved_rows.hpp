@@ -1,5 +1,5 @@
-// A matrix re-laid for the one-row GEMM. Float32 rows 64 at a time, element k of row r of a
-// group at [k * 64 + r]; block-coded rows that offer an interleaved dot (StoredMatrix::
+// A matrix re-laid for the one-row GEMM. Float32, f16 or bf16 rows 64 at a time, element k of
+// row r of a group at [k * 64 + r]; block-coded rows that offer an interleaved dot (StoredMatrix::
 // dot_interleaved) 16 at a time, byte b of row r of a group at [b * 16 + r], so that the dot
 // finds a column's 16 rows side by side without transposing them. A decode step's product
 // then reads one stream of whole cache lines per group, where rows side by side in their own
@@ -16,9 +16,10 @@ namespace lowp::quant {
 
 class InterleavedRows {
  public:
-  // B: StoredType::f32, or custom with dot_interleaved, without a row map, rows > 0, cols a
-  // multiple of 32 (lowp::Error otherwise). The copy is made on `threads` OpenMP threads (0:
-  // all); B's data is not read again (a custom B's decoder context must outlive the copy).
+  // B: StoredType::f32, f16 or bf16, or custom with dot_interleaved, without a row map, rows
+  // > 0, cols a multiple of 32 (lowp::Error otherwise). The copy is made on `threads` OpenMP
+  // threads (0: all); B's data is not read again (a custom B's decoder context must outlive
+  // the copy).
   explicit InterleavedRows(const StoredMatrix& B, int threads = 0);
   InterleavedRows(const InterleavedRows&) = delete;
   InterleavedRows& operator=(const InterleavedRows&) = delete;
