@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -170,16 +171,11 @@ InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) {
   const auto* src = static_cast<const std::uint8_t*>(B.data);
   auto* dst = static_cast<std::uint8_t*>(d_->mem);
   const auto relay = [&](const std::uint8_t* from, std::uint8_t* to) {
-    const auto elementwise = [&]<class E>(E) {
-      const auto* f = reinterpret_cast<const E*>(from);
-      auto* t = reinterpret_cast<E*>(to);
-      for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t e = 0; e < elems; ++e) t[e * rows + r] = f[r * elems + e];
-    };
     if (esize == 4)
       detail::transpose(reinterpret_cast<const float*>(from), reinterpret_cast<float*>(to), rows, B.cols);
-    else if (esize == 2)
-      elementwise(std::uint16_t{});
+    else if (esize == 2)  // a mapped source's 16-bit elements need not be aligned: copied bytewise
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t e = 0; e < elems; ++e) std::memcpy(to + 2 * (e * rows + r), from + 2 * (r * elems + e), 2);
     else
       detail::transpose_bytes(from, row_bytes, to, rows, rows, row_bytes);
   };
