@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
+#include <bit>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -147,6 +148,60 @@ __attribute__((target("avx512f"))) float floor_avx512(std::size_t ops) { return 
 __attribute__((target("avx2"))) float floor_avx2(std::size_t ops) { return FloorOps<Vec8, 8>::run(ops); }
 float floor_sse(std::size_t ops) { return FloorOps<Vec4, 4>::run(ops); }
 
+// The floor above with the in-register stages' lane shuffles beside the floating-point
+// operations: a transform whose registers hold L consecutive elements moves each register
+// through log2(L) lane permutations (the partners at distances 1 .. L/2), of the kinds lowp's
+// kernels use (AVX-512: two in-lane permutes and two 128-bit-lane shuffles; AVX2: two and one;
+// SSE: two; checked in the disassembly). On x86 they issue to some of the same vector pipes as the adds and multiplies,
+// so this is the fastest any FWHT with the reference's bits and register-wide vectors can go
+// here, still with no loads or stores: fwht / this floor is how much of it the transform
+// reaches. kFp chains of each FP kind, kSh of shuffles (AVX2 and SSE: 16 registers in all).
+template <class V, int kFp, int kSh, class Shuffles>
+__attribute__((always_inline)) inline float shuffle_floor(std::size_t fp_ops, std::size_t shuffles) {
+  V a[kFp], m[kFp], s[kSh], d = V{} + 0x1p-20f, one = V{} + 1.0f;
+  for (int k = 0; k < kFp; ++k) a[k] = V{} + static_cast<float>(k), m[k] = V{} + (1.0f + static_cast<float>(k) * 0x1p-10f);
+  for (int k = 0; k < kSh; ++k)
+    for (std::size_t i = 0; i < sizeof(V) / sizeof(float); ++i) s[k][i] = static_cast<float>(k) + 0.5f * static_cast<float>(i);
+  asm("" : "+m"(d), "+m"(one), "+m"(s));  // unknown to the optimiser: no shuffle of a known vector folds away
+  const V dd = d, oo = one;
+  // Each round: kFp adds and kFp multiplies; the shuffle rounds (kSh chains through all
+  // Shuffles::kinds permutations) spread evenly among them.
+  const std::size_t rounds = fp_ops / (2 * kFp), sh_rounds = shuffles / (kSh * Shuffles::kinds);
+  std::size_t debt = 0;
+  for (std::size_t i = 0; i < rounds; ++i) {
+    for (int k = 0; k < kFp; ++k) a[k] += dd, m[k] *= oo;
+    for (debt += sh_rounds; debt >= rounds; debt -= rounds)
+      for (int k = 0; k < kSh; ++k) Shuffles::run(s[k]);
+  }
+  float sink = 0;
+  for (int k = 0; k < kFp; ++k) sink += a[k][0] + m[k][0];
+  for (int k = 0; k < kSh; ++k) sink += s[k][1];
+  return sink;
+}
+// The partner permutations of the in-register stages, lane i taking lane i ^ 2^st, as GCC's
+// generic vector shuffles (it emits the kernels' kinds for them: see the note above).
+template <class V, class I, int kLanes>
+struct Partners {
+  static constexpr std::size_t kinds = std::countr_zero(static_cast<unsigned>(kLanes));
+  __attribute__((always_inline)) static inline void run(V& x) {  // by reference: no vector in the ABI
+    for (std::size_t st = 0; st < kinds; ++st) {
+      I m;
+      for (int i = 0; i < kLanes; ++i) m[i] = i ^ (1 << st);
+      x = __builtin_shuffle(x, m);
+    }
+  }
+};
+typedef int Idx16 __attribute__((vector_size(64)));
+typedef int Idx8 __attribute__((vector_size(32)));
+typedef int Idx4 __attribute__((vector_size(16)));
+__attribute__((target("avx512f"))) float shuffle_floor_avx512(std::size_t ops, std::size_t sh) {
+  return shuffle_floor<Vec16, 7, 7, Partners<Vec16, Idx16, 16>>(ops, sh);
+}
+__attribute__((target("avx2"))) float shuffle_floor_avx2(std::size_t ops, std::size_t sh) {
+  return shuffle_floor<Vec8, 5, 4, Partners<Vec8, Idx8, 8>>(ops, sh);
+}
+float shuffle_floor_sse(std::size_t ops, std::size_t sh) { return shuffle_floor<Vec4, 5, 4, Partners<Vec4, Idx4, 4>>(ops, sh); }
+
 void BM_fp_floor_cache(benchmark::State& state) {
   const CacheShape c(state);
   // The vector width lowp's own FWHT kernels run at (its dispatch, LOWP_ISA honoured; scalar:
@@ -158,6 +213,22 @@ void BM_fp_floor_cache(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(avx512 ? floor_avx512(ops) : avx2 ? floor_avx2(ops) : floor_sse(ops));
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * c.bytes));
   state.counters["vector_ops"] = static_cast<double>(ops);
+}
+
+void BM_fp_shuffle_floor_cache(benchmark::State& state) {
+  const CacheShape c(state);
+  const lowp::Isa isa = lowp::best_isa();  // as BM_fp_floor_cache
+  const bool avx512 = isa == lowp::Isa::avx512, avx2 = isa == lowp::Isa::avx2;
+  const std::size_t lanes = avx512 ? 16 : avx2 ? 8 : 4, registers = c.rows * c.n / lanes;
+  const std::size_t ops = registers * static_cast<std::size_t>(state.range(0) + 1),
+                    shuffles = registers * static_cast<std::size_t>(std::countr_zero(lanes));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(avx512 ? shuffle_floor_avx512(ops, shuffles)
+                             : avx2 ? shuffle_floor_avx2(ops, shuffles)
+                                    : shuffle_floor_sse(ops, shuffles));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * c.bytes));
+  state.counters["vector_ops"] = static_cast<double>(ops);
+  state.counters["shuffles"] = static_cast<double>(shuffles);
 }
 
 // Streaming: every row of a 256 MiB matrix transformed once per pass.
@@ -218,6 +289,7 @@ void Sizes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_fwht_f32_cache)->Apply(Sizes);
 BENCHMARK(BM_memcpy_cache)->Apply(Sizes);
 BENCHMARK(BM_fp_floor_cache)->Arg(10)->Arg(12)->Arg(14);
+BENCHMARK(BM_fp_shuffle_floor_cache)->Arg(10)->Arg(12)->Arg(14);
 BENCHMARK(BM_fwht_f32_scalar_cache)->Apply(Sizes);
 BENCHMARK(BM_fwht_f32_l1)->Arg(10)->Arg(12);
 BENCHMARK(BM_memcpy_l1);
