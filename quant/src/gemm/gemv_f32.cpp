@@ -52,7 +52,10 @@ void scalar_lanes(const float* x, const float* w, std::size_t n, float* acc) {
 }
 
 // y[0..n) = acc (the first K block, not accumulating) or y + acc: gemm_f32's C = acc / C + acc.
-void fold(float* y, const float* acc, std::size_t n, bool add) {
+// Not inlined: of two NaNs an add returns the one its instruction reads first, and GCC may
+// order the operands of each inlined copy its own way (seen: a rows-in-place product and an
+// interleaved copy's giving NaNs of different payloads); one copy serves every caller.
+[[gnu::noinline]] void fold(float* y, const float* acc, std::size_t n, bool add) {
   for (std::size_t j = 0; j < n; ++j) y[j] = add ? y[j] + acc[j] : acc[j];
 }
 
@@ -203,12 +206,22 @@ void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x
     const std::size_t rows = std::min(R, j1 - r0);
     const bool next = r0 + R < j1;
     if (next) rows_at(r0 + R, w[cur ^ 1]);
-    // The next pass's rows are prefetched into L2, `per` lines per call, row by row (the
-    // rows' blocks are read in an order the hardware prefetcher does not follow). A cursor,
-    // not a division per line: those divisions cost a quarter of a Q8_0 row's time. Written
-    // in line: GCC deems a function that only prefetches pure and drops its calls.
-    const std::size_t lines = (b.row_bytes + 63) / 64,
-                      per = next && b.prefetch_rows ? (R * lines + steps - 1) / steps : 0;
+    // The next pass's rows are prefetched into L2, `per` lines per call (the rows' blocks are
+    // read in an order the hardware prefetcher does not follow): without a row map they are
+    // one run of bytes, swept by one pointer (a row and line cursor there cost a tenth of a
+    // Q4_K product's time in cache); else row by row, a cursor, not a division per line
+    // (those cost a quarter of a Q8_0 row's time). Written in line: GCC deems a function that
+    // only prefetches pure and drops its calls.
+    const bool sweep = !b.row_map;
+    const std::size_t lines = (b.row_bytes + 63) / 64;
+    const char *pf = nullptr, *pf_end = nullptr;
+    if (next && sweep) {
+      const auto* first = static_cast<const char*>(w[cur ^ 1][0]);
+      pf = first - reinterpret_cast<std::uintptr_t>(first) % 64;
+      pf_end = first + std::min(R, j1 - r0 - R) * b.row_bytes;
+    }
+    const std::size_t all = sweep ? static_cast<std::size_t>(pf_end - pf + 63) / 64 : R * lines,
+                      per = next && b.prefetch_rows ? (all + steps - 1) / steps : 0;
     std::size_t pf_row = 0, pf_line = 0;
     for (std::size_t k0 = 0; k0 < g.K; k0 += kGemmKc) {
       const std::size_t kc = std::min(kGemmKc, g.K - k0);
@@ -216,10 +229,13 @@ void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x
       for (std::size_t c = 0; c < kc; c += chunk) {
         const std::size_t n = std::min(chunk, kc - c);
         for (std::size_t q = 0; q < calls; ++q) {
-          for (std::size_t i = 0; i < per && pf_row < R; ++i) {
-            __builtin_prefetch(static_cast<const char*>(w[cur ^ 1][pf_row]) + 64 * pf_line, 0, 2);
-            if (++pf_line == lines) pf_line = 0, ++pf_row;
-          }
+          if (sweep)
+            for (std::size_t i = 0; i < per && pf < pf_end; ++i, pf += 64) __builtin_prefetch(pf, 0, 2);
+          else
+            for (std::size_t i = 0; i < per && pf_row < R; ++i) {
+              __builtin_prefetch(static_cast<const char*>(w[cur ^ 1][pf_row]) + 64 * pf_line, 0, 2);
+              if (++pf_line == lines) pf_line = 0, ++pf_row;
+            }
           if (b.dot_lanes)
             b.dot_lanes(b.ctx, w[cur], k0 + c, n, x + k0 + c, acc);
           else
