@@ -27,6 +27,7 @@ using simd::Plane;
 
 constexpr int kGroup = 16;  // rows per group (lanes of a register)
 constexpr int kGroups = static_cast<int>(kLaneDotRows) / kGroup;
+static_assert(kGroups == 4, "the nibble readers below list four groups");
 static_assert(kGroup == kLaneDotInterleave, "an interleaved group is a register's lanes");
 
 const std::uint8_t* row_at(const void* const* rows, int r, std::size_t offset) {
@@ -46,13 +47,14 @@ struct ColumnsAt {  // the same, read where they are
   const __m128i* at(int c) const { return reinterpret_cast<const __m128i*>(b + 16 * c); }
 };
 // The low (or high) nibbles of columns read where they are, selected 16 bytes at a time before
-// the widen (cheaper than on the widened 16 lanes).
+// the widen (cheaper than on the widened 16 lanes). Which half is a type, not a flag: a flag
+// left a test and branch at each of the unrolled chains' columns (a tenth of Q4_K's samples).
+template <bool kHigh>
 struct NibblesAt {
   const std::uint8_t* b = nullptr;
-  bool high = false;
   __m128i bytes(int c) const {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * c));
-    return _mm_and_si128(high ? _mm_srli_epi16(v, 4) : v, _mm_set1_epi8(0x0F));
+    return _mm_and_si128(kHigh ? _mm_srli_epi16(v, 4) : v, _mm_set1_epi8(0x0F));
   }
 };
 
@@ -68,7 +70,8 @@ __m512i widen(const P& t, int c, bool sign) {
   const __m128i b = _mm_loadu_si128(t.at(c));
   return sign ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
 }
-__m512i widen(const NibblesAt& t, int c, bool) { return _mm512_cvtepu8_epi32(t.bytes(c)); }
+template <bool kHigh>
+__m512i widen(const NibblesAt<kHigh>& t, int c, bool) { return _mm512_cvtepu8_epi32(t.bytes(c)); }
 
 // Rows side by side: group g's rows are rows[16 g ..]; load() transposes their 32 bytes at an
 // offset (in transpose()'s register order, which put() stores as a Plane).
@@ -195,7 +198,7 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
   // plane written and read back per 32 columns costs more).
   constexpr bool kDirect = !kFive && std::is_same_v<Src, Interleaved>;
   const __m512i low = _mm512_set1_epi8(0x0F), one = _mm512_set1_epi8(1);
-  NibblesAt q[kGroups];
+  const std::uint8_t* q[kGroups];  // kDirect: the groups' bytes of this sub-block pair
   alignas(64) float s[kGroups][8][kGroup], m[kGroups][8][kGroup];  // the blocks' d sc_j and dmin m_j
   __m512i nib[kGroups][8], high[kGroups][8];                      // a pair of sub-blocks' quants; Q5_K's bit planes
   __m512 a[kGroups];
@@ -227,7 +230,7 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
         if constexpr (kFive) src.load(g, blk * bytes + 16, high[g]);
       }
       if constexpr (kDirect) {
-        q[g] = {src.at(g, blk * bytes + qs + 32 * (j / 2)), j % 2 == 1};
+        q[g] = src.at(g, blk * bytes + qs + 32 * (j / 2));
         continue;
       }
       if (first || j % 2 == 0) src.load(g, blk * bytes + qs + 32 * (j / 2), nib[g]);
@@ -245,9 +248,15 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
     const auto op = [&](int g, int, __m512 f) {
       return _mm512_sub_ps(_mm512_mul_ps(_mm512_load_ps(s[g][j]), f), _mm512_load_ps(m[g][j]));
     };
-    if constexpr (kDirect)
-      chains<false>(q, x, a, op);
-    else
+    if constexpr (kDirect) {
+      if (j % 2) {
+        const NibblesAt<true> hi[kGroups] = {{q[0]}, {q[1]}, {q[2]}, {q[3]}};
+        chains<false>(hi, x, a, op);
+      } else {
+        const NibblesAt<false> lo[kGroups] = {{q[0]}, {q[1]}, {q[2]}, {q[3]}};
+        chains<false>(lo, x, a, op);
+      }
+    } else
       chains<false>(p, x, a, op);
   }
   for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
