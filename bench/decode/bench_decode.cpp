@@ -16,6 +16,7 @@
 //   over_memcpy           weight_bytes_per_s / memcpy_bytes_per_s (target >= 0.7 at 2 threads)
 // BM_decode_gemv_<type>/threads:1 (below): the step's one-row kernel alone, its weights in cache;
 // BM_decode_floor_<type>/threads:1: that kernel's column arithmetic alone (a bound under it).
+// BM_decode_window_<type>/threads:<n> (at the end): a prompt's window over an interleaved copy.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -338,5 +339,55 @@ LOWP_FLOOR_BENCH(q8_0, ggml::q8_0, 34.0 / 32)
 LOWP_FLOOR_BENCH(q4_k, ggml::q4_k, 144.0 / 256)
 LOWP_FLOOR_BENCH(q6_k, ggml::q6_k, 210.0 / 256)
 LOWP_FLOOR_BENCH(mxfp4, ggml::f32, (16.0 + 4.0) / 32)  // PackedWeight: two codes a byte, a float32 per 32
+
+// BM_decode_window_<type>/threads:<n>: a prompt's window as a decoder runs it, the product of 64
+// tokens (gemm_f32, M = 64) with layer 0's w_down (768 x 2048) read from the interleaved copy
+// the decoder makes of it (InterleavedRows), timed against the same product on the rows in
+// place, in turn, in this process. Counter in_place_over_copy: the in-place time over the
+// copy's (below 1: the copy slows windows down).
+void run_window(benchmark::State& state, std::uint32_t type) {
+  const StoredModel& sm = stored_model(type);
+  const int threads = static_cast<int>(state.range(0));
+  const StoredMatrix src = type == ggml::f32
+                               ? StoredMatrix{StoredType::f32, f32_model().layers[0].w_down.data(), 768, 2048}
+                               : sm.model.layers[0].w_down.stored;
+  if (!lowp::quant::InterleavedRows::fits(src)) {
+    state.SkipWithError("no interleaved copy of this type here");
+    return;
+  }
+  const lowp::quant::InterleavedRows il(src);
+  constexpr std::size_t M = 64;
+  std::vector<float> x(M * src.cols), y(M * src.rows);
+  std::mt19937 gen(5);
+  std::normal_distribution<float> normal;
+  for (float& v : x) v = normal(gen);
+  lowp::quant::gemm_f32(x.data(), il.matrix(), y.data(), M, false, threads);  // warm both
+  lowp::quant::gemm_f32(x.data(), src, y.data(), M, false, threads);
+  double copy = 0, in_place = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    lowp::quant::gemm_f32(x.data(), il.matrix(), y.data(), M, false, threads);
+    benchmark::DoNotOptimize(y.data());
+    const double t = seconds_since(t0);
+    state.SetIterationTime(t);
+    copy += t;
+    t0 = std::chrono::steady_clock::now();
+    lowp::quant::gemm_f32(x.data(), src, y.data(), M, false, threads);
+    benchmark::DoNotOptimize(y.data());
+    in_place += seconds_since(t0);
+  }
+  state.counters["in_place_over_copy"] = in_place / copy;
+}
+
+#define LOWP_WINDOW_BENCH(name, type)                                                         \
+  void BM_decode_window_##name(benchmark::State& state) { run_window(state, type); }          \
+  BENCHMARK(BM_decode_window_##name)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit( \
+      benchmark::kMillisecond);
+
+LOWP_WINDOW_BENCH(f32, ggml::f32)
+LOWP_WINDOW_BENCH(bf16, ggml::bf16)
+LOWP_WINDOW_BENCH(f16, ggml::f16)
+LOWP_WINDOW_BENCH(q8_0, ggml::q8_0)
+LOWP_WINDOW_BENCH(q4_k, ggml::q4_k)
 
 }  // namespace

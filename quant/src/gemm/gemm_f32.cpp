@@ -50,6 +50,25 @@ const std::uint8_t* f32_row(const StoredMatrix& b, std::size_t r) {
   return static_cast<const std::uint8_t*>(b.data) + 4 * (b.row_map ? b.row_map[r] : r) * b.cols;
 }
 
+// Rows [j, j + cols) of a grouped B (gemm.hpp), all in one group, x columns [k0, k0 + kc) as a
+// sliver of nr columns: a k's elements of the rows lie side by side, so float32 ones are packed
+// as columns and 16-bit ones widened (exactly) as they are packed.
+void pack_grouped(const StoredMatrix& b, std::size_t j, std::size_t cols, std::size_t nr, std::size_t k0, std::size_t kc,
+                  const GemmF32Kernel& kern, float* out) {
+  const std::size_t G = b.grouped_rows, at = (j / G * b.cols + k0) * G + j % G;
+  if (b.grouped_type == StoredType::f32) return kern.pack_cols(static_cast<const float*>(b.data) + at, G, cols, nr, kc, out);
+  const auto* w = static_cast<const std::uint16_t*>(b.data) + at;
+  const bool bf16 = b.grouped_type == StoredType::bf16;
+  for (std::size_t k = 0; k < kc; ++k, w += G, out += nr) {
+    std::size_t c = 0;
+    if (bf16)
+      for (; c < cols; ++c) out[c] = bf16_to_f32(w[c]);
+    else
+      for (; c < cols; ++c) out[c] = f16_to_f32(w[c]);
+    std::fill(out + c, out + nr, 0.0f);
+  }
+}
+
 // bp = B rows [j0, j0 + nj) x columns [k0, k0 + kc) as slivers of nr columns: sliver s holds,
 // for each k, columns j0 + s nr .. + nr - 1 (zeros past nj). Rows stored in another type than
 // float32 are widened into a buffer first.
@@ -62,6 +81,10 @@ void pack_b(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t j0, std
     const std::size_t cols = std::min(nr, nj - s * nr), j = j0 + s * nr;
     if (g.b_t) {
       kern.pack_cols(g.b_t + k0 * g.N + j, g.N, cols, nr, kc, out);
+      continue;
+    }
+    if (const std::size_t G = g.b.grouped_rows; G && !g.b.row_map && j % G + cols <= G) {
+      pack_grouped(g.b, j, cols, nr, k0, kc, kern, out);
       continue;
     }
     const void* rows[kMaxWidth];

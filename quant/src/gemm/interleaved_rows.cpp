@@ -196,6 +196,10 @@ InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) {
   m_.row_bytes = row_bytes;
   m_.ctx = d_.get();
   m_.block = 1;
+  if (!coded) {  // windows pack its slivers as they lie (gemm_f32's pack_grouped)
+    m_.grouped_rows = kInterleave;
+    m_.grouped_type = B.type;
+  }
   switch (B.type) {
     case StoredType::f32:
       m_.widen = &widen_interleaved;

@@ -66,6 +66,11 @@ struct StoredMatrix {
   // kByteInterleave rows hold byte b of row r at kByteInterleave b + r; rows[kByteInterleave g]
   // is group g's first row. Given, it lets InterleavedRows copy the matrix.
   DotLanesFn dot_interleaved = nullptr;
+  // custom, optional: `data` holds elements of grouped_type (f32, f16 or bf16) in groups of
+  // grouped_rows rows, element k of row r at (r / G cols + k) G + r % G (InterleavedRows'
+  // copies). The GEMM then packs a sliver of rows within a group from its columns as they lie.
+  std::size_t grouped_rows = 0;
+  StoredType grouped_type = StoredType::f32;
 };
 
 // C (M x B.rows) = A B^T (+ C), A: M x B.cols float32; the same bits as gemm_f32 on B widened.
