@@ -302,6 +302,13 @@ TEST(GemmF32Kernels, StoredMatrixBadArguments) {
   m.dot_lanes = [](const void*, const void* const*, std::size_t, std::size_t, const float*, float*) {};
   m.dot_columns = 48;
   expect_error([&] { gemm_f32(A.data(), m, C.data(), 2); }, {"dot_columns 48", "multiple of 32"});
+  m.dot_columns = 32;
+  m.grouped_rows = 64;
+  m.grouped_type = StoredType::custom;  // a group's elements must be plain floats
+  expect_error([&] { gemm_f32(A.data(), m, C.data(), 2); }, {"grouped rows", "float32, f16 or bf16"});
+  StoredMatrix plain{StoredType::f32, A.data(), 2, 2};
+  plain.grouped_rows = 64;  // only a custom matrix says how its rows are laid
+  expect_error([&] { gemm_f32(A.data(), plain, C.data(), 2); }, {"grouped rows"});
 }
 
 

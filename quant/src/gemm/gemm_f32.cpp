@@ -330,6 +330,8 @@ void check_stored(const StoredMatrix& B, const char* who) {
                 std::to_string(detail::kGemmKc) + " (block " + std::to_string(B.block) + ")");
   if (B.type == StoredType::custom && B.dot_lanes && B.dot_columns % 32 != 0)
     throw Error(std::string(who) + ": dot_columns " + std::to_string(B.dot_columns) + " is not a multiple of 32");
+  if (B.grouped_rows && (B.type != StoredType::custom || B.grouped_type == StoredType::custom || B.row_map))
+    throw Error(std::string(who) + ": grouped rows need a custom matrix of float32, f16 or bf16 elements without a row map");
 }
 
 // C (M x B.rows) = A B^T (+ C) for a stored B with rows, its decoder checked (the caller
