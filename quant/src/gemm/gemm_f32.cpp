@@ -60,12 +60,11 @@ void pack_grouped(const StoredMatrix& b, std::size_t j, std::size_t cols, std::s
   const auto* w = static_cast<const std::uint16_t*>(b.data) + at;
   const bool bf16 = b.grouped_type == StoredType::bf16;
   for (std::size_t k = 0; k < kc; ++k, w += G, out += nr) {
-    std::size_t c = 0;
     if (bf16)
-      for (; c < cols; ++c) out[c] = bf16_to_f32(w[c]);
+      for (std::size_t c = 0; c < cols; ++c) out[c] = bf16_to_f32(w[c]);
     else
-      for (; c < cols; ++c) out[c] = f16_to_f32(w[c]);
-    std::fill(out + c, out + nr, 0.0f);
+      widen_f16(reinterpret_cast<const std::uint8_t*>(w), cols, out);
+    std::fill(out + cols, out + nr, 0.0f);
   }
 }
 
@@ -165,6 +164,19 @@ void compute_block(const GemmF32Args& g, const GemmF32Kernel& kern, const float*
 
 }  // namespace
 
+void widen_f16_scalar(const std::uint8_t* src, std::size_t n, float* out) {
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint16_t h;
+    std::memcpy(&h, src + 2 * i, 2);
+    out[i] = f16_to_f32(h);
+  }
+}
+
+void widen_f16(const std::uint8_t* src, std::size_t n, float* out) {
+  static const auto widen = best_isa() == Isa::scalar ? &widen_f16_scalar : &widen_f16_f16c;
+  widen(src, n, out);
+}
+
 void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t n, float* out) {
   const std::size_t s = b.row_map ? b.row_map[r] : r;
   // Byte addressing and memcpy loads: a mapped file need not align its tensors.
@@ -182,7 +194,7 @@ void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t
       for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(u16(i));
       return;
     case StoredType::f16:
-      for (std::size_t i = 0; i < n; ++i) out[i] = f16_to_f32(u16(i));
+      widen_f16(bytes + 2 * (s * b.cols + k0), n, out);
       return;
     case StoredType::custom:
       b.widen(b.ctx, static_cast<const std::uint8_t*>(b.data) + s * b.row_bytes, k0, n, out);
