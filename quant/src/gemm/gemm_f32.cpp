@@ -82,7 +82,7 @@ void pack_b(const GemmF32Args& g, const GemmF32Kernel& kern, std::size_t j0, std
       kern.pack_cols(g.b_t + k0 * g.N + j, g.N, cols, nr, kc, out);
       continue;
     }
-    if (const std::size_t G = g.b.grouped_rows; G && !g.b.row_map && j % G + cols <= G) {
+    if (const std::size_t G = g.b.grouped_rows; G && j % G + cols <= G) {  // no row map (check_stored)
       pack_grouped(g.b, j, cols, nr, k0, kc, kern, out);
       continue;
     }

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gemv_f32_kernels.hpp"
@@ -51,26 +52,24 @@ namespace {
 
 using detail::kInterleave;
 
-// Elements [k0, k0 + n) of the row whose slot (rows x cols floats, row-major) starts at `row`:
-// its group's base and its lane follow from the slot's index.
-void widen_interleaved(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
-  const auto& d = *static_cast<const InterleavedRows::Data*>(ctx);
-  const auto l = static_cast<std::size_t>(static_cast<const float*>(row) - d.floats()) / d.cols;
-  const float* g = d.floats() + l / kInterleave * kInterleave * d.cols + k0 * kInterleave;
-  const std::size_t r = l % kInterleave;
-  for (std::size_t i = 0; i < n; ++i) out[i] = g[i * kInterleave + r];
-}
-
-// The same over f16 or bf16 elements (T), each widened exactly.
+// Elements [k0, k0 + n) of the row whose slot (rows x cols elements of type T, row-major)
+// starts at `row`, each widened exactly: its group's base and its lane follow from the slot's
+// index.
 template <StoredType T>
-void widen_interleaved16(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
+void widen_interleaved(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
+  using E = std::conditional_t<T == StoredType::f32, float, std::uint16_t>;
   const auto& d = *static_cast<const InterleavedRows::Data*>(ctx);
-  const auto* w = static_cast<const std::uint16_t*>(d.mem);
-  const auto l = static_cast<std::size_t>(static_cast<const std::uint16_t*>(row) - w) / d.cols;
-  const std::uint16_t* g = w + l / kInterleave * kInterleave * d.cols + k0 * kInterleave;
+  const auto* w = static_cast<const E*>(d.mem);
+  const auto l = static_cast<std::size_t>(static_cast<const E*>(row) - w) / d.cols;
+  const E* g = w + l / kInterleave * kInterleave * d.cols + k0 * kInterleave;
   const std::size_t r = l % kInterleave;
-  for (std::size_t i = 0; i < n; ++i)
-    out[i] = T == StoredType::bf16 ? bf16_to_f32(g[i * kInterleave + r]) : f16_to_f32(g[i * kInterleave + r]);
+  for (std::size_t i = 0; i < n; ++i) {
+    const E e = g[i * kInterleave + r];
+    if constexpr (T == StoredType::f32)
+      out[i] = e;
+    else
+      out[i] = T == StoredType::bf16 ? bf16_to_f32(e) : f16_to_f32(e);
+  }
 }
 
 // A block-coded row: the bytes of its blocks that hold [k0, k0 + n) (of blocks of equal bytes;
@@ -196,25 +195,23 @@ InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) {
   m_.row_bytes = row_bytes;
   m_.ctx = d_.get();
   m_.block = 1;
-  if (!coded) {  // windows pack its slivers as they lie (gemm_f32's pack_grouped)
-    m_.grouped_rows = kInterleave;
+  if (!coded) {
+    m_.prefetch_rows = false;  // one stream (gemm.hpp)
+    m_.grouped_rows = kInterleave;  // windows pack its slivers as they lie (gemm_f32's pack_grouped)
     m_.grouped_type = B.type;
   }
   switch (B.type) {
     case StoredType::f32:
-      m_.widen = &widen_interleaved;
+      m_.widen = &widen_interleaved<StoredType::f32>;
       m_.dot_lanes = dot_for(best_isa());
-      m_.prefetch_rows = false;  // one stream (gemm.hpp)
       break;
     case StoredType::f16:
-      m_.widen = &widen_interleaved16<StoredType::f16>;
+      m_.widen = &widen_interleaved<StoredType::f16>;
       m_.dot_lanes = dot16_for<StoredType::f16>(best_isa());
-      m_.prefetch_rows = false;
       break;
     case StoredType::bf16:
-      m_.widen = &widen_interleaved16<StoredType::bf16>;
+      m_.widen = &widen_interleaved<StoredType::bf16>;
       m_.dot_lanes = dot16_for<StoredType::bf16>(best_isa());
-      m_.prefetch_rows = false;
       break;
     case StoredType::custom:
       d_->src = B;

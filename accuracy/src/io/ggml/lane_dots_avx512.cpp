@@ -27,7 +27,6 @@ using simd::Plane;
 
 constexpr int kGroup = 16;  // rows per group (lanes of a register)
 constexpr int kGroups = static_cast<int>(kLaneDotRows) / kGroup;
-static_assert(kGroups == 4, "the nibble readers below list four groups");
 static_assert(kGroup == kLaneDotInterleave, "an interleaved group is a register's lanes");
 
 const std::uint8_t* row_at(const void* const* rows, int r, std::size_t offset) {
@@ -249,13 +248,15 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
       return _mm512_sub_ps(_mm512_mul_ps(_mm512_load_ps(s[g][j]), f), _mm512_load_ps(m[g][j]));
     };
     if constexpr (kDirect) {
-      if (j % 2) {
-        const NibblesAt<true> hi[kGroups] = {{q[0]}, {q[1]}, {q[2]}, {q[3]}};
-        chains<false>(hi, x, a, op);
-      } else {
-        const NibblesAt<false> lo[kGroups] = {{q[0]}, {q[1]}, {q[2]}, {q[3]}};
-        chains<false>(lo, x, a, op);
-      }
+      const auto nibbles = [&]<bool kHigh>() {
+        NibblesAt<kHigh> at[kGroups];
+        for (int g = 0; g < kGroups; ++g) at[g].b = q[g];
+        chains<false>(at, x, a, op);
+      };
+      if (j % 2)
+        nibbles.template operator()<true>();
+      else
+        nibbles.template operator()<false>();
     } else
       chains<false>(p, x, a, op);
   }
