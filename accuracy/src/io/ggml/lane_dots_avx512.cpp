@@ -72,6 +72,18 @@ __m512i widen(const P& t, int c, bool sign) {
 template <bool kHigh>
 __m512i widen(const NibblesAt<kHigh>& t, int c, bool) { return _mm512_cvtepu8_epi32(t.bytes(c)); }
 
+// Column c as floats, one per lane.
+template <class P>
+__m512 floats(const P& t, int c, bool sign) { return _mm512_cvtepi32_ps(widen(t, c, sign)); }
+// A nibble's float by a permute of 0..15, which reads only an index's low four bits: the low
+// nibbles need no mask, and the high ones only a shift before the widen.
+template <bool kHigh>
+__m512 floats(const NibblesAt<kHigh>& t, int c, bool) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.b + 16 * c));
+  const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  return _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(kHigh ? _mm_srli_epi16(v, 4) : v), iota);
+}
+
 // Rows side by side: group g's rows are rows[16 g ..]; load() transposes their 32 bytes at an
 // offset (in transpose()'s register order, which put() stores as a Plane).
 struct Rows {
@@ -124,7 +136,7 @@ template <bool kSigned, class P, class Op>
   for (int c = 0; c < 32; ++c) {
     const __m512 xv = _mm512_set1_ps(x[c]);
     for (int g = 0; g < kGroups; ++g)
-      a[g] = _mm512_fmadd_ps(xv, op(g, c, _mm512_cvtepi32_ps(widen(p[g], c, kSigned))), a[g]);
+      a[g] = _mm512_fmadd_ps(xv, op(g, c, floats(p[g], c, kSigned)), a[g]);
   }
 }
 
