@@ -297,16 +297,25 @@ void dot_q6_k(const Src& src, std::size_t k0, std::size_t n, const float* x, flo
         const __m512 d = halves(hdr, 30);
         for (int i = 0; i < 16; ++i) _mm512_store_ps(s[g][i], _mm512_mul_ps(d, _mm512_cvtepi32_ps(widen(hdr, 14 + i, true))));
       }
-      if (first || t == 0) {
+      // From a copy, a sub-block's ql and qh are loaded where they lie (kept between sub-blocks,
+      // they are stored on the stack and loaded back: more stores than the plane's own).
+      constexpr bool kDirect = std::is_same_v<Src, Interleaved>;
+      const std::uint8_t* ql = nullptr;
+      const std::uint8_t* qh = nullptr;
+      if constexpr (kDirect) {
+        ql = src.at(g, blk * 210 + 64 * h + 32 * (t % 2));
+        qh = src.at(g, blk * 210 + 128 + 32 * h);
+      } else if (first || t == 0) {
         for (int e = 0; e < 2; ++e) src.load(g, blk * 210 + 64 * h + 32 * e, lo[g][e]);
         src.load(g, blk * 210 + 128 + 32 * h, hi[g]);
       }
       const __m128i shift = _mm_cvtsi32_si128(2 * t);
       __m512i v[8];
       for (int i = 0; i < 8; ++i) {
-        const __m512i l = lo[g][t % 2][i];
+        const __m512i l = kDirect ? _mm512_loadu_si512(ql + 64 * i) : lo[g][t % 2][i];
+        const __m512i hq = kDirect ? _mm512_loadu_si512(qh + 64 * i) : hi[g][i];
         const __m512i lo4 = _mm512_and_si512(t / 2 ? _mm512_srli_epi16(l, 4) : l, low);
-        const __m512i hi2 = _mm512_and_si512(_mm512_srl_epi16(hi[g][i], shift), two);
+        const __m512i hi2 = _mm512_and_si512(_mm512_srl_epi16(hq, shift), two);
         v[i] = _mm512_sub_epi8(_mm512_or_si512(lo4, _mm512_slli_epi16(hi2, 4)), bias);
       }
       Src::put(v, p[g]);
