@@ -98,6 +98,8 @@ struct Rows {
     put(v, p);
     return p;
   }
+  // Rows in place are prefetched by the GEMV (one pass ahead); nothing more here.
+  void ahead(int, std::size_t, std::size_t) const {}
   // The f16 at `offset` in each of group g's rows, one float per lane (F16C: see halves() in
   // the AVX2 lane decoders for why its signalling-NaN quieting gives the same products).
   __m512 half(int g, std::size_t offset) const {
@@ -121,6 +123,15 @@ struct Interleaved {
     for (int i = 0; i < 8; ++i) _mm512_store_si512(p.b + 64 * i, v[i]);
   }
   __m512 half(int g, std::size_t offset) const { return halves(ColumnsAt{at(g, offset)}, 0); }
+  // Group g's bytes of row bytes [offset, offset + n) into L1, ahead of their use. Q6_K's step
+  // ran at 55 % of its kernel's speed in cache with the GEMV's prefetch of the next pass alone;
+  // a block ahead in each group's stream as well made it 15-20 % faster on the Zen 5 (Q4_K
+  // and Q8_0 measured no gain, so they do not). Integer arithmetic: the span may lie past the
+  // copy's end, which a prefetch ignores.
+  void ahead(int g, std::size_t offset, std::size_t n) const {
+    const std::uintptr_t p = reinterpret_cast<std::uintptr_t>(rows[kGroup * g]) + 16 * offset;
+    for (std::size_t b = 0; b < 16 * n; b += 64) _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
+  }
   // The same read where they are.
   ColumnsAt columns(int g, std::size_t offset, P&) const { return {at(g, offset)}; }
 };
@@ -288,6 +299,7 @@ void dot_q6_k(const Src& src, std::size_t k0, std::size_t n, const float* x, flo
     const int h = static_cast<int>(u % 8) / 4, t = static_cast<int>(u % 4);
     const bool first = u == k0 / 32;
     for (int g = 0; g < kGroups; ++g) {
+      src.ahead(g, (blk + 1) * 210 + (u % 8) * 27, 27);  // the next block, an eighth (rounded up) a sub-block
       if (first || u % 8 == 0) {
         const auto& hdr = src.columns(g, blk * 210 + 178, p[g]);
         const __m512 d = halves(hdr, 30);
