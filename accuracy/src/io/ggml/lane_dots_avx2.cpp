@@ -73,6 +73,7 @@ struct Rows {
   }
   __m256 half(int g, std::size_t offset) const { return halves(chain(g), offset); }
   void header(int g, std::size_t offset, __m128i col[16]) const { columns16(chain(g), offset, col); }
+  void ahead(int, std::size_t, std::size_t) const {}  // the GEMV prefetches rows in place
 };
 
 // An interleaved copy: group G starts at rows[16 G] (the slot of its first row), and its bytes
@@ -97,6 +98,8 @@ struct Interleaved {
   void header(int g, std::size_t offset, __m128i col[16]) const {
     for (int c = 0; c < 16; ++c) col[c] = column(g, offset + c);
   }
+  // Group G's bytes of row bytes [offset, offset + n) into L1 (prefetch_group).
+  void ahead(int G, std::size_t offset, std::size_t n) const { prefetch_group(rows[2 * kGroup * G], offset, n); }
 };
 
 // The chains over 32 columns: a[g] = fma(x[c], op(g, c, float(bits(column c of chain g))), a[g]),
@@ -248,12 +251,14 @@ void dot_q6_k(const Src& src, std::size_t k0, std::size_t n, const float* x, flo
         src.header(g, blk * 210 + 192, col);
         for (int i = 0; i < 16; ++i) s[g][i] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(col[i])));
       }
-    for (int G = 0; G < kGroups; ++G)
+    for (int G = 0; G < kGroups; ++G) {
+      src.ahead(G, (blk + 1) * 210 + (u % 8) * 27, 27);  // the next block, an eighth (rounded up) a sub-block
       src.quants(G, blk * 210, p[G], [&](const auto& load) {
         const __m256i lo4 = _mm256_and_si256(_mm256_srl_epi16(load(64 * h + 32 * (q4 % 2)), shift_lo), low);
         const __m256i hi2 = _mm256_and_si256(_mm256_srl_epi16(load(128 + 32 * h), shift_hi), two);
         return _mm256_sub_epi8(_mm256_or_si256(lo4, _mm256_slli_epi16(hi2, 4)), bias);
       });
+    }
     const int i0 = 8 * h + 2 * q4;
     chains(p, x, a, [&](int g, int c, __m256 f) { return _mm256_mul_ps(s[g][i0 + c / 16], f); });
   }

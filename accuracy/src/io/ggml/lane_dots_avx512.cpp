@@ -123,15 +123,8 @@ struct Interleaved {
     for (int i = 0; i < 8; ++i) _mm512_store_si512(p.b + 64 * i, v[i]);
   }
   __m512 half(int g, std::size_t offset) const { return halves(ColumnsAt{at(g, offset)}, 0); }
-  // Group g's bytes of row bytes [offset, offset + n) into L1, ahead of their use. Q6_K's step
-  // ran at 55 % of its kernel's speed in cache with the GEMV's prefetch of the next pass alone;
-  // a block ahead in each group's stream as well made it 15-20 % faster on the Zen 5 (Q4_K
-  // and Q8_0 measured no gain, so they do not). Integer arithmetic: the span may lie past the
-  // copy's end, which a prefetch ignores.
-  void ahead(int g, std::size_t offset, std::size_t n) const {
-    const std::uintptr_t p = reinterpret_cast<std::uintptr_t>(rows[kGroup * g]) + 16 * offset;
-    for (std::size_t b = 0; b < 16 * n; b += 64) _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
-  }
+  // Group g's bytes of row bytes [offset, offset + n) into L1 (prefetch_group).
+  void ahead(int g, std::size_t offset, std::size_t n) const { prefetch_group(rows[kGroup * g], offset, n); }
   // The same read where they are.
   ColumnsAt columns(int g, std::size_t offset, P&) const { return {at(g, offset)}; }
 };
