@@ -28,11 +28,12 @@ inline void scale_min_k4(int j, const std::uint8_t* q, int& d, int& m) {
 }
 
 // Prefetches into L1 the bytes of an interleaved copy's group (its bytes from `group`) that hold
-// the group's rows' bytes [offset, offset + n). The lane dots of Q6_K call it a block ahead of
-// their reads: with the GEMV's prefetch of the next pass alone, the Q6_K step ran at 55 % of
-// its kernel's speed in cache; with it too, 15-20 % faster on the Zen 5 (Q4_K and Q8_0 measured
-// no gain, so they do not). Integer arithmetic: the span may lie past the copy's end, which a
-// prefetch ignores.
+// the group's rows' bytes [offset, offset + n). The lane dots of Q6_K call it half a block
+// ahead of their reads: with the GEMV's prefetch of the next pass alone, the Q6_K step ran at
+// 55 % of its kernel's speed in cache; with it too, 15-25 % faster on the Zen 5 (a block ahead
+// measured 3 % slower at one thread, two blocks 15 % slower; Q4_K and Q8_0 measured no gain at
+// any distance, so they do not). Integer arithmetic: the span may lie past the copy's end,
+// which a prefetch ignores.
 inline void prefetch_group(const void* group, std::size_t offset, std::size_t n) {
   const std::uintptr_t p = reinterpret_cast<std::uintptr_t>(group) + kLaneDotInterleave * offset;
   for (std::size_t b = 0; b < kLaneDotInterleave * n; b += 64) __builtin_prefetch(reinterpret_cast<const void*>(p + b), 0, 3);

@@ -252,7 +252,7 @@ void dot_q6_k(const Src& src, std::size_t k0, std::size_t n, const float* x, flo
         for (int i = 0; i < 16; ++i) s[g][i] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(col[i])));
       }
     for (int G = 0; G < kGroups; ++G) {
-      src.ahead(G, (blk + 1) * 210 + (u % 8) * 27, 27);  // the next block, an eighth (rounded up) a sub-block
+      src.ahead(G, blk * 210 + 105 + (u % 8) * 27, 27);  // half a block on, an eighth (rounded up) a sub-block
       src.quants(G, blk * 210, p[G], [&](const auto& load) {
         const __m256i lo4 = _mm256_and_si256(_mm256_srl_epi16(load(64 * h + 32 * (q4 % 2)), shift_lo), low);
         const __m256i hi2 = _mm256_and_si256(_mm256_srl_epi16(load(128 + 32 * h), shift_hi), two);

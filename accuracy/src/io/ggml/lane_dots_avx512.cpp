@@ -292,7 +292,7 @@ void dot_q6_k(const Src& src, std::size_t k0, std::size_t n, const float* x, flo
     const int h = static_cast<int>(u % 8) / 4, t = static_cast<int>(u % 4);
     const bool first = u == k0 / 32;
     for (int g = 0; g < kGroups; ++g) {
-      src.ahead(g, (blk + 1) * 210 + (u % 8) * 27, 27);  // the next block, an eighth (rounded up) a sub-block
+      src.ahead(g, blk * 210 + 105 + (u % 8) * 27, 27);  // half a block on, an eighth (rounded up) a sub-block
       if (first || u % 8 == 0) {
         const auto& hdr = src.columns(g, blk * 210 + 178, p[g]);
         const __m512 d = halves(hdr, 30);
