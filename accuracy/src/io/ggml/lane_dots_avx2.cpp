@@ -189,7 +189,7 @@ template <bool kFive, class Src>
 void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, float* acc) {
   constexpr std::size_t bytes = kFive ? 176 : 144, qs = kFive ? 48 : 16;
   // Q4_K from an interleaved copy: a column's nibbles are taken after the widen, from the copy
-  // in place (the AVX-512 dot selects them on a column's 16 bytes before its widen).
+  // in place, as the AVX-512 dot does (there the float is a permute of 0..15).
   constexpr bool kDirect = !kFive && std::is_same_v<Src, Interleaved>;
   const __m256i low = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1), low32 = _mm256_set1_epi32(0x0F);
   __m256 s[kChains][8], m[kChains][8];  // the blocks' d sc_j and dmin m_j
