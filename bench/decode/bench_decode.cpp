@@ -94,7 +94,7 @@ StoredModel make_model(std::uint32_t type) {
       const std::uint16_t scale = lowp::f32_to_f16(1.0f / 4096.0f);
       std::vector<std::size_t> at;  // offsets of the block's f16 scales
       if (type == ggml::q8_0) at = {0};
-      if (type == ggml::q4_k) at = {0, 2};
+      if (type == ggml::q4_k || type == ggml::q5_k) at = {0, 2};
       if (type == ggml::q6_k) at = {208};
       for (std::size_t b = 0; b < bytes / bb; ++b)
         for (std::size_t o : at) std::memcpy(&buf[b * bb + o], &scale, 2);
@@ -244,7 +244,8 @@ BENCHMARK(BM_decode_step_mxfp4)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTi
 
 // BM_decode_gemv_<type>/threads:1: the step's kernel alone on weights held in cache, the one-row
 // GEMV (gemm_f32, M = 1) over the first kGemvRows rows of layer 0's w_down (2048 columns;
-// mxfp4: those rows packed; interleaved where the step's prepared weights are), run again and
+// mxfp4: those rows packed; interleaved where the step's prepared weights are; q5_k has no step
+// benchmark, only this kernel's), run again and
 // again on one thread (on two, its thread start-up would dominate). Its weight bytes per second against the step's memcpy at one thread (every
 // weight, from memory): below 0.7, the kernel's arithmetic bounds the one-thread step under
 // the target even if memory cost nothing.
@@ -302,6 +303,7 @@ LOWP_GEMV_BENCH(f32, ggml::f32)
 LOWP_GEMV_BENCH(bf16, ggml::bf16)
 LOWP_GEMV_BENCH(q8_0, ggml::q8_0)
 LOWP_GEMV_BENCH(q4_k, ggml::q4_k)
+LOWP_GEMV_BENCH(q5_k, ggml::q5_k)
 LOWP_GEMV_BENCH(q6_k, ggml::q6_k)
 LOWP_GEMV_BENCH(mxfp4, ggml::f32, true)
 

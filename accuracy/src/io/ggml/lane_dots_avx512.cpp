@@ -209,9 +209,16 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
   // plane written and read back per 32 columns costs more).
   constexpr bool kDirect = !kFive && std::is_same_v<Src, Interleaved>;
   const __m512i low = _mm512_set1_epi8(0x0F), one = _mm512_set1_epi8(1);
+  // From a copy, Q5_K's quants are loaded where they lie at each sub-block; from rows in place
+  // (loaded and transposed) they are kept: a pair of sub-blocks' nibbles and a block's bit planes.
+  constexpr bool kInPlace = std::is_same_v<Src, Interleaved>;
+  struct Kept {
+    __m512i nib[kGroups][8], high[kGroups][8];
+  };
+  struct None {};
+  [[maybe_unused]] std::conditional_t<kInPlace, None, Kept> kept;
   const std::uint8_t* q[kGroups];  // kDirect: the groups' bytes of this sub-block pair
   alignas(64) float s[kGroups][8][kGroup], m[kGroups][8][kGroup];  // the blocks' d sc_j and dmin m_j
-  __m512i nib[kGroups][8], high[kGroups][8];                      // a pair of sub-blocks' quants; Q5_K's bit planes
   __m512 a[kGroups];
   for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
   typename Src::P p[kGroups];
@@ -238,19 +245,34 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
           _mm512_store_ps(s[g][i], _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc)));
           _mm512_store_ps(m[g][i], _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(mn)));
         }
-        if constexpr (kFive) src.load(g, blk * bytes + 16, high[g]);
+        if constexpr (kFive && !kInPlace) src.load(g, blk * bytes + 16, kept.high[g]);
       }
       if constexpr (kDirect) {
         q[g] = src.at(g, blk * bytes + qs + 32 * (j / 2));
         continue;
       }
-      if (first || j % 2 == 0) src.load(g, blk * bytes + qs + 32 * (j / 2), nib[g]);
+      const std::uint8_t* at_qs = nullptr;
+      const std::uint8_t* at_qh = nullptr;
+      if constexpr (kInPlace) {
+        at_qs = src.at(g, blk * bytes + qs + 32 * (j / 2));
+        at_qh = src.at(g, blk * bytes + 16);
+      } else if (first || j % 2 == 0) {
+        src.load(g, blk * bytes + qs + 32 * (j / 2), kept.nib[g]);
+      }
       const __m128i bit = _mm_cvtsi32_si128(j);
       __m512i v[8];
       for (int i = 0; i < 8; ++i) {
-        v[i] = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(nib[g][i], 4) : nib[g][i], low);
+        __m512i nb, hb;
+        if constexpr (kInPlace) {
+          nb = _mm512_loadu_si512(at_qs + 64 * i);
+          hb = _mm512_loadu_si512(at_qh + 64 * i);
+        } else {
+          nb = kept.nib[g][i];
+          hb = kFive ? kept.high[g][i] : nb;
+        }
+        v[i] = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(nb, 4) : nb, low);
         if constexpr (kFive) {
-          const __m512i h = _mm512_and_si512(_mm512_srl_epi16(high[g][i], bit), one);
+          const __m512i h = _mm512_and_si512(_mm512_srl_epi16(hb, bit), one);
           v[i] = _mm512_or_si512(v[i], _mm512_slli_epi16(h, 4));
         }
       }
@@ -282,8 +304,16 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
 template <class Src>
 void dot_q6_k(const Src& src, std::size_t k0, std::size_t n, const float* x, float* acc) {
   const __m512i low = _mm512_set1_epi8(0x0F), two = _mm512_set1_epi8(3), bias = _mm512_set1_epi8(32);
+  // From a copy, a sub-block's ql and qh are loaded where they lie (kept between sub-blocks, they
+  // are stored on the stack and loaded back: more stores than the plane's own); from rows in
+  // place (loaded and transposed) a half's are kept: ql's two 32-byte runs and qh.
+  constexpr bool kInPlace = std::is_same_v<Src, Interleaved>;
+  struct Kept {
+    __m512i lo[kGroups][2][8], hi[kGroups][8];
+  };
+  struct None {};
+  [[maybe_unused]] std::conditional_t<kInPlace, None, Kept> kept;
   alignas(64) float s[kGroups][16][kGroup];  // the block's d sc_i
-  __m512i lo[kGroups][2][8], hi[kGroups][8];       // a half's ql (two 32-byte runs) and qh, transposed
   __m512 a[kGroups];
   for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
   typename Src::P p[kGroups];
@@ -298,23 +328,26 @@ void dot_q6_k(const Src& src, std::size_t k0, std::size_t n, const float* x, flo
         const __m512 d = halves(hdr, 30);
         for (int i = 0; i < 16; ++i) _mm512_store_ps(s[g][i], _mm512_mul_ps(d, _mm512_cvtepi32_ps(widen(hdr, 14 + i, true))));
       }
-      // From a copy, a sub-block's ql and qh are loaded where they lie (kept between sub-blocks,
-      // they are stored on the stack and loaded back: more stores than the plane's own).
-      constexpr bool kDirect = std::is_same_v<Src, Interleaved>;
       const std::uint8_t* ql = nullptr;
       const std::uint8_t* qh = nullptr;
-      if constexpr (kDirect) {
+      if constexpr (kInPlace) {
         ql = src.at(g, blk * 210 + 64 * h + 32 * (t % 2));
         qh = src.at(g, blk * 210 + 128 + 32 * h);
       } else if (first || t == 0) {
-        for (int e = 0; e < 2; ++e) src.load(g, blk * 210 + 64 * h + 32 * e, lo[g][e]);
-        src.load(g, blk * 210 + 128 + 32 * h, hi[g]);
+        for (int e = 0; e < 2; ++e) src.load(g, blk * 210 + 64 * h + 32 * e, kept.lo[g][e]);
+        src.load(g, blk * 210 + 128 + 32 * h, kept.hi[g]);
       }
       const __m128i shift = _mm_cvtsi32_si128(2 * t);
       __m512i v[8];
       for (int i = 0; i < 8; ++i) {
-        const __m512i l = kDirect ? _mm512_loadu_si512(ql + 64 * i) : lo[g][t % 2][i];
-        const __m512i hq = kDirect ? _mm512_loadu_si512(qh + 64 * i) : hi[g][i];
+        __m512i l, hq;
+        if constexpr (kInPlace) {
+          l = _mm512_loadu_si512(ql + 64 * i);
+          hq = _mm512_loadu_si512(qh + 64 * i);
+        } else {
+          l = kept.lo[g][t % 2][i];
+          hq = kept.hi[g][i];
+        }
         const __m512i lo4 = _mm512_and_si512(t / 2 ? _mm512_srli_epi16(l, 4) : l, low);
         const __m512i hi2 = _mm512_and_si512(_mm512_srl_epi16(hq, shift), two);
         v[i] = _mm512_sub_epi8(_mm512_or_si512(lo4, _mm512_slli_epi16(hi2, 4)), bias);
