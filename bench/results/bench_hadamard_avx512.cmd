@@ -1,5 +1,5 @@
-command: OMP_WAIT_POLICY=passive build/bin/bench_hadamard '--benchmark_filter=^BM_(fwht_f32|memcpy|fp_floor|fp_shuffle_floor)_(cache|stream)/(10|12|14)$' --benchmark_min_time=0.2 --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true --benchmark_out=bench/results/bench_hadamard_avx512.json --benchmark_out_format=json
-commit: 04e175a306
+command: OMP_WAIT_POLICY=passive build/bin/bench_hadamard '--benchmark_filter=^BM_(fwht_f32|memcpy|fp_floor|fp_shuffle_floor)_(cache|stream)/(10|12|14)$' --benchmark_min_time=0.2 --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true --benchmark_out=bench/results/bench_hadamard_avx512.json --benchmark_out_format=json
+commit: 1b3cad46d5
 cpu: AMD EPYC (family 26, model 2), 2 CPUs, avx2 fma avx512f avx512_vnni avx512_bf16
-started: 2026-12-01T02:51:42Z
-load: 0.6 at the start, 0.7 at the end
+started: 2026-12-01T07:49:40Z
+load: 0.7 at the start, 0.8 at the end
