@@ -156,12 +156,11 @@ void rows_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x,
         const std::size_t l = std::min(r0 + R + r, j1 - 1), s = b.row_map ? b.row_map[l] : l;
         next[r] = bytes + esize * (s * b.cols + k0);
       }
-      if (rows == R) {
-        kern.dot_rows[static_cast<std::size_t>(t)](x + k0, w, kc, acc, prefetch ? next : nullptr);
-      } else {  // B's last rows
-        std::fill(acc, acc + rows, 0.0f);
-        gemv_rows_tail(t, x + k0, w, rows, 0, kc, acc);
-      }
+      // B's last rows (attention's keys, one product per head, mostly end in a part group):
+      // the group's missing rows are its last row again, their sums dropped by the fold. Each
+      // row's chain is the same fmas in the same order, so the kernel gives the scalar's bits.
+      for (std::size_t r = rows; r < R; ++r) w[r] = w[rows - 1];
+      kern.dot_rows[static_cast<std::size_t>(t)](x + k0, w, kc, acc, prefetch ? next : nullptr);
       fold(g.c + r0, acc, rows, k0 > 0 || g.accumulate);
     }
   }
