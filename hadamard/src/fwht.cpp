@@ -11,7 +11,7 @@
 #include "fwht_kernels.hpp"
 #include "parallel.hpp"
 #include "lowp/numerics/error.hpp"
-#include "lowp/numerics/half.hpp"
+#include "lowp/numerics/half_runs.hpp"
 
 namespace lowp::hadamard {
 namespace {
@@ -53,22 +53,7 @@ void scalar_cols(const float* in, float* x, std::size_t m, std::size_t stride, s
       for (std::size_t c = 0; c < width; ++c) x[i * stride + c] *= scale;
 }
 
-template <class H, H (*enc)(float)>
-void scalar_narrow(const float* in, H* out, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = enc(in[i]);
-}
-template <float (*dec)(std::uint16_t)>
-void scalar_widen(const std::uint16_t* in, float* out, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = dec(in[i]);
-}
-
-const detail::Kernels kScalar{1,
-                              scalar_rows,
-                              scalar_cols,
-                              scalar_widen<bf16_to_f32>,
-                              scalar_narrow<std::uint16_t, f32_to_bf16>,
-                              scalar_widen<f16_to_f32>,
-                              scalar_narrow<std::uint16_t, f32_to_f16>};
+const detail::Kernels kScalar{1, scalar_rows, scalar_cols};
 
 const detail::Kernels& kernels_for(Isa isa) {
   if (!isa_available(isa))
@@ -157,8 +142,9 @@ void run_storage(const char* fn, std::uint16_t* x, std::size_t rows, std::size_t
   check(fn, n, stride);
   if (rows == 0) return;
   const detail::Kernels& k = kernels_for(best_isa());
-  const auto widen = bf16 ? k.bf16_to_f32 : k.f16_to_f32;
-  const auto narrow = bf16 ? k.f32_to_bf16 : k.f32_to_f16;
+  const HalfRuns& h = half_runs();
+  const auto widen = bf16 ? h.bf16_to_f32 : h.f16_to_f32;
+  const auto narrow = bf16 ? h.f32_to_bf16 : h.f32_to_f16;
   const bool long_rows = n > detail::kBlock;
   const bool parallel = want_threads(rows * n);
   auto body = [&](std::size_t lo, std::size_t hi) {

@@ -22,11 +22,6 @@ struct Kernels {
   // Transforms of length m down the columns [0, width) of an m x stride row-major matrix;
   // width is a multiple of min_n. `in` as for rows.
   void (*cols)(const float* in, float* x, std::size_t m, std::size_t stride, std::size_t width, float scale);
-  // Storage conversions of n elements (exact widening; RNE narrowing as in numerics/half.hpp).
-  void (*bf16_to_f32)(const std::uint16_t* in, float* out, std::size_t n);
-  void (*f32_to_bf16)(const float* in, std::uint16_t* out, std::size_t n);
-  void (*f16_to_f32)(const std::uint16_t* in, float* out, std::size_t n);
-  void (*f32_to_f16)(const float* in, std::uint16_t* out, std::size_t n);
 };
 
 const Kernels& kernels_avx2() noexcept;

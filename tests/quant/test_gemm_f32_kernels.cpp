@@ -290,30 +290,6 @@ TEST(GemmF32Kernels, StoredWeightsWidenInsideTheGemm) {
   EXPECT_GT(sc.ctx.calls, 0);
 }
 
-// Every f16 code (NaNs with their payloads, subnormals, infinities), read from an odd address,
-// widened by F16C's conversion and by the scalar one: the bits of lowp::f16_to_f32 (the
-// oracle, tested against ml_dtypes' codes), in runs that end in each tail length.
-TEST(GemmF32Kernels, WidenF16IsTheScalarConversionOnEveryCode) {
-  std::vector<std::uint8_t> bytes(2 * 65536 + 1);
-  for (std::uint32_t h = 0; h < 65536; ++h) {
-    const auto v = static_cast<std::uint16_t>(h);
-    std::memcpy(bytes.data() + 1 + 2 * h, &v, 2);
-  }
-  const auto same = [&](void (*widen)(const std::uint8_t*, std::size_t, float*), const char* name) {
-    std::vector<float> out(65536);
-    for (std::size_t at = 0, run = 1; at < 65536; at += run, run = run % 23 + 1)  // runs of 1 .. 23
-      widen(bytes.data() + 1 + 2 * at, std::min<std::size_t>(run, 65536 - at), out.data() + at);
-    std::size_t differ = 0;
-    for (std::uint32_t h = 0; h < 65536; ++h)
-      differ += std::bit_cast<std::uint32_t>(out[h]) != std::bit_cast<std::uint32_t>(lowp::f16_to_f32(static_cast<std::uint16_t>(h)));
-    EXPECT_EQ(differ, 0u) << name;
-  };
-  same(&lowp::quant::detail::widen_f16_scalar, "scalar");
-  if (!lowp::isa_available(lowp::Isa::avx2))
-    GTEST_SKIP() << "no AVX2 (F16C) on this CPU: its conversion not checked";
-  same(&lowp::quant::detail::widen_f16_f16c, "F16C");
-}
-
 TEST(GemmF32Kernels, StoredMatrixBadArguments) {
   std::vector<float> A(4), C(4);
   std::vector<std::uint16_t> b(4);

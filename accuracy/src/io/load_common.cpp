@@ -2,22 +2,17 @@
 
 #include <algorithm>
 
-#include "lowp/numerics/half.hpp"
+#include "lowp/numerics/half_runs.hpp"
 
 namespace lowp::accuracy::detail {
 
 std::vector<float> to_f32(StoredType type, Bytes data, std::uint64_t count) {
   std::vector<float> out(count);
   const std::uint8_t* p = data.data();
-  auto u16 = [&](std::uint64_t i) {
-    std::uint16_t h;
-    std::memcpy(&h, p + 2 * i, 2);
-    return h;
-  };
   switch (type) {
     case StoredType::f32: std::memcpy(out.data(), p, 4 * count); break;
-    case StoredType::f16: for (std::uint64_t i = 0; i < count; ++i) out[i] = f16_to_f32(u16(i)); break;
-    case StoredType::bf16: for (std::uint64_t i = 0; i < count; ++i) out[i] = bf16_to_f32(u16(i)); break;
+    case StoredType::f16: half_runs().f16_to_f32(p, out.data(), count); break;
+    case StoredType::bf16: half_runs().bf16_to_f32(p, out.data(), count); break;
   }
   return out;
 }

@@ -20,6 +20,7 @@
 #include "gemv_f32_kernels.hpp"
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/half.hpp"
+#include "lowp/numerics/half_runs.hpp"
 #include "lowp/numerics/parallel.hpp"
 
 namespace lowp::quant::detail {
@@ -60,10 +61,7 @@ void pack_grouped(const StoredMatrix& b, std::size_t j, std::size_t cols, std::s
   const auto* w = static_cast<const std::uint16_t*>(b.data) + at;
   const bool bf16 = b.grouped_type == StoredType::bf16;
   for (std::size_t k = 0; k < kc; ++k, w += G, out += nr) {
-    if (bf16)
-      for (std::size_t c = 0; c < cols; ++c) out[c] = bf16_to_f32(w[c]);
-    else
-      widen_f16(reinterpret_cast<const std::uint8_t*>(w), cols, out);
+    (bf16 ? half_runs().bf16_to_f32 : half_runs().f16_to_f32)(w, out, cols);
     std::fill(out + cols, out + nr, 0.0f);
   }
 }
@@ -164,37 +162,19 @@ void compute_block(const GemmF32Args& g, const GemmF32Kernel& kern, const float*
 
 }  // namespace
 
-void widen_f16_scalar(const std::uint8_t* src, std::size_t n, float* out) {
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint16_t h;
-    std::memcpy(&h, src + 2 * i, 2);
-    out[i] = f16_to_f32(h);
-  }
-}
-
-void widen_f16(const std::uint8_t* src, std::size_t n, float* out) {
-  static const auto widen = best_isa() == Isa::scalar ? &widen_f16_scalar : &widen_f16_f16c;
-  widen(src, n, out);
-}
-
 void widen_row(const StoredMatrix& b, std::size_t r, std::size_t k0, std::size_t n, float* out) {
   const std::size_t s = b.row_map ? b.row_map[r] : r;
-  // Byte addressing and memcpy loads: a mapped file need not align its tensors.
+  // Byte addressing (half_runs reads bytes): a mapped file need not align its tensors.
   const auto* bytes = static_cast<const std::uint8_t*>(b.data);
-  const auto u16 = [&](std::size_t i) {
-    std::uint16_t h;
-    std::memcpy(&h, bytes + 2 * (s * b.cols + k0 + i), 2);
-    return h;
-  };
   switch (b.type) {
     case StoredType::f32:
       std::memcpy(out, f32_row(b, r) + 4 * k0, n * sizeof(float));
       return;
     case StoredType::bf16:
-      for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(u16(i));
+      half_runs().bf16_to_f32(bytes + 2 * (s * b.cols + k0), out, n);
       return;
     case StoredType::f16:
-      widen_f16(bytes + 2 * (s * b.cols + k0), n, out);
+      half_runs().f16_to_f32(bytes + 2 * (s * b.cols + k0), out, n);
       return;
     case StoredType::custom:
       b.widen(b.ctx, static_cast<const std::uint8_t*>(b.data) + s * b.row_bytes, k0, n, out);

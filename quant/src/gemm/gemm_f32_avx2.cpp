@@ -33,23 +33,6 @@ inline void store_lanes(float* dst, __m256 v, std::size_t lanes) {
 }
 }  // namespace
 
-// F16C quiets a signalling NaN (sets its quiet bit); f16_to_f32 keeps it signalling, payload as
-// it is, so those lanes have the quiet bit cleared again.
-void widen_f16_f16c(const std::uint8_t* src, std::size_t n, float* out) {
-  const __m256i magnitude = _mm256_set1_epi32(0x7fff), inf = _mm256_set1_epi32(0x7c00),
-                quiet16 = _mm256_set1_epi32(0x200), quiet32 = _mm256_set1_epi32(0x400000);
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
-    const __m256i w = _mm256_cvtepu16_epi32(h);
-    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(w, magnitude), inf);
-    const __m256i signalling = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(w, quiet16), quiet16), nan);
-    const __m256 f = _mm256_cvtph_ps(h);
-    _mm256_storeu_ps(out + i, _mm256_andnot_ps(_mm256_castsi256_ps(_mm256_and_si256(signalling, quiet32)), f));
-  }
-  widen_f16_scalar(src + 2 * i, n - i, out + i);
-}
-
 void pack_rows_avx2(const void* const* rows, std::size_t n, std::size_t width, std::size_t kc, float* out) {
   for (std::size_t g0 = 0; g0 < width; g0 += 8) {  // rows g0 .. g0 + 7, `lanes` of them stored
     const std::size_t lanes = std::min<std::size_t>(8, width - g0);

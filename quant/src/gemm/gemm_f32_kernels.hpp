@@ -33,12 +33,6 @@ using PackColsFn = void (*)(const float* src, std::size_t ld, std::size_t n, std
 void pack_cols_scalar(const float* src, std::size_t ld, std::size_t n, std::size_t width, std::size_t kc, float* out);
 void pack_cols_avx512(const float* src, std::size_t ld, std::size_t n, std::size_t width, std::size_t kc, float* out);
 
-// out[i] = the float32 value of f16 element i of src (at any alignment), i < n: exactly
-// f16_to_f32's (F16C's conversion under AVX2 and AVX-512, checked equal on every code).
-void widen_f16(const std::uint8_t* src, std::size_t n, float* out);
-void widen_f16_scalar(const std::uint8_t* src, std::size_t n, float* out);
-void widen_f16_f16c(const std::uint8_t* src, std::size_t n, float* out);
-
 struct GemmF32Kernel {
   std::size_t mr, nr;
   // c (mr x nr, row stride ldc) = or += the packed slivers ap (kc x mr) times bp (kc x nr, 64-byte
