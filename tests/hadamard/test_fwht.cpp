@@ -181,6 +181,27 @@ TEST(Fwht, RowsWithGapLeaveGapUntouched) {
     }
 }
 
+// Rows laid end to end (stride n), as many as fill one L1 batch and more (the kernels take
+// rows of at most 8 KiB several at a time, a first pass over all of them and then their later
+// passes): each row reference::fwht's bits, the batch's last rows and a partial last batch
+// included.
+TEST(Fwht, ContiguousRowsAreEachTheReference) {
+  for (Isa isa : lowp::test::available_isas())
+    for (std::size_t n : {16, 32, 128, 256, 512, 1024, 2048, 4096})
+      for (std::size_t rows : {2, 3, 5, 9, 17})
+        for (const float scale : {1.0f, hd::orthonormal_scale(n)}) {
+          const auto m = normal_floats(rows * n, static_cast<std::uint32_t>(n * 7 + rows));
+          auto got = m;
+          hd::fwht_rows_isa(isa, got.data(), rows, n, n, scale);
+          for (std::size_t r = 0; r < rows; ++r) {
+            std::vector<float> want(m.begin() + r * n, m.begin() + (r + 1) * n);
+            hd::reference::fwht(want.data(), n, scale);
+            EXPECT_TRUE(std::memcmp(want.data(), got.data() + r * n, n * sizeof(float)) == 0)
+                << lowp::isa_name(isa) << " n=" << n << " rows=" << rows << " row " << r << " scale=" << scale;
+          }
+        }
+}
+
 // Column transforms: each column of an m-row block gets reference::fwht's bits, at column
 // counts around the SIMD widths and the strip width, in place and out of place (the source
 // untouched), with the columns past `cols` untouched.
