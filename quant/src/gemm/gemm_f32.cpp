@@ -19,7 +19,6 @@
 #include "gemm_tasks.hpp"
 #include "gemv_f32_kernels.hpp"
 #include "lowp/numerics/error.hpp"
-#include "lowp/numerics/half.hpp"
 #include "lowp/numerics/half_runs.hpp"
 #include "lowp/numerics/parallel.hpp"
 
@@ -59,9 +58,9 @@ void pack_grouped(const StoredMatrix& b, std::size_t j, std::size_t cols, std::s
   const std::size_t G = b.grouped_rows, at = (j / G * b.cols + k0) * G + j % G;
   if (b.grouped_type == StoredType::f32) return kern.pack_cols(static_cast<const float*>(b.data) + at, G, cols, nr, kc, out);
   const auto* w = static_cast<const std::uint16_t*>(b.data) + at;
-  const bool bf16 = b.grouped_type == StoredType::bf16;
+  const auto widen = b.grouped_type == StoredType::bf16 ? half_runs().bf16_to_f32 : half_runs().f16_to_f32;
   for (std::size_t k = 0; k < kc; ++k, w += G, out += nr) {
-    (bf16 ? half_runs().bf16_to_f32 : half_runs().f16_to_f32)(w, out, cols);
+    widen(w, out, cols);
     std::fill(out + cols, out + nr, 0.0f);
   }
 }
