@@ -52,10 +52,12 @@ inline __m256 halves(const void* const* rows, std::size_t offset) {
 // Q4_K's and Q5_K's d sc_j and dmin m_j (j < 8) of 8 rows' blocks, a float per lane, from
 // the blocks' first 16 bytes (col[c]: byte c of the 8 rows): d and dmin the first two f16, the
 // 6-bit sc_j and m_j unpacked from bytes 4 to 15 as scale_min_k4 does (dequantize_simd.hpp),
-// each product the scalar decoder's.
-inline void k_scales(const __m128i col[16], __m256 s[8], __m256 m[8]) {
+// each product the scalar decoder's. True when every d and dmin is finite (k_fused).
+inline bool k_scales(const __m128i col[16], __m256 s[8], __m256 m[8]) {
   const __m256 d = _mm256_cvtph_ps(_mm_unpacklo_epi8(col[0], col[1]));  // F16C: see halves()
   const __m256 dmin = _mm256_cvtph_ps(_mm_unpacklo_epi8(col[2], col[3]));
+  const __m256 zero = _mm256_setzero_ps();
+  const __m256 nan_if_not = _mm256_add_ps(_mm256_mul_ps(d, zero), _mm256_mul_ps(dmin, zero));
   __m256i b[12];
   for (int c = 0; c < 12; ++c) b[c] = _mm256_cvtepu8_epi32(col[4 + c]);
   const __m256i six = _mm256_set1_epi32(63), four = _mm256_set1_epi32(15);
@@ -71,6 +73,7 @@ inline void k_scales(const __m128i col[16], __m256 s[8], __m256 m[8]) {
     s[i] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(sc));
     m[i] = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(mn));
   }
+  return _mm256_movemask_ps(_mm256_cmp_ps(nan_if_not, zero, _CMP_EQ_OQ)) == 0xFF;
 }
 
 // The 16 bytes at `offset` in each of 8 rows as columns (col[c]: byte c of the 8 rows).
@@ -81,10 +84,10 @@ inline void columns16(const void* const* rows, std::size_t offset, __m128i col[1
 }
 
 // The same of the blocks at `offset` in each of 8 rows.
-inline void k_scales(const void* const* rows, std::size_t offset, __m256 s[8], __m256 m[8]) {
+inline bool k_scales(const void* const* rows, std::size_t offset, __m256 s[8], __m256 m[8]) {
   __m128i col[16];
   columns16(rows, offset, col);
-  k_scales(col, s, m);
+  return k_scales(col, s, m);
 }
 
 }  // namespace lowp::accuracy::ggml::avx2

@@ -27,6 +27,14 @@ inline void scale_min_k4(int j, const std::uint8_t* q, int& d, int& m) {
   }
 }
 
+// k_fused: Q4_K / Q5_K's weight (d sc_j) q - dmin m_j as one fused multiply-subtract is bitwise
+// the scalar decoder's product then difference when d and dmin are finite: d (an f16, 11
+// significant bits) times the 6-bit sc_j has at most 17 and that times the 5-bit q at most 22,
+// so the product is exact and the fmsub rounds the same difference once. Blocks with an
+// infinite or NaN d or dmin take the product and difference, whose NaN (an invalid product's,
+// or the first operand's) an fmsub need not return. The lane dots use it: one operation less
+// per weight, a tenth to a sixth of their time.
+//
 // Prefetches into L1 the bytes of an interleaved copy's group (its bytes from `group`) that hold
 // the group's rows' bytes [offset, offset + n). The lane dots of Q6_K call it half a block
 // ahead of their reads: with the GEMV's prefetch of the next pass alone, the Q6_K step ran at

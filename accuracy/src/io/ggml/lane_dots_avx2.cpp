@@ -193,18 +193,21 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
   constexpr bool kDirect = !kFive && std::is_same_v<Src, Interleaved>;
   const __m256i low = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1), low32 = _mm256_set1_epi32(0x0F);
   __m256 s[kChains][8], m[kChains][8];  // the blocks' d sc_j and dmin m_j
+  bool finite = true;                    // the block's d and dmin in every chain (k_fused)
   __m256 a[kChains];
   for (int g = 0; g < kChains; ++g) a[g] = _mm256_loadu_ps(acc + kGroup * g);
   std::conditional_t<kDirect, ColumnsAt<false>, typename Src::P> p[kGroups];
   for (std::size_t u = k0 / 32; u < (k0 + n) / 32; ++u, x += 32) {
     const std::size_t blk = u / 8;
     const int j = static_cast<int>(u % 8);
-    if (u == k0 / 32 || j == 0)
+    if (u == k0 / 32 || j == 0) {
+      finite = true;
       for (int g = 0; g < kChains; ++g) {
         __m128i col[16];
         src.header(g, blk * bytes, col);
-        k_scales(col, s[g], m[g]);
+        finite = k_scales(col, s[g], m[g]) && finite;
       }
+    }
     for (int G = 0; G < kGroups; ++G) {
       if constexpr (kDirect) {
         p[G].b = src.at(G, blk * bytes + qs + 32 * (j / 2));
@@ -221,11 +224,17 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
         });
       }
     }
-    const auto op = [&](int g, int, __m256 f) { return _mm256_sub_ps(_mm256_mul_ps(s[g][j], f), m[g][j]); };
-    if constexpr (kDirect)
-      chains<4>(p, x, a, op, [&](__m256i v) { return j % 2 ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, low32); });
+    // The weight: one fmsub where the block's scales are finite (k_fused, dequantize_simd.hpp).
+    const auto run = [&](const auto& op) {
+      if constexpr (kDirect)
+        chains<4>(p, x, a, op, [&](__m256i v) { return j % 2 ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, low32); });
+      else
+        chains<4>(p, x, a, op);
+    };
+    if (finite)
+      run([&](int g, int, __m256 f) { return _mm256_fmsub_ps(s[g][j], f, m[g][j]); });
     else
-      chains<4>(p, x, a, op);
+      run([&](int g, int, __m256 f) { return _mm256_sub_ps(_mm256_mul_ps(s[g][j], f), m[g][j]); });
   }
   for (int g = 0; g < kChains; ++g) _mm256_storeu_ps(acc + kGroup * g, a[g]);
 }

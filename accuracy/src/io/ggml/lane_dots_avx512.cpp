@@ -219,6 +219,7 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
   [[maybe_unused]] std::conditional_t<kInPlace, None, Kept> kept;
   const std::uint8_t* q[kGroups];  // kDirect: the groups' bytes of this sub-block pair
   alignas(64) float s[kGroups][8][kGroup], m[kGroups][8][kGroup];  // the blocks' d sc_j and dmin m_j
+  bool finite = true;  // the block's d and dmin in every group (k_fused)
   __m512 a[kGroups];
   for (int g = 0; g < kGroups; ++g) a[g] = _mm512_loadu_ps(acc + kGroup * g);
   typename Src::P p[kGroups];
@@ -226,10 +227,13 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
     const std::size_t blk = u / 8;
     const int j = static_cast<int>(u % 8);
     const bool first = u == k0 / 32;
+    if (first || j == 0) finite = true;
     for (int g = 0; g < kGroups; ++g) {
       if (first || j == 0) {
         const auto& hdr = src.columns(g, blk * bytes, p[g]);
-        const __m512 d = halves(hdr, 0), dmin = halves(hdr, 2);
+        const __m512 d = halves(hdr, 0), dmin = halves(hdr, 2), zero = _mm512_setzero_ps();
+        finite = finite && _mm512_cmp_ps_mask(_mm512_add_ps(_mm512_mul_ps(d, zero), _mm512_mul_ps(dmin, zero)), zero,
+                                              _CMP_EQ_OQ) == 0xFFFF;
         __m512i b[12];
         for (int c = 0; c < 12; ++c) b[c] = widen(hdr, 4 + c, false);
         const __m512i six = _mm512_set1_epi32(63), four = _mm512_set1_epi32(15);
@@ -278,21 +282,27 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
       }
       Src::put(v, p[g]);
     }
-    const auto op = [&](int g, int, __m512 f) {
-      return _mm512_sub_ps(_mm512_mul_ps(_mm512_load_ps(s[g][j]), f), _mm512_load_ps(m[g][j]));
+    // The weight: one fmsub where the block's scales are finite (k_fused, dequantize_simd.hpp).
+    const auto run = [&](const auto& op) {
+      if constexpr (kDirect) {
+        const auto nibbles = [&]<bool kHigh>() {
+          NibblesAt<kHigh> at[kGroups];
+          for (int g = 0; g < kGroups; ++g) at[g].b = q[g];
+          chains<false>(at, x, a, op);
+        };
+        if (j % 2)
+          nibbles.template operator()<true>();
+        else
+          nibbles.template operator()<false>();
+      } else
+        chains<false>(p, x, a, op);
     };
-    if constexpr (kDirect) {
-      const auto nibbles = [&]<bool kHigh>() {
-        NibblesAt<kHigh> at[kGroups];
-        for (int g = 0; g < kGroups; ++g) at[g].b = q[g];
-        chains<false>(at, x, a, op);
-      };
-      if (j % 2)
-        nibbles.template operator()<true>();
-      else
-        nibbles.template operator()<false>();
-    } else
-      chains<false>(p, x, a, op);
+    if (finite)
+      run([&](int g, int, __m512 f) { return _mm512_fmsub_ps(_mm512_load_ps(s[g][j]), f, _mm512_load_ps(m[g][j])); });
+    else
+      run([&](int g, int, __m512 f) {
+        return _mm512_sub_ps(_mm512_mul_ps(_mm512_load_ps(s[g][j]), f), _mm512_load_ps(m[g][j]));
+      });
   }
   for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(acc + kGroup * g, a[g]);
 }
