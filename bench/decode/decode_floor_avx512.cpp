@@ -41,7 +41,7 @@ float passes(long n) {
         if constexpr (kOps == FloorOps::q8_0) {
           w = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), s[g][0]);
         } else if constexpr (kOps == FloorOps::q4_k) {
-          w = _mm512_sub_ps(_mm512_mul_ps(s[g][0], _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(b))), m[g]);
+          w = _mm512_fmsub_ps(s[g][0], _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(b)), m[g]);  // k_fused
         } else if constexpr (kOps == FloorOps::q6_k) {
           w = _mm512_mul_ps(s[g][c / 16], _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)));
         } else {
