@@ -7,7 +7,8 @@ namespace lowp::bench {
 // The column operations of a lane dot (accuracy/src/io/ggml/lane_dots_avx512.cpp,
 // quant/src/gemm/packed_weight_avx512.cpp), per 16 weights of a column:
 //   q8_0   widen (signed) + convert + multiply by d + fma
-//   q4_k   widen + convert + fused multiply by d sc and subtract dmin m (k_fused) + fma
+//   q4_k   shift of a 4-byte word + nibble permute + fused multiply by d sc and subtract dmin m
+//          (k_fused) + fma, a 64-byte load per 4 columns (the copy's words)
 //   q6_k   widen (signed) + convert + multiply by d sc + fma
 //   mxfp4  widen + table permute + multiply by the factor + fma
 enum class FloorOps { q8_0, q4_k, q6_k, mxfp4 };

@@ -23,6 +23,7 @@ float passes(long n) {
   for (int i = 0; i < 32; ++i) x[i] = 0.001f * static_cast<float>(i + 1);
   for (int i = 0; i < 16; ++i) table[i] = 0.5f * static_cast<float>(i % 8) * (i < 8 ? 1.0f : -1.0f);
   const __m512 tv = _mm512_load_ps(table);
+  const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   __m512 s[kGroups][2], m[kGroups], a[kGroups];
   for (int g = 0; g < kGroups; ++g) {
     s[g][0] = _mm512_set1_ps(0.01f * static_cast<float>(g + 1));
@@ -40,8 +41,10 @@ float passes(long n) {
         __m512 w;
         if constexpr (kOps == FloorOps::q8_0) {
           w = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), s[g][0]);
-        } else if constexpr (kOps == FloorOps::q4_k) {
-          w = _mm512_fmsub_ps(s[g][0], _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(b)), m[g]);  // k_fused
+        } else if constexpr (kOps == FloorOps::q4_k) {  // 4-byte words: a shift and a permute (k_fused)
+          const __m512i v = _mm512_load_si512(plane[g] + 64 * (c / 4));
+          const __m512i nib = c % 4 ? _mm512_srli_epi32(v, static_cast<unsigned>(8 * (c % 4))) : v;
+          w = _mm512_fmsub_ps(s[g][0], _mm512_permutexvar_ps(nib, iota), m[g]);
         } else if constexpr (kOps == FloorOps::q6_k) {
           w = _mm512_mul_ps(s[g][c / 16], _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)));
         } else {

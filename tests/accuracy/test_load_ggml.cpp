@@ -493,7 +493,10 @@ TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
 // every 32-element sub-block of a 256-element block (each type's header and nibble-pair
 // reloads) and end anywhere after; the same rows' sums over the whole row in one call. Each ISA's
 // interleaved dots run on the same rows laid out here as InterleavedRows lays them (groups of
-// 16 rows, byte b of row r at 16 b + r, at an odd address), against the same chains.
+// 16 rows, word w of row r at (16 w + r) W for the dot's word of W bytes, lane_dot_interleave_word,
+// at an odd address), against the same chains. The mutants in mind there: a byte of a word
+// taken from the wrong lane or shift (AVX-512's Q4_K words: its 8 (c % 4), its 4 for the high
+// nibbles, its header's d and dmin halves), which give other weights.
 TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
   if (!lowp::isa_available(lowp::Isa::avx2)) GTEST_SKIP() << "no AVX2 on this CPU: no lane dot is built to run";
   constexpr std::size_t R = ggml::kLaneDotRows;
@@ -546,13 +549,14 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
         ggml::dequantize(type, row, w.data() + r * K, K, lowp::Isa::scalar);
       }
       constexpr std::size_t G = ggml::kLaneDotInterleave;
-      const std::size_t row_bytes = blocks * bb;
+      const std::size_t row_bytes = blocks * bb, W = ggml::lane_dot_interleave_word(type, isa);
+      ASSERT_EQ(bb % W, 0u);
       std::vector<std::uint8_t> il(R * row_bytes + 1);
       const void* il_rows[R];
       for (std::size_t r = 0; r < R; ++r) {
         il_rows[r] = il.data() + 1 + r * row_bytes;  // the kernel reads only each group's first
         for (std::size_t b = 0; b < row_bytes; ++b)
-          il[1 + r / G * G * row_bytes + b * G + r % G] = static_cast<const std::uint8_t*>(rows[r])[b];
+          il[1 + r / G * G * row_bytes + (b / W * G + r % G) * W + b % W] = static_cast<const std::uint8_t*>(rows[r])[b];
       }
       std::vector<float> x(K), start(R);
       for (auto& v : x) v = normal(gen);

@@ -5,7 +5,9 @@
 // row counts that leave a partial last group and columns that leave a partial K block; f16 and
 // bf16 rows (random bits, some NaN or infinite) the same way, with each ISA's 16-bit dot. A
 // block-coded matrix (a toy type here, with its interleaved dot written in the test) is re-laid
-// 16 rows at a time, bytewise, with the same checks.
+// 16 rows at a time, bytewise and in 4-byte words (StoredMatrix::interleave_word), with the
+// same checks (the mutants in mind: a word copy that transposes bytes, or a widening that
+// transposes a word copy back bytewise).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -142,26 +144,39 @@ void toy_widen(const void*, const void* row, std::size_t k0, std::size_t n, floa
   const auto* b = static_cast<const std::uint8_t*>(row);
   for (std::size_t k = k0; k < k0 + n; ++k) out[k - k0] = toy_elem(b + k / 32 * kToyBytes, k % 32);
 }
-// Its interleaved dot: row r's byte b at rows[16 (r / 16)] + 16 b + r % 16; ctx must be the
-// source's (checked through its value).
+// Its context: a mark, and the word of its interleaved copy.
+struct ToyCtx {
+  int mark = 7;
+  std::size_t word = 1;
+};
+// Its interleaved dot: row r's byte b at rows[16 (r / 16)] + (16 (b / W) + r % 16) W + b % W
+// for words of W bytes; ctx must be the source's (checked through its mark).
 void toy_dot_interleaved(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
                          float* acc) {
-  if (*static_cast<const int*>(ctx) != 7) throw Error("toy dot: not the source's context");
+  const auto& c = *static_cast<const ToyCtx*>(ctx);
+  if (c.mark != 7) throw Error("toy dot: not the source's context");
+  const std::size_t W = c.word;
   std::uint8_t block[kToyBytes];
   for (std::size_t r = 0; r < 64; ++r) {
-    const auto* g = static_cast<const std::uint8_t*>(rows[r / kByteInterleave * kByteInterleave]) + r % kByteInterleave;
+    const auto* g = static_cast<const std::uint8_t*>(rows[r / kByteInterleave * kByteInterleave]) + r % kByteInterleave * W;
     for (std::size_t k = k0; k < k0 + n; ++k) {
       if (k % 32 == 0 || k == k0)
-        for (std::size_t b = 0; b < kToyBytes; ++b) block[b] = g[(k / 32 * kToyBytes + b) * kByteInterleave];
+        for (std::size_t b = 0; b < kToyBytes; ++b) {
+          const std::size_t e = k / 32 * kToyBytes + b;
+          block[b] = g[e / W * kByteInterleave * W + e % W];
+        }
       acc[r] = std::fma(x[k - k0], toy_elem(block, k % 32), acc[r]);
     }
   }
 }
 
-// A matrix of the toy type over `data` (rows of cols / 32 blocks), with its interleaved dot.
-StoredMatrix toy_matrix(const std::uint8_t* data, std::size_t rows, std::size_t cols) {
-  static const int ctx = 7;
+// A matrix of the toy type over `data` (rows of cols / 32 blocks), with its interleaved dot
+// over words of `word` bytes.
+StoredMatrix toy_matrix(const std::uint8_t* data, std::size_t rows, std::size_t cols, std::size_t word = 1) {
+  static const ToyCtx bytes{7, 1}, words{7, 4};
+  const ToyCtx& ctx = word == 4 ? words : bytes;
   StoredMatrix m{StoredType::custom, data, rows, cols};
+  m.interleave_word = word;
   m.row_bytes = cols / 32 * kToyBytes;
   m.block = 32;
   m.widen = &toy_widen;
@@ -171,6 +186,7 @@ StoredMatrix toy_matrix(const std::uint8_t* data, std::size_t rows, std::size_t 
 }
 
 TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
+  for (const std::size_t word : {1, 4})
   for (const std::size_t rows : {1, 15, 16, 70, 200})
     for (const std::size_t cols : {32, 96, 544}) {
       const std::size_t row_bytes = cols / 32 * kToyBytes;
@@ -182,7 +198,7 @@ TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
           const float d = std::ldexp(1.0f + static_cast<float>(gen() % 1000) / 1000.0f, static_cast<int>(gen() % 9) - 4);
           std::memcpy(bytes.data() + 1 + r * row_bytes + u * kToyBytes, &d, 4);
         }
-      StoredMatrix src = toy_matrix(bytes.data() + 1, rows, cols);  // not aligned
+      StoredMatrix src = toy_matrix(bytes.data() + 1, rows, cols, word);  // not aligned
       std::vector<float> want_w(rows * cols);
       widen_rows(src, 0, rows, want_w.data());
       std::vector<std::uint8_t> kept(bytes);
@@ -194,7 +210,7 @@ TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
       ASSERT_EQ(stored_bytes(m), rows * row_bytes);
       std::vector<float> got(rows * cols);
       widen_rows(m, 0, rows, got.data());
-      EXPECT_TRUE(il_same_bits(got, want_w)) << rows << " x " << cols;
+      EXPECT_TRUE(il_same_bits(got, want_w)) << rows << " x " << cols << " word " << word;
       src.data = kept.data() + 1;
       expect_same_products(src, m);
     }
@@ -247,6 +263,11 @@ TEST(InterleavedRows, RefusesWhatItCannotRelay) {
   EXPECT_TRUE(InterleavedRows::fits(StoredMatrix{StoredType::f32, w.data(), 64, 32}));
   StoredMatrix coded = toy_matrix(reinterpret_cast<const std::uint8_t*>(w.data()), 64, 32);
   EXPECT_TRUE(InterleavedRows::fits(coded));
+  for (const std::size_t word : {2, 3, 8}) {  // words: 1 or 4
+    StoredMatrix w = coded;
+    w.interleave_word = word;
+    EXPECT_FALSE(InterleavedRows::fits(w)) << word;
+  }
   coded.dot_interleaved = nullptr;  // block-coded: needs its interleaved dot
   EXPECT_FALSE(InterleavedRows::fits(coded));
   EXPECT_THROW((InterleavedRows(coded)), Error);

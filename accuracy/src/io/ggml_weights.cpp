@@ -16,6 +16,7 @@ struct BlockType {
   ggml::LaneDecoder lanes = nullptr;  // the one-row GEMV's 8-rows-at-once decoder, if the type has one
   ggml::LaneDot dot = nullptr;        // its 64-rows decode-and-dot, if the type has one
   ggml::LaneDot dot_interleaved = nullptr;  // the same over an interleaved copy
+  std::size_t interleave_word = 1;          // of that copy
 };
 constexpr std::uint32_t max_types = 64;
 
@@ -28,7 +29,7 @@ const BlockType* block_type(std::uint32_t type) {
       const std::size_t e = ggml::block_size(i);
       if (256 % e == 0)
         t[i] = {i, e, ggml::block_bytes(i), ggml::lane_decoder(i, best_isa()), ggml::lane_dot(i, best_isa()),
-                ggml::lane_dot_interleaved(i, best_isa())};
+                ggml::lane_dot_interleaved(i, best_isa()), ggml::lane_dot_interleave_word(i, best_isa())};
     }
     return t;
   }();
@@ -80,6 +81,7 @@ quant::StoredMatrix ggml_matrix(std::uint32_t type, const void* data, std::size_
   if (t->lanes && cols % 32 == 0) m.widen_lanes = &widen_lanes;
   if (t->dot && cols % 32 == 0) m.dot_lanes = &dot_lanes;
   if (t->dot_interleaved && cols % 32 == 0) m.dot_interleaved = &dot_interleaved;
+  m.interleave_word = t->interleave_word;
   // Blocks of 32 with their own scale (Q4_0, Q8_0) have no 256-element header to re-read: 32
   // columns a call was 4-11 % faster for Q8_0's step on Zen 5 (Q4_K and Q6_K 30 % slower).
   if (t->elems == 32) m.dot_columns = 32;

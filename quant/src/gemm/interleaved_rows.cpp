@@ -30,7 +30,7 @@ struct InterleavedRows::Data {
   static constexpr std::size_t kHuge = std::size_t{1} << 21, kSmall = 4096;
   inline static std::atomic<std::uint64_t> copies{0};
   const std::uint64_t id = ++copies;  // this copy among all made (a row cache's key: an address can be reused)
-  std::size_t cols = 0, row_bytes = 0;
+  std::size_t cols = 0, row_bytes = 0, word = 1;  // word: block-coded rows' interleave_word
   void* mem = nullptr;  // whole groups (the last padded with zero rows)
   StoredMatrix src;     // block-coded: the source's decoder (its data is not read again)
   explicit Data(std::size_t size) {
@@ -96,8 +96,13 @@ void widen_interleaved_bytes(const void* ctx, const void* row, std::size_t k0, s
   if (c.id != d.id || c.group != group || c.b0 != b0 || c.b1 != b1) {
     c.bytes.resize(kByteInterleave * d.row_bytes);
     const std::uint8_t* g = d.bytes() + group * kByteInterleave * d.row_bytes;
-    detail::transpose_bytes(g + b0 * kByteInterleave, kByteInterleave, c.bytes.data() + b0, d.row_bytes, b1 - b0,
-                            kByteInterleave);
+    if (d.word == 1)
+      detail::transpose_bytes(g + b0 * kByteInterleave, kByteInterleave, c.bytes.data() + b0, d.row_bytes, b1 - b0,
+                              kByteInterleave);
+    else  // b0 and b1 are block starts, so whole words (fits())
+      for (std::size_t r = 0; r < kByteInterleave; ++r)
+        for (std::size_t b = b0; b < b1; b += d.word)
+          std::memcpy(c.bytes.data() + r * d.row_bytes + b, g + b * kByteInterleave + r * d.word, d.word);
     c.id = d.id;
     c.group = group;
     c.b0 = b0;
@@ -149,32 +154,36 @@ DotLanesFn dot_for(Isa isa) {
 bool InterleavedRows::fits(const StoredMatrix& B) noexcept {
   const bool shape = !B.row_map && B.rows > 0 && B.cols > 0 && B.cols % 32 == 0 && B.data;
   const bool coded = B.type == StoredType::custom && B.dot_interleaved && B.widen && B.row_bytes > 0 &&
-                     B.block > 0 && B.cols % B.block == 0;
+                     B.block > 0 && B.cols % B.block == 0 &&
+                     (B.interleave_word == 1 || (B.interleave_word == 4 && B.row_bytes % (B.cols / B.block) == 0 &&
+                                                 B.row_bytes / (B.cols / B.block) % 4 == 0));
   return shape && (B.type != StoredType::custom || coded);
 }
 
 InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) {
   if (!fits(B))
-    throw Error("interleaved rows: need float32, f16 or bf16 rows, or block-coded ones with an interleaved dot, "
-                "without a row map, columns a multiple of 32 (" + std::to_string(B.rows) + " x " +
+    throw Error("interleaved rows: need float32, f16 or bf16 rows, or block-coded ones with an interleaved dot "
+                "(blocks of whole words), without a row map, columns a multiple of 32 (" + std::to_string(B.rows) + " x " +
                 std::to_string(B.cols) + ")");
   const bool coded = B.type == StoredType::custom;
   // Each group is a rows x elements block transposed, elements of esize bytes (a block-coded
-  // row's bytes one by one); the last group's missing rows are zeros.
-  const std::size_t esize = coded ? 1 : B.type == StoredType::f32 ? 4 : 2;
+  // row's words); the last group's missing rows are zeros.
+  const std::size_t esize = coded ? B.interleave_word : B.type == StoredType::f32 ? 4 : 2;
   const std::size_t rows = coded ? kByteInterleave : kInterleave, row_bytes = coded ? B.row_bytes : B.cols * esize;
   const std::size_t groups = (B.rows + rows - 1) / rows, size = rows * row_bytes, elems = row_bytes / esize;
   d_ = std::make_unique<Data>(groups * size);
   d_->cols = B.cols;
   d_->row_bytes = row_bytes;
+  d_->word = coded ? esize : 1;
   const auto* src = static_cast<const std::uint8_t*>(B.data);
   auto* dst = static_cast<std::uint8_t*>(d_->mem);
   const auto relay = [&](const std::uint8_t* from, std::uint8_t* to) {
-    if (esize == 4)
+    if (!coded && esize == 4)
       detail::transpose(reinterpret_cast<const float*>(from), reinterpret_cast<float*>(to), rows, B.cols);
-    else if (esize == 2)  // a mapped source's 16-bit elements need not be aligned: copied bytewise
+    else if (esize > 1)  // a mapped source's elements need not be aligned: copied bytewise
       for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t e = 0; e < elems; ++e) std::memcpy(to + 2 * (e * rows + r), from + 2 * (r * elems + e), 2);
+        for (std::size_t e = 0; e < elems; ++e)
+          std::memcpy(to + esize * (e * rows + r), from + esize * (r * elems + e), esize);
     else
       detail::transpose_bytes(from, row_bytes, to, rows, rows, row_bytes);
   };

@@ -439,4 +439,8 @@ LaneDot lane_dot_interleaved(std::uint32_t type, Isa isa) {
   return nullptr;
 }
 
+std::size_t lane_dot_interleave_word(std::uint32_t type, Isa isa) {
+  return isa == Isa::avx512 ? lane_dot_interleave_word_avx512(type) : 1;
+}
+
 }  // namespace lowp::accuracy::ggml

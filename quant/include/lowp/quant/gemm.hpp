@@ -63,9 +63,13 @@ struct StoredMatrix {
   // cost more than they bring (a float32 decode step 4-10 % slower on Zen 4).
   bool prefetch_rows = true;
   // custom, optional: dot_lanes over InterleavedRows' copy of these rows, whose groups of
-  // kByteInterleave rows hold byte b of row r at kByteInterleave b + r; rows[kByteInterleave g]
-  // is group g's first row. Given, it lets InterleavedRows copy the matrix.
+  // kByteInterleave rows hold a row's words of interleave_word bytes side by side: word w of
+  // row r at (kByteInterleave w + r) interleave_word (1: byte b at kByteInterleave b + r);
+  // rows[kByteInterleave g] is group g's first row. Given, it lets InterleavedRows copy the
+  // matrix. A word of more than a byte (4, dividing a block's bytes) puts consecutive bytes of
+  // a row in one SIMD lane.
   DotLanesFn dot_interleaved = nullptr;
+  std::size_t interleave_word = 1;
   // custom, optional: `data` holds elements of grouped_type (f32, f16 or bf16) in groups of
   // grouped_rows rows, element k of row r at (r / G cols + k) G + r % G (InterleavedRows'
   // copies). The GEMM then packs a sliver of rows within a group from its columns as they lie.
