@@ -5,9 +5,10 @@
 // row counts that leave a partial last group and columns that leave a partial K block; f16 and
 // bf16 rows (random bits, some NaN or infinite) the same way, with each ISA's 16-bit dot. A
 // block-coded matrix (a toy type here, with its interleaved dot written in the test) is re-laid
-// 16 rows at a time, bytewise and in 4-byte words (StoredMatrix::interleave_word), with the
-// same checks (the mutants in mind: a word copy that transposes bytes, or a widening that
-// transposes a word copy back bytewise).
+// 16 rows at a time, bytewise and in 4-byte words (StoredMatrix::interleave_word), its blocks
+// gathered back as a window needs them or whole rows at once (block_bytes 0), with the same
+// checks (the mutants in mind: a word copy that transposes bytes, a widening that transposes a
+// word copy back bytewise, or one that gathers the wrong blocks' bytes).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -179,6 +180,7 @@ StoredMatrix toy_matrix(const std::uint8_t* data, std::size_t rows, std::size_t 
   m.interleave_word = word;
   m.row_bytes = cols / 32 * kToyBytes;
   m.block = 32;
+  m.block_bytes = kToyBytes;  // its blocks one after another
   m.widen = &toy_widen;
   m.ctx = &ctx;
   m.dot_interleaved = &toy_dot_interleaved;
@@ -186,6 +188,7 @@ StoredMatrix toy_matrix(const std::uint8_t* data, std::size_t rows, std::size_t 
 }
 
 TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
+  for (const bool whole : {false, true})
   for (const std::size_t word : {1, 4})
   for (const std::size_t rows : {1, 15, 16, 70, 200})
     for (const std::size_t cols : {32, 96, 544}) {
@@ -199,6 +202,7 @@ TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
           std::memcpy(bytes.data() + 1 + r * row_bytes + u * kToyBytes, &d, 4);
         }
       StoredMatrix src = toy_matrix(bytes.data() + 1, rows, cols, word);  // not aligned
+      if (whole) src.block_bytes = 0;
       std::vector<float> want_w(rows * cols);
       widen_rows(src, 0, rows, want_w.data());
       std::vector<std::uint8_t> kept(bytes);
@@ -210,7 +214,7 @@ TEST(InterleavedRows, BlockCodedRowsGiveTheSourceRowsAndItsProductsBits) {
       ASSERT_EQ(stored_bytes(m), rows * row_bytes);
       std::vector<float> got(rows * cols);
       widen_rows(m, 0, rows, got.data());
-      EXPECT_TRUE(il_same_bits(got, want_w)) << rows << " x " << cols << " word " << word;
+      EXPECT_TRUE(il_same_bits(got, want_w)) << rows << " x " << cols << " word " << word << (whole ? " whole" : "");
       src.data = kept.data() + 1;
       expect_same_products(src, m);
     }
@@ -268,6 +272,9 @@ TEST(InterleavedRows, RefusesWhatItCannotRelay) {
     w.interleave_word = word;
     EXPECT_FALSE(InterleavedRows::fits(w)) << word;
   }
+  StoredMatrix past = coded;
+  past.block_bytes = kToyBytes + 4;  // blocks that would run past the row
+  EXPECT_FALSE(InterleavedRows::fits(past));
   coded.dot_interleaved = nullptr;  // block-coded: needs its interleaved dot
   EXPECT_FALSE(InterleavedRows::fits(coded));
   EXPECT_THROW((InterleavedRows(coded)), Error);

@@ -14,6 +14,7 @@
 #include "../../quant/src/gemm/packed_weight_kernels.hpp"
 #include "lowp/formats/codec.hpp"
 #include "lowp/quant/gemm.hpp"
+#include "lowp/quant/interleaved_rows.hpp"
 #include "lowp/quant/packed_weight.hpp"
 #include "lowp/quant/quantize.hpp"
 #include "support/test_support.hpp"
@@ -230,6 +231,35 @@ TEST(PackedWeight, ConcatStacksTheRows) {
   const PackedWeight* groups[] = {&*pa.p, &*pn.p};  // groups of 32 and 16
   EXPECT_FALSE(PackedWeight::concat(codes));
   EXPECT_FALSE(PackedWeight::concat(groups));
+}
+
+}  // namespace
+
+namespace {
+
+// InterleavedRows' copy of packed rows (their factors before their codes, so a row decodes only
+// whole) gives the weight's bits through its row decoder too: windows (M > 1) of more columns
+// than one K block (256), whose packing widens each row from column 256 on. The mutant in mind:
+// the copy's widening gathering only the bytes at k0 / block blocks in (right for GGUF's blocks
+// one after another), which hands the decoder codes where it reads factors (it failed so for
+// mxfp4 and nvfp4 before StoredMatrix::block_bytes).
+TEST(PackedWeight, InterleavedCopyGivesItsProductsBitsPastOneKBlock) {
+  const std::size_t rows = 40, cols = 640;
+  const std::vector<float> w = weight(rows, cols, 9);
+  for (const char* spec : {"mxfp4", "nvfp4", "int4:b32:int", "int4:row:int"}) {
+    const Packed k = pack(spec, w, rows, cols);
+    ASSERT_TRUE(k.p) << spec;
+    ASSERT_TRUE(InterleavedRows::fits(k.p->matrix())) << spec;
+    const InterleavedRows il(k.p->matrix());
+    EXPECT_TRUE(same_floats(widened(il.matrix()), k.values)) << spec;
+    for (const std::size_t M : {1, 5}) {
+      const auto x = test::normal_floats(M * cols, 1);
+      std::vector<float> want(M * rows), got(M * rows);
+      gemm_f32(x.data(), k.p->matrix(), want.data(), M);
+      gemm_f32(x.data(), il.matrix(), got.data(), M);
+      EXPECT_TRUE(same_floats(got, want)) << spec << " M=" << M;
+    }
+  }
 }
 
 }  // namespace

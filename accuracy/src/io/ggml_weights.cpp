@@ -76,6 +76,7 @@ quant::StoredMatrix ggml_matrix(std::uint32_t type, const void* data, std::size_
   quant::StoredMatrix m{quant::StoredType::custom, data, rows, cols};
   m.row_bytes = cols / t->elems * t->bytes;
   m.block = t->elems;
+  m.block_bytes = t->bytes;
   m.widen = &widen_blocks;
   m.ctx = t;
   if (t->lanes && cols % 32 == 0) m.widen_lanes = &widen_lanes;

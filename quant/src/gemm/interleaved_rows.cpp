@@ -72,17 +72,16 @@ void widen_interleaved(const void* ctx, const void* row, std::size_t k0, std::si
   }
 }
 
-// A block-coded row: the bytes of its blocks that hold [k0, k0 + n) (of blocks of equal bytes;
-// else the whole row), gathered from its group into the row's own layout, then the source's
-// decoder.
+// A block-coded row: the bytes of its blocks that hold [k0, k0 + n) (of blocks one after another,
+// StoredMatrix::block_bytes; else the whole row), gathered from its group into the row's own
+// layout, then the source's decoder.
 void widen_interleaved_bytes(const void* ctx, const void* row, std::size_t k0, std::size_t n, float* out) {
   const auto& d = *static_cast<const InterleavedRows::Data*>(ctx);
   const StoredMatrix& s = d.src;
   const auto l = static_cast<std::size_t>(static_cast<const std::uint8_t*>(row) - d.bytes()) / d.row_bytes;
-  const std::size_t blocks = s.cols / s.block;
-  const bool even = d.row_bytes % blocks == 0;
-  const std::size_t b0 = even ? k0 / s.block * (d.row_bytes / blocks) : 0,
-                    b1 = even ? std::min(d.row_bytes, (k0 + n + s.block - 1) / s.block * (d.row_bytes / blocks)) : d.row_bytes;
+  const bool even = s.block_bytes != 0;
+  const std::size_t b0 = even ? k0 / s.block * s.block_bytes : 0,
+                    b1 = even ? std::min(d.row_bytes, (k0 + n + s.block - 1) / s.block * s.block_bytes) : d.row_bytes;
   // The GEMM's packing widens a sliver's rows one after another over the same columns: their
   // group's bytes there are transposed back once, for its 16 rows (measured: a byte gather per
   // row made a 64-row window of Q8_0 1.6x slower than on the rows in place).
@@ -155,8 +154,8 @@ bool InterleavedRows::fits(const StoredMatrix& B) noexcept {
   const bool shape = !B.row_map && B.rows > 0 && B.cols > 0 && B.cols % 32 == 0 && B.data;
   const bool coded = B.type == StoredType::custom && B.dot_interleaved && B.widen && B.row_bytes > 0 &&
                      B.block > 0 && B.cols % B.block == 0 &&
-                     (B.interleave_word == 1 || (B.interleave_word == 4 && B.row_bytes % (B.cols / B.block) == 0 &&
-                                                 B.row_bytes / (B.cols / B.block) % 4 == 0));
+                     B.block_bytes * (B.cols / B.block) <= B.row_bytes &&
+                     (B.interleave_word == 1 || (B.interleave_word == 4 && B.row_bytes % 4 == 0 && B.block_bytes % 4 == 0));
   return shape && (B.type != StoredType::custom || coded);
 }
 

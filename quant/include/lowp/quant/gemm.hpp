@@ -75,6 +75,10 @@ struct StoredMatrix {
   // copies). The GEMM then packs a sliver of rows within a group from its columns as they lie.
   std::size_t grouped_rows = 0;
   StoredType grouped_type = StoredType::f32;
+  // custom, optional: a block's bytes when a row is its blocks one after another, each all its
+  // elements need (element k's block at k / block * block_bytes); 0: a row decodes only whole
+  // (a PackedWeight's factors lie before its codes).
+  std::size_t block_bytes = 0;
 };
 
 // C (M x B.rows) = A B^T (+ C), A: M x B.cols float32; the same bits as gemm_f32 on B widened.
