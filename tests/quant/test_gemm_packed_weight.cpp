@@ -242,7 +242,7 @@ namespace {
 // than one K block (256), whose packing widens each row from column 256 on. The mutant in mind:
 // the copy's widening gathering only the bytes at k0 / block blocks in (right for GGUF's blocks
 // one after another), which hands the decoder codes where it reads factors (it failed so for
-// mxfp4 and nvfp4 before StoredMatrix::block_bytes).
+// mxfp4, nvfp4 and int4:b32 before StoredMatrix::block_bytes).
 TEST(PackedWeight, InterleavedCopyGivesItsProductsBitsPastOneKBlock) {
   const std::size_t rows = 40, cols = 640;
   const std::vector<float> w = weight(rows, cols, 9);
