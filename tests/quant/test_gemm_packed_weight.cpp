@@ -233,10 +233,6 @@ TEST(PackedWeight, ConcatStacksTheRows) {
   EXPECT_FALSE(PackedWeight::concat(groups));
 }
 
-}  // namespace
-
-namespace {
-
 // InterleavedRows' copy of packed rows (their factors before their codes, so a row decodes only
 // whole) gives the weight's bits through its row decoder too: windows (M > 1) of more columns
 // than one K block (256), whose packing widens each row from column 256 on. The mutant in mind:

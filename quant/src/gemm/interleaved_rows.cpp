@@ -30,7 +30,7 @@ struct InterleavedRows::Data {
   static constexpr std::size_t kHuge = std::size_t{1} << 21, kSmall = 4096;
   inline static std::atomic<std::uint64_t> copies{0};
   const std::uint64_t id = ++copies;  // this copy among all made (a row cache's key: an address can be reused)
-  std::size_t cols = 0, row_bytes = 0, word = 1;  // word: block-coded rows' interleave_word
+  std::size_t cols = 0, row_bytes = 0;
   void* mem = nullptr;  // whole groups (the last padded with zero rows)
   StoredMatrix src;     // block-coded: the source's decoder (its data is not read again)
   explicit Data(std::size_t size) {
@@ -95,13 +95,14 @@ void widen_interleaved_bytes(const void* ctx, const void* row, std::size_t k0, s
   if (c.id != d.id || c.group != group || c.b0 != b0 || c.b1 != b1) {
     c.bytes.resize(kByteInterleave * d.row_bytes);
     const std::uint8_t* g = d.bytes() + group * kByteInterleave * d.row_bytes;
-    if (d.word == 1)
+    const std::size_t word = s.interleave_word;
+    if (word == 1)
       detail::transpose_bytes(g + b0 * kByteInterleave, kByteInterleave, c.bytes.data() + b0, d.row_bytes, b1 - b0,
                               kByteInterleave);
-    else  // b0 and b1 are block starts, so whole words (fits())
+    else  // b0 and b1 are block starts or the row's end, so whole words (fits())
       for (std::size_t r = 0; r < kByteInterleave; ++r)
-        for (std::size_t b = b0; b < b1; b += d.word)
-          std::memcpy(c.bytes.data() + r * d.row_bytes + b, g + b * kByteInterleave + r * d.word, d.word);
+        for (std::size_t b = b0; b < b1; b += word)
+          std::memcpy(c.bytes.data() + r * d.row_bytes + b, g + b * kByteInterleave + r * word, word);
     c.id = d.id;
     c.group = group;
     c.b0 = b0;
@@ -173,7 +174,6 @@ InterleavedRows::InterleavedRows(const StoredMatrix& B, int threads) {
   d_ = std::make_unique<Data>(groups * size);
   d_->cols = B.cols;
   d_->row_bytes = row_bytes;
-  d_->word = coded ? esize : 1;
   const auto* src = static_cast<const std::uint8_t*>(B.data);
   auto* dst = static_cast<std::uint8_t*>(d_->mem);
   const auto relay = [&](const std::uint8_t* from, std::uint8_t* to) {
