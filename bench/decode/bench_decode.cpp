@@ -14,8 +14,9 @@
 //                         region, copied by memcpy in this process (the best of 3) into a
 //                         buffer that stays in L2: the machine's physical limit on reading them
 //   over_memcpy           weight_bytes_per_s / memcpy_bytes_per_s (target >= 0.7 at 2 threads)
-// BM_decode_gemv_<type>/threads:1 (below): the step's one-row kernel alone, its weights in cache;
-// BM_decode_floor_<type>/threads:1: that kernel's column arithmetic alone (a bound under it).
+// BM_decode_gemv_<type>/threads:<n> (below): the step's one-row kernel alone, its weights in
+// cache, on each of n threads; BM_decode_floor_<type>/threads:<n>: that kernel's column
+// arithmetic alone (a bound under it).
 // BM_decode_window_<type>/threads:<n> (at the end): a prompt's window over an interleaved copy.
 #include <benchmark/benchmark.h>
 #include <omp.h>
@@ -242,13 +243,15 @@ LOWP_DECODE_BENCH(q6_k, ggml::q6_k)
 void BM_decode_step_mxfp4(benchmark::State& state) { run(state, ggml::f32, "mxfp4"); }
 BENCHMARK(BM_decode_step_mxfp4)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
 
-// BM_decode_gemv_<type>/threads:1: the step's kernel alone on weights held in cache, the one-row
-// GEMV (gemm_f32, M = 1) over the first kGemvRows rows of layer 0's w_down (2048 columns;
-// mxfp4: those rows packed; interleaved where the step's prepared weights are; q5_k has no step
-// benchmark, only this kernel's), run again and
-// again on one thread (on two, its thread start-up would dominate). Its weight bytes per second against the step's memcpy at one thread (every
-// weight, from memory): below 0.7, the kernel's arithmetic bounds the one-thread step under
-// the target even if memory cost nothing.
+// BM_decode_gemv_<type>/threads:<n>: the step's kernel alone on weights held in cache, the one-row
+// GEMV (gemm_f32, M = 1, one thread) over the first kGemvRows rows of layer 0's w_down (2048
+// columns; mxfp4: those rows packed; interleaved where the step's prepared weights are; q5_k has
+// no step benchmark, only this kernel's), run again and again. On n threads each thread runs its
+// own product on its own copy (one team of n for a batch of products, not a team per product,
+// whose start-up would dominate): the kernel's rate when every core decodes at once. Its weight
+// bytes per second against the step's memcpy at n threads (every weight, from memory): below
+// 0.7, the kernel's arithmetic bounds the n-thread step under the target even if memory cost
+// nothing.
 constexpr std::size_t kGemvRows = 128;
 
 void run_gemv(benchmark::State& state, std::uint32_t type, bool packed = false) {
@@ -278,26 +281,47 @@ void run_gemv(benchmark::State& state, std::uint32_t type, bool packed = false) 
     il.emplace(src);
     m = il->matrix();
   }
-  std::vector<float> x(2048, 0.5f), y(kGemvRows);
-  lowp::quant::gemm_f32(x.data(), m, y.data(), 1, false, threads);  // into cache
+  std::vector<float> x(2048, 0.5f);
+  // Each thread's own copy of the weights, in its own cache (a copy of the copy's bytes: the
+  // same matrix at another address), and its own y.
+  const std::size_t bytes = stored_bytes(m);
+  std::vector<std::vector<std::uint8_t>> copies(static_cast<std::size_t>(threads));
+  std::vector<StoredMatrix> ms(static_cast<std::size_t>(threads), m);
+  for (std::size_t t = 1; t < ms.size(); ++t) {
+    const auto* from = static_cast<const std::uint8_t*>(m.data);
+    copies[t].assign(from, from + bytes);
+    ms[t].data = copies[t].data();
+  }
+  std::vector<std::vector<float>> ys(static_cast<std::size_t>(threads), std::vector<float>(kGemvRows));
+  constexpr int kBatch = 64;  // products per thread per timing
+  const auto batch = [&](int n) {
+#pragma omp parallel num_threads(threads)
+    {
+      const auto t = static_cast<std::size_t>(omp_get_thread_num());
+      for (int i = 0; i < n; ++i) {
+        lowp::quant::gemm_f32(x.data(), ms[t], ys[t].data(), 1, false, 1);
+        benchmark::DoNotOptimize(ys[t].data());
+      }
+    }
+  };
+  batch(1);  // into cache
   double busy = 0;
   std::size_t calls = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
-    lowp::quant::gemm_f32(x.data(), m, y.data(), 1, false, threads);
-    benchmark::DoNotOptimize(y.data());
+    batch(kBatch);
     const double t = seconds_since(t0);
-    state.SetIterationTime(t);
+    state.SetIterationTime(t / kBatch);
     busy += t;
-    ++calls;
+    calls += static_cast<std::size_t>(kBatch * threads);
   }
-  report_rates(state, static_cast<double>(stored_bytes(m)) * static_cast<double>(calls) / busy,
+  report_rates(state, static_cast<double>(bytes) * static_cast<double>(calls) / busy,
                weight_bytes(sm) / memcpy_seconds(sm.weights, threads));
 }
 
 #define LOWP_GEMV_BENCH(name, ...)                                                                      \
   void BM_decode_gemv_##name(benchmark::State& state) { run_gemv(state, __VA_ARGS__); }                 \
-  BENCHMARK(BM_decode_gemv_##name)->ArgName("threads")->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  BENCHMARK(BM_decode_gemv_##name)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 LOWP_GEMV_BENCH(f32, ggml::f32)
 LOWP_GEMV_BENCH(bf16, ggml::bf16)
@@ -307,39 +331,42 @@ LOWP_GEMV_BENCH(q5_k, ggml::q5_k)
 LOWP_GEMV_BENCH(q6_k, ggml::q6_k)
 LOWP_GEMV_BENCH(mxfp4, ggml::f32, true)
 
-// BM_decode_floor_<type>/threads:1: a bound under the kernel above. The AVX-512 lane dots'
+// BM_decode_floor_<type>/threads:<n>: a bound under the kernel above. The AVX-512 lane dots'
 // column arithmetic alone (decode_floor.hpp: per 16 weights a widen, the type's float
-// operations and the fma, on a plane in L1; no block read, transposed or unpacked), as weight
-// bytes per second at the type's stored bytes per weight, against the step's memcpy at one
-// thread. Below 0.7, one thread reads weights of the type slower than the target asks even if
-// decoding the blocks and memory cost nothing (mxfp4's step also reads a float32 classifier).
+// operations and the fma, on a plane in L1; no block read, transposed or unpacked), on each of
+// n threads at once, as weight bytes per second at the type's stored bytes per weight, against
+// the step's memcpy at n threads. Below 0.7, n threads read weights of the type slower than the
+// target asks even if decoding the blocks and memory cost nothing (mxfp4's step also reads a
+// float32 classifier).
 void run_floor(benchmark::State& state, lowp::bench::FloorOps ops, std::uint32_t type, double bytes_per_weight) {
   if (lowp::best_isa() != lowp::Isa::avx512) {
     state.SkipWithError("the floor is of the AVX-512 lane dots: not the ISA lowp runs here");
     return;
   }
-  constexpr long kPasses = 4096;  // of 32 columns x 64 rows: 8 M weights a timing
+  constexpr long kPasses = 4096;  // of 32 columns x 64 rows: 8 M weights a thread a timing
+  const int threads = static_cast<int>(state.range(0));
   double busy = 0;
   std::size_t calls = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(threads)
     benchmark::DoNotOptimize(lowp::bench::floor_passes_avx512(ops, kPasses));
     const double t = seconds_since(t0);
     state.SetIterationTime(t);
     busy += t;
-    ++calls;
+    calls += static_cast<std::size_t>(threads);
   }
   const StoredModel& sm = stored_model(type);
   const double weights = 2048.0 * kPasses * static_cast<double>(calls);
-  state.counters["ns_per_16_weights"] = 1e9 * busy / (weights / 16);
-  report_rates(state, weights * bytes_per_weight / busy, weight_bytes(sm) / memcpy_seconds(sm.weights, 1));
+  state.counters["ns_per_16_weights"] = 1e9 * busy * threads / (weights / 16);  // one thread's
+  report_rates(state, weights * bytes_per_weight / busy, weight_bytes(sm) / memcpy_seconds(sm.weights, threads));
 }
 
 #define LOWP_FLOOR_BENCH(name, type, bytes_per_weight)                                                          \
   void BM_decode_floor_##name(benchmark::State& state) {                                                       \
     run_floor(state, lowp::bench::FloorOps::name, type, bytes_per_weight);                                    \
   }                                                                                                           \
-  BENCHMARK(BM_decode_floor_##name)->ArgName("threads")->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  BENCHMARK(BM_decode_floor_##name)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 LOWP_FLOOR_BENCH(q8_0, ggml::q8_0, 34.0 / 32)
 LOWP_FLOOR_BENCH(q4_k, ggml::q4_k, 144.0 / 256)
