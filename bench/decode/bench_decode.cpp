@@ -248,10 +248,10 @@ BENCHMARK(BM_decode_step_mxfp4)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTi
 // columns; mxfp4: those rows packed; interleaved where the step's prepared weights are; q5_k has
 // no step benchmark, only this kernel's), run again and again. On n threads each thread runs its
 // own product on its own copy (one team of n for a batch of products, not a team per product,
-// whose start-up would dominate): the kernel's rate when every core decodes at once. Its weight
-// bytes per second against the step's memcpy at n threads (every weight, from memory): below
-// 0.7, the kernel's arithmetic bounds the n-thread step under the target even if memory cost
-// nothing.
+// whose start-up would dominate): the kernel's rate when every core decodes at once. Counters:
+// us_per_product (each thread's), and its weight bytes per second against the step's memcpy at
+// n threads (every weight, from memory): below 0.7, the kernel's arithmetic bounds the n-thread
+// step under the target even if memory cost nothing.
 constexpr std::size_t kGemvRows = 128;
 
 void run_gemv(benchmark::State& state, std::uint32_t type, bool packed = false) {
@@ -311,10 +311,11 @@ void run_gemv(benchmark::State& state, std::uint32_t type, bool packed = false) 
     const auto t0 = std::chrono::steady_clock::now();
     batch(kBatch);
     const double t = seconds_since(t0);
-    state.SetIterationTime(t / kBatch);
+    state.SetIterationTime(t);  // an iteration is a batch (the whole time: min_time holds)
     busy += t;
     calls += static_cast<std::size_t>(kBatch * threads);
   }
+  state.counters["us_per_product"] = 1e6 * busy * threads / static_cast<double>(calls);  // each thread's
   report_rates(state, static_cast<double>(bytes) * static_cast<double>(calls) / busy,
                weight_bytes(sm) / memcpy_seconds(sm.weights, threads));
 }
