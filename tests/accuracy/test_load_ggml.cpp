@@ -493,7 +493,7 @@ TEST(GgmlDequant, LaneDecodersAreBitwiseTheScalarOnes) {
 // every 32-element sub-block of a 256-element block (each type's header and nibble-pair
 // reloads) and end anywhere after; the same rows' sums over the whole row in one call. Each ISA's
 // interleaved dots run on the same rows laid out here as InterleavedRows lays them (groups of
-// 16 rows, word w of row r at (16 w + r) W for the dot's word of W bytes, lane_dot_interleave_word,
+// 16 rows, word w of row r at (16 w + r) W for the dot's word of W bytes, InterleavedDot::word,
 // at an odd address), against the same chains. The mutants in mind there: a byte of a word
 // taken from the wrong lane or shift (AVX-512's Q4_K words: its 8 (c % 4), its 4 for the high
 // nibbles, its header's d and dmin halves), which give other weights.
@@ -513,9 +513,10 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
     const ggml::LaneDot dot = ggml::lane_dot(type, isa);
     ASSERT_NE(dot, nullptr) << ggml::type_name(type) << " " << lowp::isa_name(isa);
     EXPECT_EQ(ggml::lane_dot(type, lowp::Isa::scalar), nullptr);
-    const ggml::LaneDot il_dot = ggml::lane_dot_interleaved(type, isa);
+    const ggml::InterleavedDot il = ggml::lane_dot_interleaved(type, isa);
+    const ggml::LaneDot il_dot = il.dot;
     ASSERT_NE(il_dot, nullptr) << ggml::type_name(type) << " " << lowp::isa_name(isa);
-    EXPECT_EQ(ggml::lane_dot_interleaved(type, lowp::Isa::scalar), nullptr);
+    EXPECT_EQ(ggml::lane_dot_interleaved(type, lowp::Isa::scalar).dot, nullptr);
     const std::size_t K = 512, bb = ggml::block_bytes(type), blocks = K / ggml::block_size(type);
     const std::vector<std::size_t> at = f16_fields(type);
     for (int trial = 0; trial < 6; ++trial) {
@@ -549,7 +550,7 @@ TEST(GgmlDequant, LaneDotsAreTheFmaChainsOverTheScalarDecoders) {
         ggml::dequantize(type, row, w.data() + r * K, K, lowp::Isa::scalar);
       }
       constexpr std::size_t G = ggml::kLaneDotInterleave;
-      const std::size_t row_bytes = blocks * bb, W = ggml::lane_dot_interleave_word(type, isa);
+      const std::size_t row_bytes = blocks * bb, W = il.word;
       ASSERT_EQ(bb % W, 0u);
       std::vector<std::uint8_t> il(R * row_bytes + 1);
       const void* il_rows[R];

@@ -15,8 +15,7 @@ struct BlockType {
   std::size_t elems = 0, bytes = 0;  // elems 0: not mappable
   ggml::LaneDecoder lanes = nullptr;  // the one-row GEMV's 8-rows-at-once decoder, if the type has one
   ggml::LaneDot dot = nullptr;        // its 64-rows decode-and-dot, if the type has one
-  ggml::LaneDot dot_interleaved = nullptr;  // the same over an interleaved copy
-  std::size_t interleave_word = 1;          // of that copy
+  ggml::InterleavedDot interleaved;   // the same over an interleaved copy, and its word
 };
 constexpr std::uint32_t max_types = 64;
 
@@ -29,7 +28,7 @@ const BlockType* block_type(std::uint32_t type) {
       const std::size_t e = ggml::block_size(i);
       if (256 % e == 0)
         t[i] = {i, e, ggml::block_bytes(i), ggml::lane_decoder(i, best_isa()), ggml::lane_dot(i, best_isa()),
-                ggml::lane_dot_interleaved(i, best_isa()), ggml::lane_dot_interleave_word(i, best_isa())};
+                ggml::lane_dot_interleaved(i, best_isa())};
     }
     return t;
   }();
@@ -53,7 +52,7 @@ void dot_lanes(const void* ctx, const void* const* rows, std::size_t k0, std::si
 static_assert(ggml::kLaneDotInterleave == quant::kByteInterleave, "InterleavedRows' groups are the dot's");
 void dot_interleaved(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
                      float* acc) {
-  static_cast<const BlockType*>(ctx)->dot_interleaved(rows, k0, n, x, acc);
+  static_cast<const BlockType*>(ctx)->interleaved.dot(rows, k0, n, x, acc);
 }
 
 }  // namespace
@@ -81,8 +80,8 @@ quant::StoredMatrix ggml_matrix(std::uint32_t type, const void* data, std::size_
   m.ctx = t;
   if (t->lanes && cols % 32 == 0) m.widen_lanes = &widen_lanes;
   if (t->dot && cols % 32 == 0) m.dot_lanes = &dot_lanes;
-  if (t->dot_interleaved && cols % 32 == 0) m.dot_interleaved = &dot_interleaved;
-  m.interleave_word = t->interleave_word;
+  if (t->interleaved.dot && cols % 32 == 0) m.dot_interleaved = &dot_interleaved;
+  m.interleave_word = t->interleaved.word;
   // Blocks of 32 with their own scale (Q4_0, Q8_0) have no 256-element header to re-read: 32
   // columns a call was 4-11 % faster for Q8_0's step on Zen 5 (Q4_K and Q6_K 30 % slower).
   if (t->elems == 32) m.dot_columns = 32;

@@ -430,17 +430,13 @@ LaneDot lane_dot(std::uint32_t type, Isa isa) {
   return nullptr;
 }
 
-LaneDot lane_dot_interleaved(std::uint32_t type, Isa isa) {
+InterleavedDot lane_dot_interleaved(std::uint32_t type, Isa isa) {
   switch (isa) {
     case Isa::avx512: return lane_dot_interleaved_avx512(type);
-    case Isa::avx2: return lane_dot_interleaved_avx2(type);
+    case Isa::avx2: return {lane_dot_interleaved_avx2(type), 1};
     case Isa::scalar: break;
   }
-  return nullptr;
-}
-
-std::size_t lane_dot_interleave_word(std::uint32_t type, Isa isa) {
-  return isa == Isa::avx512 ? lane_dot_interleave_word_avx512(type) : 1;
+  return {};
 }
 
 }  // namespace lowp::accuracy::ggml

@@ -62,9 +62,8 @@ LaneDot lane_dot_interleaved_avx2(std::uint32_t type);
 // The AVX-512 lane dot of `type` (lane_dots_avx512.cpp), or nullptr; call only when the CPU
 // has AVX-512.
 LaneDot lane_dot_avx512(std::uint32_t type);
-// Its interleaved form (ggml_types.hpp's lane_dot_interleaved), or nullptr, and the word of
-// the copy that form reads (lane_dot_interleave_word).
-LaneDot lane_dot_interleaved_avx512(std::uint32_t type);
-std::size_t lane_dot_interleave_word_avx512(std::uint32_t type);
+// Its interleaved form and the word of the copy that form reads (ggml_types.hpp's
+// lane_dot_interleaved), or a null dot.
+InterleavedDot lane_dot_interleaved_avx512(std::uint32_t type);
 
 }  // namespace lowp::accuracy::ggml

@@ -65,10 +65,13 @@ LaneDot lane_dot(std::uint32_t type, Isa isa);
 // a group's 16 bytes of a column are then a register's lanes (AVX2: two registers' lanes) as
 // they are, with no transpose.
 constexpr std::size_t kLaneDotInterleave = 16;
-LaneDot lane_dot_interleaved(std::uint32_t type, Isa isa);
-// The bytes a row's word has in the copy that dot reads (quant::StoredMatrix::interleave_word):
-// word w of a group's row r at (kLaneDotInterleave w + r) word. 1 (bytes, as above) but for
-// AVX-512's Q4_K, 4.
-std::size_t lane_dot_interleave_word(std::uint32_t type, Isa isa);
+struct InterleavedDot {
+  LaneDot dot = nullptr;
+  // The bytes a row's word has in the copy `dot` reads (quant::StoredMatrix::interleave_word):
+  // word w of a group's row r at (kLaneDotInterleave w + r) word. 1 (bytes, as above) but for
+  // AVX-512's Q4_K, 4. One value with the dot, so that the two cannot disagree.
+  std::size_t word = 1;
+};
+InterleavedDot lane_dot_interleaved(std::uint32_t type, Isa isa);
 
 }  // namespace lowp::accuracy::ggml

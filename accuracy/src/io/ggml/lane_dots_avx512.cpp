@@ -426,10 +426,9 @@ LaneDot lane_dot_on(std::uint32_t type) {
 
 LaneDot lane_dot_avx512(std::uint32_t type) { return lane_dot_on<Rows>(type); }
 
-LaneDot lane_dot_interleaved_avx512(std::uint32_t type) {
-  return type == q4_k ? &dot_q4_k_words : lane_dot_on<Interleaved>(type);
+InterleavedDot lane_dot_interleaved_avx512(std::uint32_t type) {
+  if (type == q4_k) return {&dot_q4_k_words, 4};
+  return {lane_dot_on<Interleaved>(type), 1};
 }
-
-std::size_t lane_dot_interleave_word_avx512(std::uint32_t type) { return type == q4_k ? 4 : 1; }
 
 }  // namespace lowp::accuracy::ggml
