@@ -145,6 +145,11 @@ class Results(unittest.TestCase):
         rc, err = self.quiet(m.record, ['toy4', '--', 'sh', '-c', 'true'])
         self.assertEqual(rc, 2)
         self.assertIn('not a Google Benchmark binary', err)
+        # A benchmark's output file is record's to name: one given as well is refused, not doubled.
+        rc, err = self.quiet(m.record, ['toy6', '--', 'bench_toy', '--benchmark_out=elsewhere.json'])
+        self.assertEqual(rc, 2)
+        self.assertIn('drop --benchmark_out', err)
+        self.assertFalse(os.path.exists(os.path.join(m.RESULTS, 'toy6.cmd')))
 
     def write(self, rel, text):
         path = os.path.join(self.tmp.name, rel)
