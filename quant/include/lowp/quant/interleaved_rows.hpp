@@ -27,7 +27,9 @@ class InterleavedRows {
   InterleavedRows& operator=(const InterleavedRows&) = delete;
   ~InterleavedRows();
 
-  const StoredMatrix& matrix() const noexcept { return m_; }  // valid while this lives
+  // Valid while this lives. Its data is aligned to 2 MiB and its dots load it aligned: a copy
+  // of its bytes put in matrix().data must be aligned to 64 bytes at least.
+  const StoredMatrix& matrix() const noexcept { return m_; }
   // Whether B can be re-laid this way.
   static bool fits(const StoredMatrix& B) noexcept;
 
