@@ -225,11 +225,14 @@ void dot_q45_k(const Src& src, std::size_t k0, std::size_t n, const float* x, fl
       }
     }
     // The weight: one fmsub where the block's scales are finite (k_fused, dequantize_simd.hpp).
+    // (The nibble's choice outside the chains: inside, GCC tested j at every column.)
     const auto run = [&](const auto& op) {
-      if constexpr (kDirect)
-        chains<4>(p, x, a, op, [&](__m256i v) { return j % 2 ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, low32); });
-      else
+      if constexpr (!kDirect)
         chains<4>(p, x, a, op);
+      else if (j % 2)
+        chains<4>(p, x, a, op, [](__m256i v) { return _mm256_srli_epi32(v, 4); });
+      else
+        chains<4>(p, x, a, op, [&](__m256i v) { return _mm256_and_si256(v, low32); });
     };
     if (finite)
       run([&](int g, int, __m256 f) { return _mm256_fmsub_ps(s[g][j], f, m[g][j]); });
@@ -269,7 +272,7 @@ void dot_q6_k(const Src& src, std::size_t k0, std::size_t n, const float* x, flo
       });
     }
     const int i0 = 8 * h + 2 * q4;
-    chains(p, x, a, [&](int g, int c, __m256 f) { return _mm256_mul_ps(s[g][i0 + c / 16], f); });
+    chains<4>(p, x, a, [&](int g, int c, __m256 f) { return _mm256_mul_ps(s[g][i0 + c / 16], f); });
   }
   for (int g = 0; g < kChains; ++g) _mm256_storeu_ps(acc + kGroup * g, a[g]);
 }
