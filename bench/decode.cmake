@@ -6,5 +6,6 @@ if(NOT bench_decode_src)
 endif()
 lowp_bench(bench_decode SOURCES ${bench_decode_src} LIBS lowp_accuracy OpenMP::OpenMP_CXX)
 target_link_libraries(bench_decode PRIVATE benchmark::benchmark_main)
-# The floor's kernels use AVX-512 intrinsics (run only where lowp runs its AVX-512 lane dots).
+# The floor's kernels use each ISA's intrinsics (each run only where lowp runs that ISA's lane dots).
 lowp_isa_sources(AVX512 ${CMAKE_CURRENT_LIST_DIR}/decode/decode_floor_avx512.cpp)
+lowp_isa_sources(AVX2 ${CMAKE_CURRENT_LIST_DIR}/decode/decode_floor_avx2.cpp)

@@ -339,18 +339,21 @@ LOWP_GEMV_BENCH(q5_k, ggml::q5_k)
 LOWP_GEMV_BENCH(q6_k, ggml::q6_k)
 LOWP_GEMV_BENCH(mxfp4, ggml::f32, true)
 
-// BM_decode_floor_<type>/threads:<n>: a bound under the kernel above. The AVX-512 lane dots'
-// column arithmetic alone (decode_floor.hpp: per 16 weights a widen, the type's float
-// operations and the fma, on a plane in L1; no block read, transposed or unpacked), on each of
+// BM_decode_floor_<type>/threads:<n>: a bound under the kernel above. The lane dots' column
+// arithmetic alone, of the ISA lowp runs, AVX-512 or AVX2 (decode_floor.hpp: per 16 or 8
+// weights a widen, the type's float operations and the fma, on a plane in L1; no block read,
+// transposed or unpacked), on each of
 // n threads at once, as weight bytes per second at the type's stored bytes per weight, against
 // the step's memcpy at n threads. Below 0.7, n threads read weights of the type slower than the
 // target asks even if decoding the blocks and memory cost nothing (mxfp4's step also reads a
 // float32 classifier).
 void run_floor(benchmark::State& state, lowp::bench::FloorOps ops, std::uint32_t type, double bytes_per_weight) {
-  if (lowp::best_isa() != lowp::Isa::avx512) {
-    state.SkipWithError("the floor is of the AVX-512 lane dots: not the ISA lowp runs here");
+  const lowp::Isa isa = lowp::best_isa();
+  if (isa == lowp::Isa::scalar) {
+    state.SkipWithError("the floor is of the AVX-512 or AVX2 lane dots: lowp runs neither here");
     return;
   }
+  const auto floor_passes = isa == lowp::Isa::avx512 ? &lowp::bench::floor_passes_avx512 : &lowp::bench::floor_passes_avx2;
   constexpr long kPasses = 4096;  // of 32 columns x 64 rows: 8 M weights a thread a timing
   const int threads = static_cast<int>(state.range(0));
   double busy = 0;
@@ -358,7 +361,7 @@ void run_floor(benchmark::State& state, lowp::bench::FloorOps ops, std::uint32_t
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel num_threads(threads)
-    benchmark::DoNotOptimize(lowp::bench::floor_passes_avx512(ops, kPasses));
+    benchmark::DoNotOptimize(floor_passes(ops, kPasses));
     const double t = seconds_since(t0);
     state.SetIterationTime(t);
     busy += t;

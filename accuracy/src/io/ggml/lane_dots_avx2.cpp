@@ -103,8 +103,9 @@ struct Interleaved {
 };
 
 // The chains over 32 columns: a[g] = fma(x[c], op(g, c, float(bits(column c of chain g))), a[g]),
-// chain g's columns in half g % 2 of p[g / 2]; kAtOnce chains at a time (Q4_K's and Q5_K's two
-// scales a chain then stay in the 16 registers: 6.1-6.5 GB/s in cache against 5.3 for all eight).
+// chain g's columns in half g % 2 of p[g / 2]; kAtOnce chains at a time (Q4_K's, Q5_K's and
+// Q6_K's two scales a chain then stay in the 16 registers with the accumulators: 6.1-6.5 GB/s
+// in cache against 5.3 for all eight, where GCC spilled accumulators).
 template <int kAtOnce = kChains, class P, class Op, class Bits>
 [[gnu::always_inline]] inline void chains(const P p[kGroups], const float* x, __m256 a[kChains], const Op& op,
                                           const Bits& bits) {
