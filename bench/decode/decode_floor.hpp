@@ -8,7 +8,7 @@ namespace lowp::bench {
 // The column operations of a lane dot (accuracy/src/io/ggml/lane_dots_avx512.cpp,
 // quant/src/gemm/packed_weight_avx512.cpp), per 16 weights of a column (AVX2, per 8: the same
 // but for Q4_K, a widen of a column's 8 bytes + mask + convert instead of the word's shift and
-// permute, and mxfp4's table looked up by two permutes and a blend):
+// permute, and mxfp4's table looked up by one permute and a sign from bit 3):
 //   q8_0   widen (signed) + convert + multiply by d + fma
 //   q4_k   shift of a 4-byte word + nibble permute + fused multiply by d sc and subtract dmin m
 //          (k_fused) + fma, a 64-byte load per 4 columns (the copy's words)

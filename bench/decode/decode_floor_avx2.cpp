@@ -14,11 +14,11 @@ namespace {
 
 constexpr int kChains = 8;
 
-// Entry i (0..15) of a 16-entry table as packed_weight_avx2.cpp looks it up: two permutes and
-// a blend on bit 3.
-__m256 lookup(__m256 lo, __m256 hi, __m256i i) {
-  return _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i), _mm256_permutevar8x32_ps(hi, i),
-                          _mm256_castsi256_ps(_mm256_slli_epi32(i, 28)));
+// Entry i (0..15) of FP4's table as packed_weight_avx2.cpp looks it up (signed_lookup): one
+// permute of entries 0-7, bit 3 moved to the sign.
+__m256 lookup(__m256 lo, __m256i i) {
+  const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(0x80000000u)));
+  return _mm256_xor_ps(_mm256_permutevar8x32_ps(lo, i), _mm256_and_ps(_mm256_castsi256_ps(_mm256_slli_epi32(i, 28)), sign));
 }
 
 template <FloorOps kOps>
@@ -30,7 +30,7 @@ float passes(long n) {
     for (int i = 0; i < 512; ++i) plane[g][i] = static_cast<std::uint8_t>((i * 7 + g) % 16);
   for (int i = 0; i < 32; ++i) x[i] = 0.001f * static_cast<float>(i + 1);
   for (int i = 0; i < 16; ++i) table[i] = 0.5f * static_cast<float>(i % 8) * (i < 8 ? 1.0f : -1.0f);
-  const __m256 t0 = _mm256_load_ps(table), t1 = _mm256_load_ps(table + 8);
+  const __m256 t0 = _mm256_load_ps(table);
   const __m256i low = _mm256_set1_epi32(0x0F);
   __m256 s[kChains][2], m[kChains], a[kChains];
   for (int g = 0; g < kChains; ++g) {
@@ -59,7 +59,7 @@ float passes(long n) {
             w = _mm256_mul_ps(s[g][c / 16], _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)));
           } else {  // a column's codes: the low or high nibbles of its bytes
             const __m256i i = _mm256_cvtepu8_epi32(b);
-            w = _mm256_mul_ps(lookup(t0, t1, c % 2 ? _mm256_srli_epi32(i, 4) : i), s[g][c / 16]);
+            w = _mm256_mul_ps(lookup(t0, c % 2 ? _mm256_srli_epi32(i, 4) : i), s[g][c / 16]);
           }
           a[g] = _mm256_fmadd_ps(xv, w, a[g]);
         }
