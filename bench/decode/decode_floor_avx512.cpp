@@ -16,8 +16,9 @@ constexpr int kGroups = 4;
 
 template <FloorOps kOps>
 float passes(long n) {
-  alignas(64) static std::uint8_t plane[kGroups][512];  // column c of group g: plane[g] + 16 c
-  alignas(64) static float x[32], table[16];
+  // Each thread's own: the floor runs on every thread of a team at once.
+  alignas(64) std::uint8_t plane[kGroups][512];  // column c of group g: plane[g] + 16 c
+  alignas(64) float x[32], table[16];
   for (int g = 0; g < kGroups; ++g)
     for (int i = 0; i < 512; ++i) plane[g][i] = static_cast<std::uint8_t>((i * 7 + g) % 16);
   for (int i = 0; i < 32; ++i) x[i] = 0.001f * static_cast<float>(i + 1);
@@ -53,7 +54,7 @@ float passes(long n) {
         a[g] = _mm512_fmadd_ps(xv, w, a[g]);
       }
     }
-    asm volatile("" ::: "memory");  // each pass reloads its columns, as each lane-dot call does
+    asm volatile("" ::"r"(plane), "r"(x) : "memory");  // each pass reloads its columns, as each lane-dot call does
   }
   return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3])));
 }
