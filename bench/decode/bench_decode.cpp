@@ -16,7 +16,8 @@
 //   over_memcpy           weight_bytes_per_s / memcpy_bytes_per_s (target >= 0.7 at 2 threads)
 // BM_decode_gemv_<type>/threads:<n> (below): the step's one-row kernel alone, its weights in
 // cache, on each of n threads; BM_decode_floor_<type>/threads:<n>: that kernel's column
-// arithmetic alone (a bound under it).
+// arithmetic alone (a bound under it); BM_decode_floor_l2_<type>/threads:<n>: the same with its
+// bytes read from L2, as the gemv's are.
 // BM_decode_window_<type>/threads:<n> (at the end): a prompt's window over an interleaved copy.
 #include <benchmark/benchmark.h>
 #include <omp.h>
@@ -46,6 +47,26 @@
 #include "lowp/quant/interleaved_rows.hpp"
 #include "lowp/quant/packed_weight.hpp"
 #include "lowp/quant/quantize.hpp"
+
+namespace lowp::bench {
+
+const std::uint8_t* floor_planes(int count) {
+  struct Ring {
+    std::unique_ptr<std::uint8_t[], decltype(&std::free)> bytes{nullptr, &std::free};
+    int count = 0;
+  };
+  static thread_local Ring ring;
+  if (ring.count != count) {
+    const auto n = static_cast<std::size_t>(count) * kFloorPlaneBytes;
+    ring.bytes.reset(static_cast<std::uint8_t*>(std::aligned_alloc(64, n)));
+    for (std::size_t i = 0; i < n; ++i)  // byte i of group g: (i * 7 + g) mod 16
+      ring.bytes[i] = static_cast<std::uint8_t>((i % 512 * 7 + i / 512 / count) % 16);
+    ring.count = count;
+  }
+  return ring.bytes.get();
+}
+
+}  // namespace lowp::bench
 
 namespace {
 
@@ -357,7 +378,13 @@ LOWP_GEMV_BENCH(mxfp4, ggml::f32, true)
 // the step's memcpy at n threads. Below 0.7, n threads read weights of the type slower than the
 // target asks even if decoding the blocks and memory cost nothing (mxfp4's step also reads a
 // float32 classifier).
-void run_floor(benchmark::State& state, lowp::bench::FloorOps ops, std::uint32_t type, double bytes_per_weight) {
+//
+// BM_decode_floor_l2_<type>/threads:<n>: the same arithmetic with its bytes read from L2, a ring
+// of 256 KiB of planes a thread (one byte per weight of the gemv's 128 x 2048 weight), as the
+// gemv above reads its weight: the gemv's speed over this one is what its block reading and
+// decoding leave of the arithmetic's.
+void run_floor(benchmark::State& state, lowp::bench::FloorOps ops, std::uint32_t type, double bytes_per_weight,
+               int planes) {
   const lowp::Isa isa = lowp::best_isa();
   if (isa == lowp::Isa::scalar) {
     state.SkipWithError("the floor is of the AVX-512 or AVX2 lane dots: lowp runs neither here");
@@ -366,12 +393,14 @@ void run_floor(benchmark::State& state, lowp::bench::FloorOps ops, std::uint32_t
   const auto floor_passes = isa == lowp::Isa::avx512 ? &lowp::bench::floor_passes_avx512 : &lowp::bench::floor_passes_avx2;
   constexpr long kPasses = 4096;  // of 32 columns x 64 rows: 8 M weights a thread a timing
   const int threads = static_cast<int>(state.range(0));
+#pragma omp parallel num_threads(threads)
+  lowp::bench::floor_planes(planes);  // each thread's planes made before the timings
   double busy = 0;
   std::size_t calls = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel num_threads(threads)
-    benchmark::DoNotOptimize(floor_passes(ops, kPasses));
+    benchmark::DoNotOptimize(floor_passes(ops, kPasses, lowp::bench::floor_planes(planes), planes));
     const double t = seconds_since(t0);
     state.SetIterationTime(t);
     busy += t;
@@ -385,9 +414,13 @@ void run_floor(benchmark::State& state, lowp::bench::FloorOps ops, std::uint32_t
 
 #define LOWP_FLOOR_BENCH(name, type, bytes_per_weight)                                                          \
   void BM_decode_floor_##name(benchmark::State& state) {                                                       \
-    run_floor(state, lowp::bench::FloorOps::name, type, bytes_per_weight);                                    \
+    run_floor(state, lowp::bench::FloorOps::name, type, bytes_per_weight, 1);                                 \
   }                                                                                                           \
-  BENCHMARK(BM_decode_floor_##name)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  BENCHMARK(BM_decode_floor_##name)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond); \
+  void BM_decode_floor_l2_##name(benchmark::State& state) {                                                    \
+    run_floor(state, lowp::bench::FloorOps::name, type, bytes_per_weight, lowp::bench::kFloorL2Planes);       \
+  }                                                                                                           \
+  BENCHMARK(BM_decode_floor_l2_##name)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 LOWP_FLOOR_BENCH(q8_0, ggml::q8_0, 34.0 / 32)
 LOWP_FLOOR_BENCH(q4_k, ggml::q4_k, 144.0 / 256)

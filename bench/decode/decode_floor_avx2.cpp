@@ -1,10 +1,11 @@
 // BM_decode_floor_<type>'s AVX2 kernels: the AVX2 lane dots' column loop (lane_dots_avx2.cpp's
-// chains, packed_weight_avx2.cpp's interleaved loop) over a plane that stays in L1 and is never
-// rebuilt: 64 rows as eight chains of 8, a chain's column c the 8 bytes at 16 c + 8 (g % 2) of
-// its group's plane, as the interleaved copies lay them. What the lane dots do besides (block
+// chains, packed_weight_avx2.cpp's interleaved loop) over planes never rebuilt (one, in L1, or
+// a ring read from L2): 64 rows as eight chains of 8, a chain's column c the 8 bytes at
+// 16 c + 8 (g % 2) of its group's plane, as the interleaved copies lay them. What the lane dots do besides (block
 // headers, scales, Q6_K's byte planes) only adds to this.
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "decode_floor.hpp"
@@ -22,12 +23,9 @@ __m256 lookup(__m256 lo, __m256i i) {
 }
 
 template <FloorOps kOps>
-float passes(long n) {
+float passes(long n, const std::uint8_t* planes, int count) {
   // Each thread's own: the floor runs on every thread of a team at once.
-  alignas(64) std::uint8_t plane[kChains / 2][512];  // chain g's column c: plane[g / 2] + 16 c + 8 (g % 2)
   alignas(64) float x[32], table[8];  // FP4's entries 0-7 (8-15 are their negatives)
-  for (int g = 0; g < kChains / 2; ++g)
-    for (int i = 0; i < 512; ++i) plane[g][i] = static_cast<std::uint8_t>((i * 7 + g) % 16);
   for (int i = 0; i < 32; ++i) x[i] = 0.001f * static_cast<float>(i + 1);
   for (int i = 0; i < 8; ++i) table[i] = 0.5f * static_cast<float>(i);
   const __m256 t0 = _mm256_load_ps(table);
@@ -43,6 +41,9 @@ float passes(long n) {
   // stay in the 16 registers); the others all eight at each column.
   constexpr int kAtOnce = kOps == FloorOps::q4_k ? 4 : kChains;
   for (long p = 0; p < n; ++p) {
+    // chain g's column c: plane[g / 2] + 16 c + 8 (g % 2)
+    const std::uint8_t* plane[kChains / 2];
+    for (int g = 0; g < kChains / 2; ++g) plane[g] = floor_group(planes, count, p, g);
     for (int g0 = 0; g0 < kChains; g0 += kAtOnce)
 #pragma GCC unroll 32
       for (int c = 0; c < 32; ++c) {
@@ -75,12 +76,12 @@ float passes(long n) {
 
 }  // namespace
 
-float floor_passes_avx2(FloorOps ops, long n) {
+float floor_passes_avx2(FloorOps ops, long n, const std::uint8_t* planes, int count) {
   switch (ops) {
-    case FloorOps::q8_0: return passes<FloorOps::q8_0>(n);
-    case FloorOps::q4_k: return passes<FloorOps::q4_k>(n);
-    case FloorOps::q6_k: return passes<FloorOps::q6_k>(n);
-    default: return passes<FloorOps::mxfp4>(n);
+    case FloorOps::q8_0: return passes<FloorOps::q8_0>(n, planes, count);
+    case FloorOps::q4_k: return passes<FloorOps::q4_k>(n, planes, count);
+    case FloorOps::q6_k: return passes<FloorOps::q6_k>(n, planes, count);
+    default: return passes<FloorOps::mxfp4>(n, planes, count);
   }
 }
 

@@ -1,10 +1,12 @@
 // BM_decode_floor_<type>'s kernels: the lane dots' column loop (lane_dots_avx512.cpp's chains,
-// packed_weight_avx512.cpp's loop) over a plane that stays in L1 and is never rebuilt. What the
+// packed_weight_avx512.cpp's loop) over planes never rebuilt (one, in L1, or a ring read from
+// L2). What the
 // lane dots do besides (row loads, byte transposes of rows not interleaved, nibble selection,
 // scales) only adds to this.
 #include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "decode_floor.hpp"
@@ -15,12 +17,9 @@ namespace {
 constexpr int kGroups = 4;
 
 template <FloorOps kOps>
-float passes(long n) {
+float passes(long n, const std::uint8_t* planes, int count) {
   // Each thread's own: the floor runs on every thread of a team at once.
-  alignas(64) std::uint8_t plane[kGroups][512];  // column c of group g: plane[g] + 16 c
   alignas(64) float x[32], table[16];
-  for (int g = 0; g < kGroups; ++g)
-    for (int i = 0; i < 512; ++i) plane[g][i] = static_cast<std::uint8_t>((i * 7 + g) % 16);
   for (int i = 0; i < 32; ++i) x[i] = 0.001f * static_cast<float>(i + 1);
   for (int i = 0; i < 16; ++i) table[i] = 0.5f * static_cast<float>(i % 8) * (i < 8 ? 1.0f : -1.0f);
   const __m512 tv = _mm512_load_ps(table);
@@ -33,6 +32,9 @@ float passes(long n) {
     a[g] = _mm512_setzero_ps();
   }
   for (long p = 0; p < n; ++p) {
+    // column c of group g: plane[g] + 16 c
+    const std::uint8_t* plane[kGroups];
+    for (int g = 0; g < kGroups; ++g) plane[g] = floor_group(planes, count, p, g);
 #pragma GCC unroll 32
     for (int c = 0; c < 32; ++c) {
       const __m512 xv = _mm512_set1_ps(x[c]);
@@ -61,12 +63,12 @@ float passes(long n) {
 
 }  // namespace
 
-float floor_passes_avx512(FloorOps ops, long n) {
+float floor_passes_avx512(FloorOps ops, long n, const std::uint8_t* planes, int count) {
   switch (ops) {
-    case FloorOps::q8_0: return passes<FloorOps::q8_0>(n);
-    case FloorOps::q4_k: return passes<FloorOps::q4_k>(n);
-    case FloorOps::q6_k: return passes<FloorOps::q6_k>(n);
-    default: return passes<FloorOps::mxfp4>(n);
+    case FloorOps::q8_0: return passes<FloorOps::q8_0>(n, planes, count);
+    case FloorOps::q4_k: return passes<FloorOps::q4_k>(n, planes, count);
+    case FloorOps::q6_k: return passes<FloorOps::q6_k>(n, planes, count);
+    default: return passes<FloorOps::mxfp4>(n, planes, count);
   }
 }
 
