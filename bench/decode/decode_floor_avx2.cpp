@@ -1,8 +1,8 @@
 // BM_decode_floor_<type>'s AVX2 kernels: the AVX2 lane dots' column loop (lane_dots_avx2.cpp's
 // chains, packed_weight_avx2.cpp's interleaved loop) over planes never rebuilt (one, in L1, or
 // a ring read from L2): 64 rows as eight chains of 8, a chain's column c the 8 bytes at
-// 16 c + 8 (g % 2) of its group's plane, as the interleaved copies lay them. What the lane dots do besides (block
-// headers, scales, Q6_K's byte planes) only adds to this.
+// 16 c + 8 (g % 2) of its group's plane, as the interleaved copies lay them. What the lane dots
+// do besides (block headers, scales, Q6_K's byte planes) only adds to this.
 #include <immintrin.h>
 
 #include <cstddef>
