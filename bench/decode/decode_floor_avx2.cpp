@@ -5,7 +5,6 @@
 // do besides (block headers, scales, Q6_K's byte planes) only adds to this.
 #include <immintrin.h>
 
-#include <cstddef>
 #include <cstdint>
 
 #include "decode_floor.hpp"

@@ -1,12 +1,10 @@
 // BM_decode_floor_<type>'s kernels: the lane dots' column loop (lane_dots_avx512.cpp's chains,
 // packed_weight_avx512.cpp's loop) over planes never rebuilt (one, in L1, or a ring read from
-// L2). What the
-// lane dots do besides (row loads, byte transposes of rows not interleaved, nibble selection,
-// scales) only adds to this.
+// L2). What the lane dots do besides (row loads, byte transposes of rows not interleaved, nibble
+// selection, scales) only adds to this.
 #include "lowp/numerics/simd_warnings.hpp"  // first: GCC 12 warns inside the intrinsics
 #include <immintrin.h>
 
-#include <cstddef>
 #include <cstdint>
 
 #include "decode_floor.hpp"
