@@ -151,6 +151,41 @@ class Results(unittest.TestCase):
         self.assertIn('drop --benchmark_out', err)
         self.assertFalse(os.path.exists(os.path.join(m.RESULTS, 'toy6.cmd')))
 
+    def test_record_keeps_nothing_from_a_run_that_did_not_write_its_output(self):
+        # A peer script that skips exits 0 and leaves the file of an earlier run in place.
+        m = self.m
+        rc, _ = self.quiet(m.record, ['toy7', '--output', 'out.csv', '--', 'sh', '-c', "printf 'a\\n' > out.csv"])
+        self.assertEqual(rc, 0)
+        with open(os.path.join(m.RESULTS, 'toy7.cmd')) as f:
+            side = f.read()
+        rc, err = self.quiet(m.record, ['toy7', '--output', 'out.csv', '--', 'sh', '-c', 'echo skip: no peer'])
+        self.assertEqual(rc, 1)
+        self.assertIn('did not write out.csv', err)
+        with open(os.path.join(m.RESULTS, 'toy7.cmd')) as f:
+            self.assertEqual(f.read(), side)
+
+    def test_record_replaces_a_benchmark_output_only_after_a_clean_exit(self):
+        # A stand-in benchmark binary: writes its --benchmark_out file, then exits with $1.
+        m = self.m
+        self.write('bin/bench_toy', '#!/bin/sh\nfor a; do case "$a" in --benchmark_out=*) '
+                   'printf \'{"run": "%s"}\' "$1" > "${a#--benchmark_out=}";; esac; done\nexit "$1"\n')
+        binary = os.path.join(self.tmp.name, 'bin', 'bench_toy')
+        os.chmod(binary, 0o755)
+        out = os.path.join(m.RESULTS, 'toy8.json')
+        rc, _ = self.quiet(m.record, ['toy8', '--', binary, '0'])
+        self.assertEqual(rc, 0)
+        with open(out) as f:
+            self.assertEqual(f.read(), '{"run": "0"}')
+        # The sidecar names the file a reader's rerun writes, not the one record renamed.
+        self.assertTrue(m.read_sidecar('toy8')['command'].endswith(
+            '--benchmark_out=bench/results/toy8.json --benchmark_out_format=json'))
+        rc, err = self.quiet(m.record, ['toy8', '--', binary, '3'])  # wrote its file, then failed
+        self.assertEqual(rc, 1)
+        self.assertIn('exited 3', err)
+        with open(out) as f:
+            self.assertEqual(f.read(), '{"run": "0"}')
+        self.assertEqual(sorted(f for f in os.listdir(m.RESULTS) if f.startswith('toy8')), ['toy8.cmd', 'toy8.json'])
+
     def write(self, rel, text):
         path = os.path.join(self.tmp.name, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -275,7 +310,7 @@ class Results(unittest.TestCase):
         git('add', 'a.txt')
         git('commit', '-qm', 'a')
         self.write('a.txt', 'two\n')
-        rc, _ = self.quiet(self.m.record, ['toy5', '--output', 'a.txt', '--', 'true'])
+        rc, _ = self.quiet(self.m.record, ['toy5', '--output', 'a.txt', '--', 'sh', '-c', "printf 'two\\n' > a.txt"])
         self.assertEqual(rc, 0)
         self.assertTrue(self.m.read_sidecar('toy5')['commit'].endswith(' with uncommitted changes to a.txt'))
 
