@@ -9,6 +9,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+import time
 import unittest
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'scripts', 'results')
@@ -310,6 +311,8 @@ class Results(unittest.TestCase):
         git('add', 'a.txt')
         git('commit', '-qm', 'a')
         self.write('a.txt', 'two\n')
+        # An hour old, so that the run's rewrite changes its mtime on a coarse file clock too.
+        os.utime(os.path.join(root, 'a.txt'), (time.time() - 3600,) * 2)
         rc, _ = self.quiet(self.m.record, ['toy5', '--output', 'a.txt', '--', 'sh', '-c', "printf 'two\\n' > a.txt"])
         self.assertEqual(rc, 0)
         self.assertTrue(self.m.read_sidecar('toy5')['commit'].endswith(' with uncommitted changes to a.txt'))
