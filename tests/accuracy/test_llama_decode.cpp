@@ -251,6 +251,33 @@ TEST(Decode, BadInputIsOneLine) {
   set_max_memory(0);
 }
 
+// act.ggml (llama.cpp's quantized activations and integer dots, GgmlIntDots.*): a decode step
+// at two threads gives the bits of the evaluator's window over the prefix and of row t of the
+// whole window, on Q4_K (with Q6_K), Q8_0 and F16 weights. The mutant in mind: a step that
+// sends its one-row products through the float GEMV (as it does each group of plain linears),
+// whose float products differ from the integer ones.
+TEST(Decode, GgmlActivationsStepAsTheEvaluator) {
+  const std::string dir = shared_path("gguf");
+  const Recipe r = parse_recipe("name = ggml\nact.ggml = on\n");
+  for (const std::string t : {"Q4_K_M", "Q8_0", "F16"}) {
+    const std::string path = dir + "/modelA-" + t + ".gguf";
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " (../shared/gguf) is absent";
+    const LlamaModel m = load_gguf(path, WeightStorage::mapped);
+    const std::size_t n = 8, vocab = static_cast<std::size_t>(m.config.vocab_size);
+    const auto tokens = random_tokens(n, m.config.vocab_size, 9);
+    const std::vector<float> window = eval_logits(m, tokens, r), fp32 = eval_logits(m, tokens, find_recipe("fp32"));
+    EXPECT_FALSE(same_bits(window, fp32)) << t << ": act.ggml leaves the logits unchanged";
+    Decoder d(m, r, n, 2);
+    EXPECT_TRUE(d.cached()) << t;
+    for (std::size_t p = 0; p < n; ++p) {
+      const std::span<const float> got = d.step(tokens[p]);
+      const std::vector<float> prefix = eval_logits(m, std::span(tokens).first(p + 1), r);
+      EXPECT_TRUE(same_bits(got, std::span(prefix).subspan(p * vocab, vocab))) << t << ": position " << p;
+      EXPECT_TRUE(same_bits(got, std::span(window).subspan(p * vocab, vocab))) << t << ": position " << p << " (window)";
+    }
+  }
+}
+
 // `lowp generate` reads a GGUF's weights mapped in their stored type, each decode step's
 // one-row products widening them (Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 blocks through the lanes
 // decoders, bf16) as it goes: its logits are bitwise the evaluator's on the float32 copy that

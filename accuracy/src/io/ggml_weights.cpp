@@ -4,6 +4,7 @@
 #include <string>
 
 #include "io/ggml/ggml_types.hpp"
+#include "io/ggml/int_dots.hpp"
 #include "lowp/numerics/error.hpp"
 
 namespace lowp::accuracy::detail {
@@ -16,6 +17,8 @@ struct BlockType {
   ggml::LaneDecoder lanes = nullptr;  // the one-row GEMV's 8-rows-at-once decoder, if the type has one
   ggml::LaneDot dot = nullptr;        // its 64-rows decode-and-dot, if the type has one
   ggml::InterleavedDot interleaved;   // the same over an interleaved copy, and its word
+  const quant::ActProduct* act_product = nullptr;  // llama.cpp's integer product (act.ggml), if lowp has it
+  std::string name;                   // "Q4_K (12)"
 };
 constexpr std::uint32_t max_types = 64;
 
@@ -28,7 +31,7 @@ const BlockType* block_type(std::uint32_t type) {
       const std::size_t e = ggml::block_size(i);
       if (256 % e == 0)
         t[i] = {i, e, ggml::block_bytes(i), ggml::lane_decoder(i, best_isa()), ggml::lane_dot(i, best_isa()),
-                ggml::lane_dot_interleaved(i, best_isa())};
+                ggml::lane_dot_interleaved(i, best_isa()), ggml::int_product(i, best_isa()), ggml::type_name(i)};
     }
     return t;
   }();
@@ -82,6 +85,8 @@ quant::StoredMatrix ggml_matrix(std::uint32_t type, const void* data, std::size_
   if (t->dot && cols % 32 == 0) m.dot_lanes = &dot_lanes;
   if (t->interleaved.dot && cols % 32 == 0) m.dot_interleaved = &dot_interleaved;
   m.interleave_word = t->interleaved.word;
+  m.name = t->name.c_str();
+  m.act_product = t->act_product;
   // Blocks of 32 with their own scale (Q4_0, Q8_0) have no 256-element header to re-read: 32
   // columns a call was 4-11 % faster for Q8_0's step on Zen 5 (Q4_K and Q6_K 30 % slower).
   if (t->elems == 32) m.dot_columns = 32;

@@ -184,7 +184,9 @@ void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, i
     if (rows != 1 || !L.packed) return L.weight;
     return L.interleaved ? L.interleaved->matrix() : L.packed->matrix();
   };
-  const auto plain = [](const Linear& L) { return L.rot.kind == hadamard::RotationKind::none && !L.act && !L.engine; };
+  const auto plain = [](const Linear& L) {
+    return L.rot.kind == hadamard::RotationKind::none && !L.act && !L.engine && !L.int_act;
+  };
   if (rows == 1 && group.size() > 1 && std::all_of(group.begin(), group.end(), plain)) {
     // A decode step's [q | k | v] or [gate | up]: one parallel region for the group (each
     // output row's bits are its own GEMV's), writing each part in place of the concatenation.
@@ -219,6 +221,8 @@ void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, i
         quantize_point(L.act, xq_.data(), rows, L.k, l, L.act_points);
       }
       L.engine->forward(in, rows, y);
+    } else if (L.int_act) {  // act.ggml: llama.cpp's quantized activations and integer dots
+      quant::gemm_act(x, L.weight, y, rows, threads_);
     } else {
       quant::gemm_f32(x, stored(L), y, rows, false, threads_);
     }

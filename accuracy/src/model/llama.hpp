@@ -45,6 +45,7 @@ struct Linear {
   std::optional<quant::QuantSpec> act;
   hadamard::Rotation rot;
   std::unique_ptr<quant::QuantLinear> engine;  // SwitchBack: the real int8 GEMM
+  bool int_act = false;  // act.ggml on a block type: quant::gemm_act through weight.act_product
   // Re-laid for one-row products (decoders): the model's own weight (`weight` reads it), or the
   // packed form (a one-row product reads it instead of `packed`).
   std::unique_ptr<const quant::InterleavedRows> interleaved;

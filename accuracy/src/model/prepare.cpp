@@ -54,7 +54,8 @@ class Preparer {
   LinearGroup group(std::span<const Member> members, std::size_t k, int layer) {
     LinearGroup g = linears(members, k, layer);
     for (Linear& L : g) {
-      const bool model_rows = !L.packed && L.own.empty() && !L.engine;  // the model's weight, as stored
+      // The model's weight, as stored (act.ggml's integer dots read its rows as they are).
+      const bool model_rows = !L.packed && L.own.empty() && !L.engine && !L.int_act;
       if (!interleave_ || !(L.packed || model_rows)) continue;
       const quant::StoredMatrix& m = L.packed ? L.packed->matrix() : L.weight;
       if (!quant::InterleavedRows::fits(m)) continue;
@@ -105,6 +106,7 @@ class Preparer {
       } else {
         L.weight = m.w;
         if (m.w.type == quant::StoredType::f32 && !m.w.row_map) L.w = static_cast<const float*>(m.w.data);
+        if (pm_.recipe.act_ggml) ggml_activation(L, m, layer);
       }
       parts.push_back(std::move(L));
     }
@@ -131,6 +133,24 @@ class Preparer {
     if (packed.size() == parts.size()) fused.packed = quant::PackedWeight::concat(packed);
     g.push_back(std::move(fused));
     return g;
+  }
+
+  // act.ggml: what llama.cpp's CPU backend makes of this weight's input, by the weight's type
+  // (its vec_dot_type): F32 none, F16 and BF16 a cast (the product is then a float one), block
+  // types their integer product (Q8_K or Q8_0 activations).
+  void ggml_activation(Linear& L, const Member& m, int layer) {
+    switch (m.w.type) {
+      case quant::StoredType::f32: return;
+      case quant::StoredType::f16: L.act = quant::parse_quant_spec("fp16"); return;
+      case quant::StoredType::bf16: L.act = quant::parse_quant_spec("bf16"); return;
+      case quant::StoredType::custom: break;
+    }
+    if (!m.w.act_product)
+      throw Error("recipe '" + pm_.recipe.name + "': act.ggml: " + std::string(linear_kind_name(m.kind)) +
+                  (layer >= 0 ? " of layer " + std::to_string(layer) : "") + " is stored as " +
+                  (m.w.name ? m.w.name : std::string("a float32 copy")) +
+                  ", which lowp has no integer product for (it has Q4_K, Q6_K and Q8_0)");
+    L.int_act = true;
   }
 
   // SwitchBack runs through QuantLinear's int8 GEMM, one layer per weight (its per-tensor W
@@ -286,6 +306,16 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
                                         : "attn.scale = " + scale_source_text(recipe.attn_scale)) +
                 " needs calibration text (--calib FILE)");
   if (calibrated) pm.static_amax = calibrated->static_amax;
+  if (recipe.act_ggml) {  // llama.cpp's products read the file's own weights
+    bool linears = !recipe.linear.empty() || recipe.quarot || recipe.calibrate.method != CalibMethod::none;
+    for (std::size_t i = 0; i < linear_kind_count; ++i) linears = linears || recipe.weights[i] || recipe.act[i];
+    for (const auto& [n, s] : recipe.layer)
+      for (std::size_t i = 0; i < linear_kind_count; ++i) linears = linears || s.weights[i] || s.act[i];
+    if (linears)
+      throw Error("recipe '" + recipe.name +
+                  "': act.ggml runs the model's own weights as llama.cpp does; it takes no weights.* / act.* specs, "
+                  "linear preset, quarot or weights.calibrate");
+  }
   Preparer prep(pm, find_preset(recipe), calibrated, pack, pack && interleave_fits(*m));
   pm.embedding = m->token_embedding.mapped() ? nullptr : m->token_embedding.data();
   pm.embedding_view = m->token_embedding.matrix(vocab, dim);

@@ -157,6 +157,10 @@ std::string apply_line(Recipe& r, std::string_view key, std::string_view value, 
              std::string(value) + "'";
     return "";
   }
+  if (key == "act.ggml") {  // before act.<kind>
+    if (!detail::parse_on_off(value, r.act_ggml)) return "act.ggml is on or off, not '" + std::string(value) + "'";
+    return "";
+  }
   if (apply_spec_key(r, key, value, true, why) || apply_layer_key(r, key, value, why) ||
       detail::apply_name_or_note(key, value, r.name, r.note, why))
     return why;
@@ -241,7 +245,7 @@ bool Recipe::is_identity() const {
   for (std::size_t i = 0; i < linear_kind_count; ++i)
     if (weights[i] || act[i]) return false;
   return linear.empty() && !q && !k && !p && !v && !kv && attn_rotate == AttnRotation::none &&
-         !rotate_v && !quarot;  // `pad` alone changes nothing
+         !rotate_v && !quarot && !act_ggml;  // `pad` alone changes nothing
 }
 
 Recipe parse_recipe(std::string_view text) {
@@ -293,6 +297,7 @@ std::string to_text(const Recipe& r) {
   if (r.attn_rotate == AttnRotation::randomized) t += "attn.rotate = randomized\n";
   if (r.rotate_v) t += "attn.rotate_v = on\n";
   if (r.quarot) t += "quarot = on\n";
+  if (r.act_ggml) t += "act.ggml = on\n";
   if (r.seed) t += "seed = " + std::to_string(r.seed) + "\n";
   if (r.pad) t += "pad = on\n";
   const CalibrateOptions& c = r.calibrate, d;

@@ -170,6 +170,9 @@ note = nvfp4 linears on a QuaRot-rotated model (residual rotation, online Hadama
 linear = nvfp4
 pad = on
 quarot = on)",
+    R"(name = ggml-act
+note = a GGUF's weights as stored, each linear's input quantized as llama.cpp's CPU backend does (Q8_K, Q8_0, F16, BF16) with its integer block dots; float32 weights unchanged
+act.ggml = on)",
 };
 
 std::vector<Recipe> parse_builtins() {

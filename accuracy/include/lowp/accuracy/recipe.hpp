@@ -84,6 +84,10 @@ struct Recipe {
   // Every spec of the recipe, the linear preset's included, zero-pads a block or tile that a
   // dimension does not fill (e.g. MX blocks of 32 on stories260K's hidden size 172).
   bool pad = false;
+  // act.ggml: every linear whose weight is a GGUF tensor read in place runs as llama.cpp's CPU
+  // backend runs it: its input quantized to the weight type's activation type (Q8_K, Q8_0, F16,
+  // BF16) and, for block types, integer block dots (docs/recipes.md, "llama.cpp's products").
+  bool act_ggml = false;
   std::map<int, LayerSpecs> layer;  // layer.<N>.* overrides, by layer index
   CalibrateOptions calibrate;
   ScaleSource act_scale;   // act.scale: the linears' inputs (act.* and the linear preset's X)

@@ -42,6 +42,15 @@ using WidenLanesFn = void (*)(const void* ctx, const void* const* rows, std::siz
 using DotLanesFn = void (*)(const void* ctx, const void* const* rows, std::size_t k0, std::size_t n, const float* x,
                             float* acc);
 constexpr std::size_t kByteInterleave = 16;  // rows per group of a block-coded interleaved copy
+// custom, optional: the integer product a stored format defines with an activation quantized to
+// a companion format (llama.cpp's vec_dot with its vec_dot_type): `quantize` writes a row of n
+// floats (a multiple of act_block) as n / act_block blocks of act_bytes; `dot` gives the
+// product of a stored row's first n elements with such a row, in the order its format defines.
+struct ActProduct {
+  std::size_t act_block = 0, act_bytes = 0;
+  void (*quantize)(const float* x, std::size_t n, void* out) = nullptr;
+  float (*dot)(const void* row, const void* act, std::size_t n) = nullptr;
+};
 struct StoredMatrix {
   StoredType type = StoredType::f32;
   const void* data = nullptr;
@@ -79,11 +88,17 @@ struct StoredMatrix {
   // elements need (element k's block at k / block * block_bytes); 0: a row decodes only whole
   // (a PackedWeight's factors lie before its codes).
   std::size_t block_bytes = 0;
+  const char* name = nullptr;                // custom, optional: the stored type, for messages
+  const ActProduct* act_product = nullptr;  // custom, optional: see ActProduct
 };
 
 // C (M x B.rows) = A B^T (+ C), A: M x B.cols float32; the same bits as gemm_f32 on B widened.
 void gemm_f32(const float* A, const StoredMatrix& B, float* C, std::size_t M, bool accumulate = false,
               int threads = 0);
+// C (M x B.rows) = A B^T through B.act_product (lowp::Error when B has none): each row of A
+// quantized to its activation blocks, then every C element one `dot`. Each element's bits depend
+// on neither M nor the thread count.
+void gemm_act(const float* A, const StoredMatrix& B, float* C, std::size_t M, int threads = 0);
 // y[i] (1 x B[i].rows) = x B[i]^T for every i, each the bits gemm_f32(x, B[i], y[i], 1) gives:
 // the one-row products of one input (a decode step's Q, K and V) in one parallel region, their
 // rows shared among the threads together. Every B[i].cols is the length of x.
