@@ -14,6 +14,8 @@
 //                         region, copied by memcpy in this process (the best of 3) into a
 //                         buffer that stays in L2: the machine's physical limit on reading them
 //   over_memcpy           weight_bytes_per_s / memcpy_bytes_per_s (target >= 0.7 at 2 threads)
+// BM_decode_step_<type>_ggml_act: the same GGUF blocks under the ggml-act recipe (llama.cpp's
+// Q8_K / Q8_0 activations and integer block dots, quant::gemm_act).
 // BM_decode_gemv_<type>/threads:<n> (below): the step's one-row kernel alone, its weights in
 // cache, on each of n threads; BM_decode_floor_<type>/threads:<n>: that kernel's column
 // arithmetic alone (a bound under it); BM_decode_floor_l2_<type>/threads:<n>: the same with its
@@ -251,8 +253,9 @@ void run(benchmark::State& state, std::uint32_t type, const char* recipe = "fp32
     busy += t;
     ++steps;
   }
-  // fp32 reads the model's tensors as stored; another recipe reads its own copies (packed or not).
-  const bool own_copies = std::string(recipe) != "fp32";
+  // fp32 and ggml-act read the model's tensors as stored; another recipe reads its own copies
+  // (packed or not).
+  const bool own_copies = !r.is_identity() && !r.act_ggml;
   const double bytes = own_copies ? d->step_weight_bytes() : weight_bytes(sm);
   const double copy = bytes / (own_copies ? memcpy_seconds(bytes, threads) : memcpy_seconds(sm.weights, threads));
   state.counters["tokens_per_s"] = static_cast<double>(steps) / busy;
@@ -274,6 +277,17 @@ LOWP_DECODE_BENCH(q6_k, ggml::q6_k)
 
 void BM_decode_step_mxfp4(benchmark::State& state) { run(state, ggml::f32, "mxfp4"); }
 BENCHMARK(BM_decode_step_mxfp4)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// The block types under ggml-act: llama.cpp's quantized activations and integer dots (act.ggml),
+// the same stored bytes read row by row.
+#define LOWP_DECODE_GGML_BENCH(name, type)                                                                     \
+  void BM_decode_step_##name##_ggml_act(benchmark::State& state) { run(state, type, "ggml-act"); }           \
+  BENCHMARK(BM_decode_step_##name##_ggml_act)->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit( \
+      benchmark::kMillisecond);
+
+LOWP_DECODE_GGML_BENCH(q8_0, ggml::q8_0)
+LOWP_DECODE_GGML_BENCH(q4_k, ggml::q4_k)
+LOWP_DECODE_GGML_BENCH(q6_k, ggml::q6_k)
 
 // BM_decode_gemv_<type>/threads:<n>: the step's kernel alone on weights held in cache, the one-row
 // GEMV (gemm_f32, M = 1, one thread) over the first kGemvRows rows of layer 0's w_down (2048

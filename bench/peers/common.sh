@@ -58,11 +58,12 @@ wall_and_rss() {
   rm -f "$rss"
 }
 
-# lowp_tokens_per_s LOWP MODEL NEW_TOKENS THREADS: `lowp generate --timing` (its output to
-# $log, which the caller sets); prints the generated tokens per second it reports.
+# lowp_tokens_per_s LOWP MODEL NEW_TOKENS THREADS [RECIPE]: `lowp generate --timing` (its output
+# to $log, which the caller sets) under RECIPE (default fp32); prints the generated tokens per
+# second it reports.
 lowp_tokens_per_s() {
   local rate
-  "$1" generate --model "$2" --max-tokens "$3" --threads "$4" --timing >"$log" 2>&1 ||
+  "$1" generate --model "$2" --max-tokens "$3" --threads "$4" --recipe "${5:-fp32}" --timing >"$log" 2>&1 ||
     data_error "lowp generate failed: $(tail -n 1 "$log")"
   rate=$(sed -n 's/^generated [0-9]* tokens in [0-9.]* s: \([0-9.]*\) tokens\/s$/\1/p' "$log" | tail -n 1)
   [[ -n "$rate" ]] || data_error "lowp generate printed no 'generated ... tokens/s' line"

@@ -9,7 +9,9 @@
 # Usage:
 #   LLAMA_CPP_DIR=/path/to/llama.cpp bench/peers/llama_cpp.sh --model M.gguf [--text FILE]
 #       [--threads 2] [--tokens 128] [--ctx 512] [--repeat 1] [--csv FILE] [--lowp BIN]
-#       [--build-dir DIR] [--jobs 2]
+#       [--build-dir DIR] [--jobs 2] [--recipe fp32]
+# --recipe: the recipe lowp runs under (default fp32: the stored weights' float values times
+# float32 activations; ggml-act: llama.cpp's own quantized activations and integer dots).
 # --repeat N runs both N times, in turn (llama.cpp first in odd repetitions, lowp in even ones),
 # and prints the medians; --csv FILE writes one row per repetition (written whole at the end).
 # bench/peers/llama_cpp_model.sh makes the GGUFs (from a llama2.c checkpoint, with llama.cpp's
@@ -18,18 +20,18 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-model="" text="" threads=2 tokens=128 ctx=512 repeat=1 csv="" lowp_bin="" build="" jobs=2
+model="" text="" threads=2 tokens=128 ctx=512 repeat=1 csv="" lowp_bin="" build="" jobs=2 recipe=fp32
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --model|--text|--threads|--tokens|--ctx|--repeat|--csv|--lowp|--build-dir|--jobs)
+    --model|--text|--threads|--tokens|--ctx|--repeat|--csv|--lowp|--build-dir|--jobs|--recipe)
       [[ $# -ge 2 ]] || usage_error "$1 needs a value"
       case "$1" in
         --model) model="$2" ;; --text) text="$2" ;; --threads) threads="$2" ;; --tokens) tokens="$2" ;;
         --ctx) ctx="$2" ;; --repeat) repeat="$2" ;; --csv) csv="$2" ;; --lowp) lowp_bin="$2" ;;
-        --build-dir) build="$2" ;; --jobs) jobs="$2" ;;
+        --build-dir) build="$2" ;; --jobs) jobs="$2" ;; --recipe) recipe="$2" ;;
       esac
       shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage_error "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -44,7 +46,7 @@ bin="$(llama_cpp_build "${build:-$LLAMA_CPP_DIR/build-lowp-peers}" "$jobs" llama
 log="$(mktemp)"
 rows="$(mktemp)"
 trap 'rm -f "$log" "$rows"' EXIT
-echo "model $model, $threads threads, $(uptime | sed 's/.*load/load/')"
+echo "model $model, lowp recipe $recipe, $threads threads, $(uptime | sed 's/.*load/load/')"
 
 run_peer() {
   "$bin/llama-bench" -m "$model" -p 0 -n "$tokens" -t "$threads" -r 1 -o json >"$log" 2>/dev/null ||
@@ -59,18 +61,18 @@ run_peer() {
   fi
 }
 run_lowp() {
-  lowp_gen=$(lowp_tokens_per_s "$lowp" "$model" "$tokens" "$threads")
+  lowp_gen=$(lowp_tokens_per_s "$lowp" "$model" "$tokens" "$threads" "$recipe")
   lowp_s="" lowp_mb="" lowp_ppl=""
   if [[ -n "$text" ]]; then
-    read -r lowp_s lowp_mb < <(wall_and_rss "$lowp" eval --model "$model" --text "$text" --ctx "$ctx" --threads "$threads")
+    read -r lowp_s lowp_mb < <(wall_and_rss "$lowp" eval --model "$model" --text "$text" --ctx "$ctx" --threads "$threads" --recipe "$recipe")
     lowp_ppl=$(sed -n 's/^PPL  *\([0-9.]*\)$/\1/p' "$log" | head -n 1)
     [[ -n "$lowp_ppl" ]] || data_error "lowp eval printed no 'PPL' line"
   fi
 }
-echo "model,threads,tokens,ctx,repetition,llamacpp_tokens_per_s,lowp_tokens_per_s,llamacpp_eval_wall_s,lowp_eval_wall_s,llamacpp_eval_max_rss_mb,lowp_eval_max_rss_mb,llamacpp_ppl,lowp_ppl" >"$rows"
+echo "model,threads,tokens,ctx,repetition,llamacpp_tokens_per_s,lowp_tokens_per_s,llamacpp_eval_wall_s,lowp_eval_wall_s,llamacpp_eval_max_rss_mb,lowp_eval_max_rss_mb,llamacpp_ppl,lowp_ppl,lowp_recipe" >"$rows"
 for ((i = 1; i <= repeat; i++)); do
   if ((i % 2)); then run_peer; run_lowp; else run_lowp; run_peer; fi
-  echo "$(basename "$model"),$threads,$tokens,$ctx,$i,$peer_gen,$lowp_gen,$peer_s,$lowp_s,$peer_mb,$lowp_mb,$peer_ppl,$lowp_ppl" >>"$rows"
+  echo "$(basename "$model"),$threads,$tokens,$ctx,$i,$peer_gen,$lowp_gen,$peer_s,$lowp_s,$peer_mb,$lowp_mb,$peer_ppl,$lowp_ppl,$recipe" >>"$rows"
 done
 /usr/bin/python3 - "$rows" "$repeat" "$tokens" "$ctx" <<'PY'
 import csv, statistics, sys

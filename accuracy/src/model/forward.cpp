@@ -184,6 +184,19 @@ void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, i
     if (rows != 1 || !L.packed) return L.weight;
     return L.interleaved ? L.interleaved->matrix() : L.packed->matrix();
   };
+  if (std::all_of(group.begin(), group.end(), [](const Linear& L) { return L.int_act; })) {
+    // act.ggml: llama.cpp's quantized activations and integer dots, the group in one parallel
+    // region, each part written in place of the concatenation (each element one dot).
+    mats_.clear();
+    outs_.clear();
+    for (std::size_t col = 0; const Linear& L : group) {
+      mats_.push_back(L.weight);
+      outs_.push_back(out + col);
+      col += L.n;
+    }
+    quant::gemm_act(in, mats_, outs_, total, rows, threads_);
+    return;  // (not the float32 reference, which alone checks its outputs are finite)
+  }
   const auto plain = [](const Linear& L) {
     return L.rot.kind == hadamard::RotationKind::none && !L.act && !L.engine && !L.int_act;
   };
@@ -221,7 +234,7 @@ void ForwardOps::linear(const LinearGroup& group, const float* in, float* out, i
         quantize_point(L.act, xq_.data(), rows, L.k, l, L.act_points);
       }
       L.engine->forward(in, rows, y);
-    } else if (L.int_act) {  // act.ggml: llama.cpp's quantized activations and integer dots
+    } else if (L.int_act) {  // act.ggml in a group with a linear that is not (F16 or F32 beside it)
       quant::gemm_act(x, L.weight, y, rows, threads_);
     } else {
       quant::gemm_f32(x, stored(L), y, rows, false, threads_);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gemv_f32_kernels.hpp"
+#include "work_share.hpp"
 #include "lowp/numerics/half.hpp"
 #include "lowp/numerics/parallel.hpp"
 
@@ -58,32 +59,6 @@ void scalar_lanes(const float* x, const float* w, std::size_t n, float* acc) {
 [[gnu::noinline]] void fold(float* y, const float* acc, std::size_t n, bool add) {
   for (std::size_t j = 0; j < n; ++j) y[j] = add ? y[j] + acc[j] : acc[j];
 }
-
-// A thread's share of a product's units (row groups) still unclaimed, [front, back) packed as
-// front | back << 32. Its owner takes units from the front, one pass at a time; a thread done
-// with its own share takes others' from the back, so that neither waits for the slower one
-// (unit by unit: the owner's next rows, already being prefetched, stay its own).
-struct alignas(64) Share {
-  std::atomic<std::uint64_t> range;
-  void reset(std::size_t front, std::size_t back) { range.store(front | static_cast<std::uint64_t>(back) << 32); }
-  // Up to `want` (>= 1) units from the front: the count taken (0 once empty), the first at *first.
-  std::size_t take_front(std::size_t want, std::size_t* first) {
-    std::uint64_t r = range.load(std::memory_order_relaxed);
-    for (;;) {
-      const std::uint64_t f = r & 0xFFFFFFFFu, b = r >> 32, n = std::min<std::uint64_t>(want, b - f);
-      if (n == 0) return 0;
-      if (range.compare_exchange_weak(r, (f + n) | b << 32, std::memory_order_relaxed)) return *first = f, n;
-    }
-  }
-  bool take_back(std::size_t* unit) {
-    std::uint64_t r = range.load(std::memory_order_relaxed);
-    for (;;) {
-      const std::uint64_t f = r & 0xFFFFFFFFu, b = r >> 32;
-      if (f == b) return false;
-      if (range.compare_exchange_weak(r, f | (b - 1) << 32, std::memory_order_relaxed)) return *unit = b - 1, true;
-    }
-  }
-};
 
 // Asked before each of a run's row groups after its first: whether the thread still owns it
 // (share == nullptr: a single stolen unit, nothing after it). Counts the units it ran.

@@ -29,24 +29,63 @@ float half(const std::uint8_t h[2]) {
   return _cvtsh_ss(v);
 }
 
+// Byte masks for _mm256_shuffle_epi8 that copy one int16 lane of each 128-bit half to all 8 of
+// that half's lanes: kPick[j] lane j in both halves; kPair[g] lane 2 g in the low half and
+// 2 g + 1 in the high one.
+struct Masks {
+  __m256i pick[8], pair[4];
+  Masks() {
+    for (int j = 0; j < 8; ++j) pick[j] = _mm256_set1_epi16(static_cast<short>(2 * j | (2 * j + 1) << 8));
+    for (int g = 0; g < 4; ++g)
+      pair[g] = _mm256_set_m128i(_mm_set1_epi16(static_cast<short>((4 * g + 2) | (4 * g + 3) << 8)),
+                                 _mm_set1_epi16(static_cast<short>(4 * g | (4 * g + 1) << 8)));
+  }
+};
+const Masks& masks() {
+  static const Masks m;
+  return m;
+}
+
+// Q4_K's 8 6-bit scales and 8 6-bit mins from its 12 packed bytes (scale_min_k4 on 4 at once):
+// bytes 0-3 hold scales 0-3 (low 6 bits) and 4-7's high 2 bits, bytes 4-7 mins 0-3 and 4-7's
+// high 2 bits, bytes 8-11 scales 4-7's low 4 bits (low nibbles) and mins 4-7's (high).
+void scales_mins_k4(const std::uint8_t* p, __m128i& sc, __m128i& mn) {
+  std::uint32_t w[3];
+  std::memcpy(w, p, 12);
+  const std::uint32_t s0 = w[0] & 0x3F3F3F3F, s1 = (w[2] & 0x0F0F0F0F) | ((w[0] >> 6) & 0x03030303) << 4;
+  const std::uint32_t m0 = w[1] & 0x3F3F3F3F, m1 = ((w[2] >> 4) & 0x0F0F0F0F) | ((w[1] >> 6) & 0x03030303) << 4;
+  sc = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(s0 | static_cast<std::uint64_t>(s1) << 32)));
+  mn = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(m0 | static_cast<std::uint64_t>(m1) << 32)));
+}
+
+std::int32_t hsum128(__m128i s) {
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
 float dot_q4_k(const void* wv, const void* av, std::size_t n) {
   const auto* w = static_cast<const BlockQ4K*>(wv);
   const auto* a = static_cast<const BlockQ8K*>(av);
   const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const Masks& k = masks();
   float s = 0.0f;
   for (std::size_t b = 0; b < n / 256; ++b) {
-    int sc[8], mn[8];
-    for (int j = 0; j < 8; ++j) scale_min_k4(j, w[b].scales, sc[j], mn[j]);
+    __m128i sc, mn;
+    scales_mins_k4(w[b].scales, sc, mn);
+    const __m256i scales = _mm256_broadcastsi128_si256(sc);
     __m256i acc = _mm256_setzero_si256();
     for (int i = 0; i < 4; ++i) {
       const __m256i q = load(w[b].qs + 32 * i);
       const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(q, m4), load(a[b].qs + 64 * i));
       const __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), load(a[b].qs + 64 * i + 32));
-      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(lo, _mm256_set1_epi16(static_cast<short>(sc[2 * i]))));
-      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(hi, _mm256_set1_epi16(static_cast<short>(sc[2 * i + 1]))));
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(lo, _mm256_shuffle_epi8(scales, k.pick[2 * i])));
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(hi, _mm256_shuffle_epi8(scales, k.pick[2 * i + 1])));
     }
-    std::int32_t imin = 0;
-    for (int j = 0; j < 8; ++j) imin += mn[j] * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
+    // The mins meet the sums of the activations' 32-element sub-blocks: pairs of bsums.
+    const __m128i* bs = reinterpret_cast<const __m128i*>(a[b].bsums);
+    const __m128i pairs = _mm_hadd_epi16(_mm_loadu_si128(bs), _mm_loadu_si128(bs + 1));
+    const std::int32_t imin = hsum128(_mm_madd_epi16(mn, pairs));
     const float d = a[b].d * half(w[b].d), dmin = a[b].d * half(w[b].dmin);
     s += d * static_cast<float>(hsum(acc));
     s -= dmin * static_cast<float>(imin);
@@ -58,27 +97,24 @@ float dot_q6_k(const void* wv, const void* av, std::size_t n) {
   const auto* w = static_cast<const BlockQ6K*>(wv);
   const auto* a = static_cast<const BlockQ8K*>(av);
   const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
+  const Masks& k = masks();
   float s = 0.0f;
   for (std::size_t b = 0; b < n / 256; ++b) {
-    const std::int8_t* sc = w[b].scales;
-    __m256i acc = _mm256_setzero_si256();
+    const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales)));
+    // The codes' offset: sum_j sc_j sum_{e in j} 32 a_e = 32 sum_j sc_j bsums_j.
+    __m256i acc = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc, load(a[b].bsums)), 5));
     for (int h = 0; h < 2; ++h) {
+      const __m256i half_scales = _mm256_permute2x128_si256(sc, sc, h ? 0x11 : 0x00);  // scales 8 h .. 8 h + 7, twice
       const __m256i ql[2] = {load(w[b].ql + 64 * h), load(w[b].ql + 64 * h + 32)};
       const __m256i qh = load(w[b].qh + 32 * h);
       for (int g = 0; g < 4; ++g) {  // elements [128 h + 32 g, + 32): codes q + 32 in [0, 63]
         const __m256i lo = g < 2 ? _mm256_and_si256(ql[g], m4) : _mm256_and_si256(_mm256_srli_epi16(ql[g - 2], 4), m4);
         const __m256i hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), m2), 4);
         const __m256i p = _mm256_maddubs_epi16(_mm256_or_si256(lo, hi), load(a[b].qs + 128 * h + 32 * g));
-        const int j = 8 * h + 2 * g;  // the scales of its two sub-blocks of 16
-        const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(sc[j + 1]), _mm_set1_epi16(sc[j]));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, scales));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_shuffle_epi8(half_scales, k.pair[g])));
       }
     }
-    // The codes' offset: sum_j sc_j sum_{e in j} 32 a_e = 32 sum_j sc_j bsums_j.
-    const __m256i off = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc))),
-                                          load(a[b].bsums));
-    const std::int32_t isum = hsum(acc) - 32 * hsum(off);
-    s += (a[b].d * half(w[b].d)) * static_cast<float>(isum);
+    s += (a[b].d * half(w[b].d)) * static_cast<float>(hsum(acc));
   }
   return s;
 }

@@ -99,6 +99,10 @@ void gemm_f32(const float* A, const StoredMatrix& B, float* C, std::size_t M, bo
 // quantized to its activation blocks, then every C element one `dot`. Each element's bits depend
 // on neither M nor the thread count.
 void gemm_act(const float* A, const StoredMatrix& B, float* C, std::size_t M, int threads = 0);
+// The same for matrices of one input (a layer's [q | k | v]) in one parallel region: C[i][t ldc +
+// r] = row t of A times row r of B[i], each element the bits the call above gives.
+void gemm_act(const float* A, std::span<const StoredMatrix> B, std::span<float* const> C, std::size_t ldc,
+              std::size_t M, int threads = 0);
 // y[i] (1 x B[i].rows) = x B[i]^T for every i, each the bits gemm_f32(x, B[i], y[i], 1) gives:
 // the one-row products of one input (a decode step's Q, K and V) in one parallel region, their
 // rows shared among the threads together. Every B[i].cols is the length of x.
