@@ -119,18 +119,42 @@ float dot_q6_k(const void* wv, const void* av, std::size_t n) {
   return s;
 }
 
+std::uint16_t half_bits(const std::uint8_t h[2]) {
+  std::uint16_t v;
+  std::memcpy(&v, h, 2);
+  return v;
+}
+
+// Four blocks at a time: their int32 sums reduced together (three horizontal adds), their
+// terms (w.d a.d) float(isum) formed four at once, each rounded as the scalar dot rounds it,
+// then added in block order.
 float dot_q8_0(const void* wv, const void* av, std::size_t n) {
   const auto* w = static_cast<const BlockQ8_0*>(wv);
   const auto* a = static_cast<const BlockQ8_0*>(av);
   const __m256i ones = _mm256_set1_epi16(1);
-  float s = 0.0f;
-  for (std::size_t b = 0; b < n / 32; ++b) {
+  const auto isums = [&](std::size_t b) {  // block b's 32 products, as 8 int32 lanes
     const __m256i q = load(w[b].qs), x = load(a[b].qs);
     // |q| times x with q's sign: u8 x s8 (|q| = 128 for -128 reads as 128 unsigned).
-    const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(x, q));
-    const std::int32_t isum = hsum(_mm256_madd_epi16(p, ones));
-    s += (half(w[b].d) * half(a[b].d)) * static_cast<float>(isum);
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(x, q)), ones);
+  };
+  float s = 0.0f;
+  const std::size_t nb = n / 32;
+  std::size_t b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(isums(b), isums(b + 1)), _mm256_hadd_epi32(isums(b + 2), isums(b + 3)));
+    const __m128 sums = _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+    const __m128 wd = _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(half_bits(w[b].d)), static_cast<short>(half_bits(w[b + 1].d)),
+                                                  static_cast<short>(half_bits(w[b + 2].d)), static_cast<short>(half_bits(w[b + 3].d)), 0, 0, 0, 0));
+    const __m128 ad = _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(half_bits(a[b].d)), static_cast<short>(half_bits(a[b + 1].d)),
+                                                  static_cast<short>(half_bits(a[b + 2].d)), static_cast<short>(half_bits(a[b + 3].d)), 0, 0, 0, 0));
+    alignas(16) float t[4];
+    _mm_store_ps(t, _mm_mul_ps(_mm_mul_ps(wd, ad), sums));
+    s += t[0];
+    s += t[1];
+    s += t[2];
+    s += t[3];
   }
+  for (; b < nb; ++b) s += (half(w[b].d) * half(a[b].d)) * static_cast<float>(hsum(isums(b)));
   return s;
 }
 
