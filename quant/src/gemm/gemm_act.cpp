@@ -85,10 +85,11 @@ void gemm_act(const float* A, std::span<const StoredMatrix> B, std::span<float* 
     const auto n = static_cast<std::size_t>(omp_get_num_threads()), me = static_cast<std::size_t>(omp_get_thread_num());
     if (me == 0) got = n;
     const double start = omp_get_wtime();
-    std::size_t u;
+    std::size_t u, mine = 0;  // counted here: done[] shares a cache line between the threads
     for (std::size_t t = me; t < team; t += n)
-      while (shares[t].take_front(1, &u)) run(u), ++done[me];
+      while (shares[t].take_front(1, &u)) run(u), ++mine;
     seconds[me] = omp_get_wtime() - start;
+    done[me] = mine;
     for (std::size_t o = 1; o < team; ++o)
       while (shares[(me + o) % team].take_back(&u)) run(u);
   }
