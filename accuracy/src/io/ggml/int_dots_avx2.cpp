@@ -103,8 +103,10 @@ float dot_q6_k(const void* wv, const void* av, std::size_t n) {
     const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales)));
     // The codes' offset: sum_j sc_j sum_{e in j} 32 a_e = 32 sum_j sc_j bsums_j.
     __m256i acc = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc, load(a[b].bsums)), 5));
+    // Scales 0 .. 7 and 8 .. 15, each in both halves.
+    const __m256i halves[2] = {_mm256_permute2x128_si256(sc, sc, 0x00), _mm256_permute2x128_si256(sc, sc, 0x11)};
     for (int h = 0; h < 2; ++h) {
-      const __m256i half_scales = _mm256_permute2x128_si256(sc, sc, h ? 0x11 : 0x00);  // scales 8 h .. 8 h + 7, twice
+      const __m256i half_scales = halves[h];
       const __m256i ql[2] = {load(w[b].ql + 64 * h), load(w[b].ql + 64 * h + 32)};
       const __m256i qh = load(w[b].qh + 32 * h);
       for (int g = 0; g < 4; ++g) {  // elements [128 h + 32 g, + 32): codes q + 32 in [0, 63]
