@@ -126,6 +126,9 @@ TEST(OneLanguage, EvaluationNamesTheTrainingKeysAndGoesOn) {
 TEST(OneLanguage, TrainingTakesEvaluationBuiltInsAndEvaluationRefusesTrainingOnlyOnes) {
   const TrainRecipe kv4 = find_train_recipe("kv4");
   EXPECT_EQ(kv4.eval_only_keys, (std::vector<std::string>{"kv", "kv.group"}));
+  // act.ggml acts on a GGUF's stored blocks, which training has not: named as ignored, not
+  // taken for a forward operand (the mutant in mind: is_forward_operand_key's "act." prefix).
+  EXPECT_EQ(find_train_recipe("ggml-act").eval_only_keys, (std::vector<std::string>{"act.ggml"}));
   EXPECT_EQ(text(linear_for(find_train_recipe("mxfp4"), LinearKind::up, 0, 2).wgrad.b),
             quant::describe([] { auto s = quant::parse_quant_spec("mxfp4"); s.pad = true; return s; }()));
   expect_error([] { accuracy::find_recipe("bf16-pure"); }, {"'bf16-pure' is a training recipe"});

@@ -143,7 +143,7 @@ int run_train(Io& io, TrainArgs a) {
         throw Failure{exit_usage, e.what()};
       }
       const std::string note = accuracy::detail::not_applying(
-          r.eval_only_keys, r.name, "train", "training runs the attention in float32 and has no KV cache, QuaRot or weight calibration");
+          r.eval_only_keys, r.name, "train", "training runs the attention in float32 and has no KV cache, QuaRot, weight calibration or GGUF blocks");
       if (lead && !note.empty()) io.err << "lowp train: note: " << note << "\n";
     }
   Progress progress(io);

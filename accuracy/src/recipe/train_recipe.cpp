@@ -143,7 +143,7 @@ std::string apply_gemm_key(TrainRecipe& r, std::string_view key, std::string_vie
 bool is_forward_operand_key(std::string_view key) {
   if (key.starts_with("layer.")) key = key.substr(std::min(key.size(), key.find('.', 6) + 1));
   return (key == "weights" || key == "act" || key.starts_with("weights.") || key.starts_with("act.")) &&
-         !key.starts_with("weights.calibrate") && key != "act.scale";
+         !key.starts_with("weights.calibrate") && key != "act.scale" && key != "act.ggml";
 }
 
 std::string apply_line(TrainRecipe& r, std::string_view key, std::string_view value, bool& edited) {
