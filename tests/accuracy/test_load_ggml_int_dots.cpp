@@ -7,6 +7,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -118,7 +119,7 @@ struct Row {
 };
 
 std::vector<std::size_t> f16_offsets(std::uint32_t type) {
-  if (type == ggml::q4_k) return {0, 2};
+  if (type == ggml::q4_k || type == ggml::q5_k) return {0, 2};
   if (type == ggml::q6_k) return {208};
   return {0};
 }
@@ -148,12 +149,14 @@ Row random_row(std::uint32_t type, std::size_t n, std::mt19937& gen) {
 // dot's float terms are (a.d w.d) float(isum) (and Q4_K's mins term), each within 3 roundings
 // (u = 2^-24) of its exact value, added in 2 per block; so it is within (2 nb + 3) u (1 + 1e-6)
 // times the sum of the terms' magnitudes, which the integer codes bound (Q4_K: |isum| <= 15 * 63
-// sum|qa|, |imin| <= 63 sum|qa|; Q6_K: 32 * 128 sum|qa|; Q8_0: 128 sum|qa|). ggml's w_e are
-// exact but for one rounding of Q4_K's and Q6_K's products: u sum |w_e a_e| more.
+// sum|qa|, Q5_K 31 * 63, |imin| <= 63 sum|qa|; Q6_K: 32 * 128 sum|qa|; blocks of 32: 128
+// sum|qa|). ggml's w_e are exact but for one rounding of the K types' products: u sum |w_e a_e|
+// more.
 TEST(GgmlIntDots, DotsAreTheBlocksExactProductsWithinTheirRounding) {
   std::mt19937 gen(41);
   const long double u = std::ldexp(1.0L, -24);
-  for (const Case c : {Case{ggml::q4_k, 4}, Case{ggml::q6_k, 4}, Case{ggml::q8_0, 26}}) {
+  for (const Case c : {Case{ggml::q4_k, 4}, Case{ggml::q5_k, 4}, Case{ggml::q6_k, 4}, Case{ggml::q8_0, 26},
+                       Case{ggml::q4_0, 26}, Case{ggml::q5_0, 26}}) {
     const lowp::quant::ActProduct* p = ggml::int_product(c.type, lowp::Isa::scalar);
     ASSERT_NE(p, nullptr);
     const std::size_t n = c.blocks * ggml::block_size(c.type), ab = p->act_block;
@@ -185,8 +188,8 @@ TEST(GgmlIntDots, DotsAreTheBlocksExactProductsWithinTheirRounding) {
           for (int i = 0; i < 32; ++i) qa += std::abs(static_cast<std::int8_t>(ablk[2 + i]));
         }
         const std::uint8_t* wblk = r.w.data() + b * bb;
-        if (c.type == ggml::q4_k)
-          terms += std::fabs(ad) * (std::fabs(f16_to_f32(half_bits(wblk))) * 15 * 63 +
+        if (c.type == ggml::q4_k || c.type == ggml::q5_k)
+          terms += std::fabs(ad) * (std::fabs(f16_to_f32(half_bits(wblk))) * (c.type == ggml::q4_k ? 15 : 31) * 63 +
                                     std::fabs(f16_to_f32(half_bits(wblk + 2))) * 63) * qa;
         else if (c.type == ggml::q6_k)
           terms += std::fabs(ad) * std::fabs(f16_to_f32(half_bits(wblk + 208))) * 32 * 128 * qa;
@@ -204,11 +207,13 @@ TEST(GgmlIntDots, DotsAreTheBlocksExactProductsWithinTheirRounding) {
 
 // The AVX2 dots give the scalar dots' bits: random rows, and rows at the integer extremes (all
 // codes at their largest against activations of +-127: Q4_K 15, Q6_K 63 and 0 with scales -128
-// and 127, Q8_0 -128 and 127). Q8_0's rows of 26 blocks: six runs of four and a tail of two.
+// and 127, Q5_K 31, Q8_0 -128 and 127, Q4_0 -8 and 7, Q5_0 -16 and 15). The rows of blocks of 32
+// are 26 blocks: six runs of four and a tail of two.
 TEST(GgmlIntDots, SimdDotsAreBitwiseTheScalarOnes) {
   if (!lowp::isa_available(lowp::Isa::avx2)) GTEST_SKIP() << "no AVX2 on this CPU: no SIMD dot is built to run";
   std::mt19937 gen(43);
-  for (const Case c : {Case{ggml::q4_k, 3}, Case{ggml::q6_k, 3}, Case{ggml::q8_0, 26}}) {
+  for (const Case c : {Case{ggml::q4_k, 3}, Case{ggml::q5_k, 3}, Case{ggml::q6_k, 3}, Case{ggml::q8_0, 26},
+                       Case{ggml::q4_0, 26}, Case{ggml::q5_0, 26}}) {
     const auto* scalar = ggml::int_product(c.type, lowp::Isa::scalar);
     const auto* simd = ggml::int_product(c.type, lowp::Isa::avx2);
     ASSERT_NE(simd->dot, scalar->dot);
@@ -220,7 +225,10 @@ TEST(GgmlIntDots, SimdDotsAreBitwiseTheScalarOnes) {
         scalar->quantize(x.data(), n, r.a.data());
         for (std::size_t b = 0; b < n / ggml::block_size(c.type); ++b) {
           std::uint8_t* blk = r.w.data() + b * bb;
-          if (c.type == ggml::q4_k) std::fill(blk + 4, blk + 144, 0xFF);  // scales and mins 63, codes 15
+          if (c.type == ggml::q4_k || c.type == ggml::q5_k)  // scales and mins 63, codes 15 (31)
+            std::fill(blk + 4, blk + static_cast<std::ptrdiff_t>(bb), 0xFF);
+          if (c.type == ggml::q4_0 || c.type == ggml::q5_0)  // codes 7 (15) or -8 (-16)
+            std::fill(blk + 2, blk + static_cast<std::ptrdiff_t>(bb), trial % 2 ? 0xFF : 0x00);
           if (c.type == ggml::q6_k) {
             std::fill(blk, blk + 192, trial % 2 ? 0xFF : 0x00);  // codes 63 or 0 (q = 31 or -32)
             for (int j = 0; j < 16; ++j) blk[192 + j] = static_cast<std::uint8_t>(j % 2 ? 0x80 : 0x7F);
@@ -264,7 +272,7 @@ TEST(GgmlIntDots, ModelAMatchesLlamaCppsOwnLogits) {
     }
     return sum / static_cast<double>(T);
   };
-  for (const std::string t : {"Q4_K_M", "Q6_K", "Q8_0", "F16", "BF16"}) {
+  for (const std::string t : {"Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "Q4_0", "Q5_0", "F16", "BF16"}) {
     const LlamaModel m = load_gguf(dir + "/modelA-" + t + ".gguf", WeightStorage::mapped);
     const auto ref = read_binary<float>(dir + "/logits/logits_modelA_" + t + ".f32le.bin");
     ASSERT_EQ(ref.size(), 128u * 512u) << t;
@@ -277,6 +285,7 @@ TEST(GgmlIntDots, ModelAMatchesLlamaCppsOwnLogits) {
     ASSERT_EQ(got.size(), ref.size()) << t;
     const double with = kld(ref, got), without = kld(ref, fp32);
     EXPECT_LT(with, without / 10) << t << ": KLD to llama.cpp " << with << " with act.ggml, " << without << " without";
+    std::printf("%s: KLD to llama.cpp's logits %.3g with act.ggml, %.3g without\n", t.c_str(), with, without);
     if (t == "Q4_K_M") {
       double worst = 0;
       for (std::size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(got[i] - ref[i])));
@@ -289,17 +298,17 @@ TEST(GgmlIntDots, ModelAMatchesLlamaCppsOwnLogits) {
 // that would replace the file's weights.
 TEST(GgmlIntDots, UnsupportedTypesAndMixedRecipesAreOneLine) {
   const std::string dir = shared_path("gguf");
-  if (!std::filesystem::exists(dir + "/modelA-Q4_0.gguf")) GTEST_SKIP() << "../shared/gguf (llama.cpp's model A files) is absent";
+  if (!std::filesystem::exists(dir + "/modelA-Q4_1.gguf")) GTEST_SKIP() << "../shared/gguf (llama.cpp's model A files) is absent";
   const auto tokens = read_ids(dir + "/tokens.txt");
   EvalOptions opt;
   opt.ctx = 16;
   const std::vector<int> few(tokens.begin(), tokens.begin() + 16);
-  const LlamaModel q40 = load_gguf(dir + "/modelA-Q4_0.gguf", WeightStorage::mapped);
+  const LlamaModel q41 = load_gguf(dir + "/modelA-Q4_1.gguf", WeightStorage::mapped);
   try {
-    evaluate(q40, few, parse_recipe("name = g\nact.ggml = on\n"), opt);
-    ADD_FAILURE() << "Q4_0 was accepted";
+    evaluate(q41, few, parse_recipe("name = g\nact.ggml = on\n"), opt);
+    ADD_FAILURE() << "Q4_1 was accepted";
   } catch (const lowp::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("stored as Q4_0 (2), which lowp has no integer product for"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("stored as Q4_1 (3), which lowp has no integer product for"), std::string::npos)
         << e.what();
   }
   const LlamaModel q8 = load_gguf(dir + "/modelA-Q8_0.gguf", WeightStorage::mapped);

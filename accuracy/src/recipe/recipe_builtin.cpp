@@ -171,7 +171,7 @@ linear = nvfp4
 pad = on
 quarot = on)",
     R"(name = ggml-act
-note = a GGUF's weights as stored, each linear's input quantized as llama.cpp's CPU backend does (Q8_K, Q8_0, F16, BF16) with its integer block dots; float32 weights unchanged
+note = a GGUF's weights as stored, each linear's input quantized as llama.cpp's CPU backend does (Q8_K, Q8_0, F16, BF16) with its integer block dots (Q4_0, Q5_0, Q8_0, Q4_K, Q5_K, Q6_K); float32 weights unchanged
 act.ggml = on)",
 };
 

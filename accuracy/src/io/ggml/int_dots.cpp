@@ -1,6 +1,8 @@
 #include "io/ggml/int_dots.hpp"
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -80,8 +82,20 @@ void quantize_q8_0(const float* x, std::size_t n, void* out) {
   }
 }
 
-float dot_q4_k_q8_k(const void* wv, const void* av, std::size_t n) {
-  const auto* w = static_cast<const BlockQ4K*>(wv);
+namespace {
+// Q4_K and Q5_K: sub-block j's code of element i (j < 8, i < 32).
+int code_q4_k(const BlockQ4K& w, int j, int i) {
+  const std::uint8_t q = w.qs[32 * (j / 2) + i];
+  return j % 2 ? q >> 4 : q & 0x0F;
+}
+int code_q5_k(const BlockQ5K& w, int j, int i) {
+  const std::uint8_t q = w.qs[32 * (j / 2) + i];
+  return (j % 2 ? q >> 4 : q & 0x0F) | ((w.qh[i] >> j) & 1) << 4;
+}
+
+template <class Block, int (*code)(const Block&, int, int)>
+float dot_k45(const void* wv, const void* av, std::size_t n) {
+  const auto* w = static_cast<const Block*>(wv);
   const auto* a = static_cast<const BlockQ8K*>(av);
   float s = 0.0f;
   for (std::size_t b = 0; b < n / 256; ++b) {
@@ -89,10 +103,8 @@ float dot_q4_k_q8_k(const void* wv, const void* av, std::size_t n) {
     for (int j = 0; j < 8; ++j) {
       int sc, mn;
       scale_min_k4(j, w[b].scales, sc, mn);
-      const std::uint8_t* q = w[b].qs + 32 * (j / 2);
-      const std::int8_t* x = a[b].qs + 32 * j;
       std::int32_t dot = 0;
-      for (int i = 0; i < 32; ++i) dot += (j % 2 ? q[i] >> 4 : q[i] & 0x0F) * x[i];
+      for (int i = 0; i < 32; ++i) dot += code(w[b], j, i) * a[b].qs[32 * j + i];
       isum += sc * dot;
       imin += mn * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
     }
@@ -102,6 +114,31 @@ float dot_q4_k_q8_k(const void* wv, const void* av, std::size_t n) {
   }
   return s;
 }
+
+// Blocks of 32 against Q8_0: code(w, e) the signed code of element e.
+template <class Block, int (*code)(const Block&, int)>
+float dot_32(const void* wv, const void* av, std::size_t n) {
+  const auto* w = static_cast<const Block*>(wv);
+  const auto* a = static_cast<const BlockQ8_0*>(av);
+  float s = 0.0f;
+  for (std::size_t b = 0; b < n / 32; ++b) {
+    std::int32_t isum = 0;
+    for (int e = 0; e < 32; ++e) isum += code(w[b], e) * a[b].qs[e];
+    s += (half(w[b].d) * half(a[b].d)) * static_cast<float>(isum);
+  }
+  return s;
+}
+int code_q8_0(const BlockQ8_0& w, int e) { return w.qs[e]; }
+int code_q4_0(const BlockQ4_0& w, int e) { return (e < 16 ? w.qs[e] & 0x0F : w.qs[e - 16] >> 4) - 8; }
+int code_q5_0(const BlockQ5_0& w, int e) {
+  std::uint32_t qh;
+  std::memcpy(&qh, w.qh, 4);
+  return ((e < 16 ? w.qs[e] & 0x0F : w.qs[e - 16] >> 4) | ((qh >> e) & 1) << 4) - 16;
+}
+}  // namespace
+
+float dot_q4_k_q8_k(const void* w, const void* a, std::size_t n) { return dot_k45<BlockQ4K, code_q4_k>(w, a, n); }
+float dot_q5_k_q8_k(const void* w, const void* a, std::size_t n) { return dot_k45<BlockQ5K, code_q5_k>(w, a, n); }
 
 float dot_q6_k_q8_k(const void* wv, const void* av, std::size_t n) {
   const auto* w = static_cast<const BlockQ6K*>(wv);
@@ -124,28 +161,38 @@ float dot_q6_k_q8_k(const void* wv, const void* av, std::size_t n) {
   return s;
 }
 
-float dot_q8_0_q8_0(const void* wv, const void* av, std::size_t n) {
-  const auto* w = static_cast<const BlockQ8_0*>(wv);
-  const auto* a = static_cast<const BlockQ8_0*>(av);
-  float s = 0.0f;
-  for (std::size_t b = 0; b < n / 32; ++b) {
-    std::int32_t isum = 0;
-    for (int i = 0; i < 32; ++i) isum += w[b].qs[i] * a[b].qs[i];
-    s += (half(w[b].d) * half(a[b].d)) * static_cast<float>(isum);
-  }
-  return s;
-}
+float dot_q8_0_q8_0(const void* w, const void* a, std::size_t n) { return dot_32<BlockQ8_0, code_q8_0>(w, a, n); }
+float dot_q4_0_q8_0(const void* w, const void* a, std::size_t n) { return dot_32<BlockQ4_0, code_q4_0>(w, a, n); }
+float dot_q5_0_q8_0(const void* w, const void* a, std::size_t n) { return dot_32<BlockQ5_0, code_q5_0>(w, a, n); }
+
+namespace {
+struct Entry {
+  std::uint32_t type;
+  quant::ActProduct product;  // with the scalar dot
+};
+constexpr std::size_t kQ8K = sizeof(BlockQ8K), kQ80 = sizeof(BlockQ8_0);
+const Entry kProducts[] = {{q4_0, {32, kQ80, quantize_q8_0, dot_q4_0_q8_0}},   {q5_0, {32, kQ80, quantize_q8_0, dot_q5_0_q8_0}},
+                           {q8_0, {32, kQ80, quantize_q8_0, dot_q8_0_q8_0}},   {q4_k, {256, kQ8K, quantize_q8_k, dot_q4_k_q8_k}},
+                           {q5_k, {256, kQ8K, quantize_q8_k, dot_q5_k_q8_k}}, {q6_k, {256, kQ8K, quantize_q8_k, dot_q6_k_q8_k}}};
+constexpr std::size_t kCount = std::size(kProducts);
+}  // namespace
 
 const quant::ActProduct* int_product(std::uint32_t type, Isa isa) {
-  static const quant::ActProduct q4k{256, sizeof(BlockQ8K), quantize_q8_k, dot_q4_k_q8_k},
-      q6k{256, sizeof(BlockQ8K), quantize_q8_k, dot_q6_k_q8_k}, q80{32, sizeof(BlockQ8_0), quantize_q8_0, dot_q8_0_q8_0};
-  const quant::ActProduct* scalar = type == q4_k ? &q4k : type == q6_k ? &q6k : type == q8_0 ? &q80 : nullptr;
-  if (!scalar || isa == Isa::scalar) return scalar;
-  // The same with the AVX2 dot, made once, the first time a CPU with AVX2 asks.
-  static const quant::ActProduct simd[3] = {{q4k.act_block, q4k.act_bytes, q4k.quantize, int_dot_avx2(q4_k)},
-                                            {q6k.act_block, q6k.act_bytes, q6k.quantize, int_dot_avx2(q6_k)},
-                                            {q80.act_block, q80.act_bytes, q80.quantize, int_dot_avx2(q8_0)}};
-  return &simd[scalar == &q4k ? 0 : scalar == &q6k ? 1 : 2];
+  for (std::size_t i = 0; i < kCount; ++i) {
+    if (kProducts[i].type != type) continue;
+    if (isa == Isa::scalar) return &kProducts[i].product;
+    // The same with the AVX2 dot where there is one, made the first time a CPU with AVX2 asks.
+    static const std::array<quant::ActProduct, kCount> simd = [] {
+      std::array<quant::ActProduct, kCount> v;
+      for (std::size_t j = 0; j < kCount; ++j) {
+        v[j] = kProducts[j].product;
+        if (const IntDot d = int_dot_avx2(kProducts[j].type)) v[j].dot = d;
+      }
+      return v;
+    }();
+    return &simd[i];
+  }
+  return nullptr;
 }
 
 }  // namespace lowp::accuracy::ggml

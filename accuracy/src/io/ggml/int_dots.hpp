@@ -1,11 +1,12 @@
 // Internal to lowp_accuracy: llama.cpp's integer matmul as its CPU backend runs it for a
 // block-coded weight (the recipe key act.ggml). Each input row is quantized to the weight type's
-// activation type (ggml's vec_dot_type: Q8_K for Q4_K and Q6_K, Q8_0 for Q8_0), as llama.cpp's
-// x86 code does; each output element is then the blocks' integer dot products, exact in int32,
-// combined in float32 in one order every instruction set keeps: per block b in order,
-//   Q4_K: s += (a.d w.d) float(isum_b); s -= (a.d w.dmin) float(imin_b)
+// activation type (ggml's vec_dot_type: Q8_K for Q4_K, Q5_K and Q6_K, Q8_0 for Q4_0, Q5_0 and
+// Q8_0), as llama.cpp's x86 code does; each output element is then the blocks' integer dot
+// products, exact in int32, combined in float32 in one order every instruction set keeps: per
+// block b in order,
+//   Q4_K, Q5_K: s += (a.d w.d) float(isum_b); s -= (a.d w.dmin) float(imin_b)
 //   Q6_K: s += (a.d w.d) float(isum_b)
-//   Q8_0: s += (w.d a.d) float(isum_b)
+//   Q4_0, Q5_0, Q8_0: s += (w.d a.d) float(isum_b)
 // from s = 0, each operation rounded once (no fused multiply-adds). llama.cpp itself sums the
 // same block terms in SIMD lanes, in an order that differs between its instruction sets.
 #pragma once
@@ -29,12 +30,30 @@ struct BlockQ8_0 {
   std::int8_t qs[32];
 };
 static_assert(sizeof(BlockQ8_0) == 34);
+struct BlockQ4_0 {  // codes q - 8: element j the low nibble of qs[j], element j + 16 its high one
+  std::uint8_t d[2];
+  std::uint8_t qs[16];
+};
+static_assert(sizeof(BlockQ4_0) == 18);
+struct BlockQ5_0 {  // Q4_0's nibbles with a fifth bit (bit e of qh for element e), codes q - 16
+  std::uint8_t d[2];
+  std::uint8_t qh[4];
+  std::uint8_t qs[16];
+};
+static_assert(sizeof(BlockQ5_0) == 22);
 struct BlockQ4K {  // 8 sub-blocks of 32: 6-bit scales and mins packed in 12 bytes, 4-bit codes
   std::uint8_t d[2], dmin[2];
   std::uint8_t scales[12];
   std::uint8_t qs[128];
 };
 static_assert(sizeof(BlockQ4K) == 144);
+struct BlockQ5K {  // Q4_K with a fifth bit: sub-block j's from bit j of each of qh's 32 bytes
+  std::uint8_t d[2], dmin[2];
+  std::uint8_t scales[12];
+  std::uint8_t qh[32];
+  std::uint8_t qs[128];
+};
+static_assert(sizeof(BlockQ5K) == 176);
 struct BlockQ6K {  // 16 sub-blocks of 16: low 4 bits, high 2 bits, int8 scales, f16 d
   std::uint8_t ql[128];
   std::uint8_t qh[64];
@@ -47,7 +66,8 @@ static_assert(sizeof(BlockQ6K) == 210);
 using IntDot = float (*)(const void* w, const void* a, std::size_t n);
 
 // The product of weight type `type` with instruction set `isa` (available on this CPU; every
-// one gives the same bits), or nullptr when lowp has none: Q4_K, Q6_K and Q8_0 have them.
+// one gives the same bits), or nullptr when lowp has none: Q4_0, Q5_0, Q8_0, Q4_K, Q5_K and Q6_K
+// have them.
 const quant::ActProduct* int_product(std::uint32_t type, Isa isa);
 
 // llama.cpp's activation quantizers on x86, lowp's for a block with a NaN or infinity (llama.cpp
@@ -61,8 +81,11 @@ void quantize_q8_0(const float* x, std::size_t n, void* out);
 
 // The scalar dots (the definition above) and the AVX2 ones (int_dots_avx2.cpp).
 float dot_q4_k_q8_k(const void* w, const void* a, std::size_t n);
+float dot_q5_k_q8_k(const void* w, const void* a, std::size_t n);
 float dot_q6_k_q8_k(const void* w, const void* a, std::size_t n);
 float dot_q8_0_q8_0(const void* w, const void* a, std::size_t n);
+float dot_q4_0_q8_0(const void* w, const void* a, std::size_t n);
+float dot_q5_0_q8_0(const void* w, const void* a, std::size_t n);
 IntDot int_dot_avx2(std::uint32_t type);
 
 }  // namespace lowp::accuracy::ggml

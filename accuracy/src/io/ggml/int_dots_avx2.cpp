@@ -64,21 +64,31 @@ std::int32_t hsum128(__m128i s) {
   return _mm_cvtsi128_si32(s);
 }
 
-float dot_q4_k(const void* wv, const void* av, std::size_t n) {
-  const auto* w = static_cast<const BlockQ4K*>(wv);
+// Q4_K, and Q5_K with its fifth bits: sub-block j's from bit j of each qh byte.
+template <class Block, bool kFive>
+float dot_k45(const void* wv, const void* av, std::size_t n) {
+  const auto* w = static_cast<const Block*>(wv);
   const auto* a = static_cast<const BlockQ8K*>(av);
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i m4 = _mm256_set1_epi8(0x0F), m1 = _mm256_set1_epi8(0x01);
   const Masks& k = masks();
   float s = 0.0f;
   for (std::size_t b = 0; b < n / 256; ++b) {
     __m128i sc, mn;
     scales_mins_k4(w[b].scales, sc, mn);
     const __m256i scales = _mm256_broadcastsi128_si256(sc);
+    __m256i qh = _mm256_setzero_si256();
+    if constexpr (kFive) qh = load(w[b].qh);
     __m256i acc = _mm256_setzero_si256();
     for (int i = 0; i < 4; ++i) {
       const __m256i q = load(w[b].qs + 32 * i);
-      const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(q, m4), load(a[b].qs + 64 * i));
-      const __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), load(a[b].qs + 64 * i + 32));
+      __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+      if constexpr (kFive) {  // bits 2 i and 2 i + 1 of each byte, moved to bit 4
+        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(qh, m1), 4));
+        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 1), m1), 4));
+        qh = _mm256_srli_epi16(qh, 2);
+      }
+      lo = _mm256_maddubs_epi16(lo, load(a[b].qs + 64 * i));
+      hi = _mm256_maddubs_epi16(hi, load(a[b].qs + 64 * i + 32));
       acc = _mm256_add_epi32(acc, _mm256_madd_epi16(lo, _mm256_shuffle_epi8(scales, k.pick[2 * i])));
       acc = _mm256_add_epi32(acc, _mm256_madd_epi16(hi, _mm256_shuffle_epi8(scales, k.pick[2 * i + 1])));
     }
@@ -127,17 +137,43 @@ std::uint16_t half_bits(const std::uint8_t h[2]) {
   return v;
 }
 
-// Four blocks at a time: their int32 sums reduced together (three horizontal adds), their
-// terms (w.d a.d) float(isum) formed four at once, each rounded as the scalar dot rounds it,
-// then added in block order.
-float dot_q8_0(const void* wv, const void* av, std::size_t n) {
-  const auto* w = static_cast<const BlockQ8_0*>(wv);
+// A block's 32 signed codes as bytes, element e in byte e.
+__m256i codes(const BlockQ8_0& w) { return load(w.qs); }
+__m256i codes(const BlockQ4_0& w) {  // nibbles - 8
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs)), m4 = _mm_set1_epi8(0x0F);
+  const __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m4), _mm_and_si128(q, m4));
+  return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
+}
+__m256i codes(const BlockQ5_0& w) {  // (nibble | bit e of qh << 4) - 16
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs)), m4 = _mm_set1_epi8(0x0F);
+  const __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m4), _mm_and_si128(q, m4));
+  std::uint32_t qh;
+  std::memcpy(&qh, w.qh, 4);
+  // Byte e of the spread: byte e / 8 of qh; then its bit e % 8 tested.
+  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)),
+                                             _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+  const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+  return _mm256_sub_epi8(_mm256_or_si256(v, high), _mm256_set1_epi8(16));
+}
+
+// Blocks of 32 against Q8_0, four at a time: their int32 sums reduced together (three
+// horizontal adds), their terms (w.d a.d) float(isum) formed four at once, each rounded as the
+// scalar dot rounds it, then added in block order.
+template <class Block>
+float dot_32(const void* wv, const void* av, std::size_t n) {
+  const auto* w = static_cast<const Block*>(wv);
   const auto* a = static_cast<const BlockQ8_0*>(av);
   const __m256i ones = _mm256_set1_epi16(1);
   const auto isums = [&](std::size_t b) {  // block b's 32 products, as 8 int32 lanes
-    const __m256i q = load(w[b].qs), x = load(a[b].qs);
+    const __m256i q = codes(w[b]), x = load(a[b].qs);
     // |q| times x with q's sign: u8 x s8 (|q| = 128 for -128 reads as 128 unsigned).
     return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(x, q)), ones);
+  };
+  const auto halves = [](const auto* blocks) {  // four blocks' f16 d as floats
+    return _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(half_bits(blocks[0].d)), static_cast<short>(half_bits(blocks[1].d)),
+                                       static_cast<short>(half_bits(blocks[2].d)), static_cast<short>(half_bits(blocks[3].d)),
+                                       0, 0, 0, 0));
   };
   float s = 0.0f;
   const std::size_t nb = n / 32;
@@ -145,12 +181,8 @@ float dot_q8_0(const void* wv, const void* av, std::size_t n) {
   for (; b + 4 <= nb; b += 4) {
     const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(isums(b), isums(b + 1)), _mm256_hadd_epi32(isums(b + 2), isums(b + 3)));
     const __m128 sums = _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
-    const __m128 wd = _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(half_bits(w[b].d)), static_cast<short>(half_bits(w[b + 1].d)),
-                                                  static_cast<short>(half_bits(w[b + 2].d)), static_cast<short>(half_bits(w[b + 3].d)), 0, 0, 0, 0));
-    const __m128 ad = _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(half_bits(a[b].d)), static_cast<short>(half_bits(a[b + 1].d)),
-                                                  static_cast<short>(half_bits(a[b + 2].d)), static_cast<short>(half_bits(a[b + 3].d)), 0, 0, 0, 0));
     alignas(16) float t[4];
-    _mm_store_ps(t, _mm_mul_ps(_mm_mul_ps(wd, ad), sums));
+    _mm_store_ps(t, _mm_mul_ps(_mm_mul_ps(halves(w + b), halves(a + b)), sums));
     s += t[0];
     s += t[1];
     s += t[2];
@@ -164,9 +196,12 @@ float dot_q8_0(const void* wv, const void* av, std::size_t n) {
 
 IntDot int_dot_avx2(std::uint32_t type) {
   switch (type) {
-    case q4_k: return dot_q4_k;
+    case q4_0: return dot_32<BlockQ4_0>;
+    case q5_0: return dot_32<BlockQ5_0>;
+    case q8_0: return dot_32<BlockQ8_0>;
+    case q4_k: return dot_k45<BlockQ4K, false>;
+    case q5_k: return dot_k45<BlockQ5K, true>;
     case q6_k: return dot_q6_k;
-    case q8_0: return dot_q8_0;
     default: return nullptr;
   }
 }
