@@ -1,5 +1,6 @@
 // AVX2 dots of llama.cpp's integer matmul (int_dots.hpp): each block's integer sums with byte
-// multiply-adds (u8 x s8 pairs into int16, which cannot saturate here: at most 2 * 63 * 127),
+// multiply-adds (u8 x s8 pairs into int16, which cannot saturate here: at most 2 * 128 * 127,
+// Q8_0's -128 against 127),
 // then the block's float terms in the scalar order. Integer sums are exact in any order, so the
 // bits are the scalar dots'.
 #include <immintrin.h>
@@ -30,7 +31,7 @@ float half(const std::uint8_t h[2]) {
 }
 
 // Byte masks for _mm256_shuffle_epi8 that copy one int16 lane of each 128-bit half to all 8 of
-// that half's lanes: kPick[j] lane j in both halves; kPair[g] lane 2 g in the low half and
+// that half's lanes: pick[j] lane j in both halves; pair[g] lane 2 g in the low half and
 // 2 g + 1 in the high one.
 struct Masks {
   __m256i pick[8], pair[4];
