@@ -23,8 +23,6 @@ int nearest(float v) {
   return (i & 0x007FFFFF) - 0x00400000;
 }
 
-float half(const std::uint8_t h[2]) { return half_at(h); }
-
 void set_half(std::uint8_t h[2], std::uint16_t v) { std::memcpy(h, &v, 2); }
 
 }  // namespace
@@ -108,7 +106,7 @@ float dot_k45(const void* wv, const void* av, std::size_t n) {
       isum += sc * dot;
       imin += mn * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
     }
-    const float d = a[b].d * half(w[b].d), dmin = a[b].d * half(w[b].dmin);
+    const float d = a[b].d * half_at(w[b].d), dmin = a[b].d * half_at(w[b].dmin);
     s += d * static_cast<float>(isum);
     s -= dmin * static_cast<float>(imin);
   }
@@ -124,16 +122,18 @@ float dot_32(const void* wv, const void* av, std::size_t n) {
   for (std::size_t b = 0; b < n / 32; ++b) {
     std::int32_t isum = 0;
     for (int e = 0; e < 32; ++e) isum += code(w[b], e) * a[b].qs[e];
-    s += (half(w[b].d) * half(a[b].d)) * static_cast<float>(isum);
+    s += (half_at(w[b].d) * half_at(a[b].d)) * static_cast<float>(isum);
   }
   return s;
 }
+// Q4_0's and Q5_0's element e: the low nibble of qs[e] (e < 16), else the high one of qs[e - 16].
+int nibble(const std::uint8_t qs[16], int e) { return e < 16 ? qs[e] & 0x0F : qs[e - 16] >> 4; }
 int code_q8_0(const BlockQ8_0& w, int e) { return w.qs[e]; }
-int code_q4_0(const BlockQ4_0& w, int e) { return (e < 16 ? w.qs[e] & 0x0F : w.qs[e - 16] >> 4) - 8; }
+int code_q4_0(const BlockQ4_0& w, int e) { return nibble(w.qs, e) - 8; }
 int code_q5_0(const BlockQ5_0& w, int e) {
   std::uint32_t qh;
   std::memcpy(&qh, w.qh, 4);
-  return ((e < 16 ? w.qs[e] & 0x0F : w.qs[e - 16] >> 4) | ((qh >> e) & 1) << 4) - 16;
+  return (nibble(w.qs, e) | ((qh >> e) & 1) << 4) - 16;
 }
 }  // namespace
 
@@ -156,7 +156,7 @@ float dot_q6_k_q8_k(const void* wv, const void* av, std::size_t n) {
       }
       isum += w[b].scales[j] * dot;
     }
-    s += (a[b].d * half(w[b].d)) * static_cast<float>(isum);
+    s += (a[b].d * half_at(w[b].d)) * static_cast<float>(isum);
   }
   return s;
 }

@@ -23,12 +23,14 @@ std::int32_t hsum(__m256i v) {
 
 __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
-// F16C converts every finite f16 and infinity as f16_to_f32 does (a NaN stays a NaN).
-float half(const std::uint8_t h[2]) {
+std::uint16_t half_bits(const std::uint8_t h[2]) {
   std::uint16_t v;
   std::memcpy(&v, h, 2);
-  return _cvtsh_ss(v);
+  return v;
 }
+
+// F16C converts every finite f16 and infinity as f16_to_f32 does (a NaN stays a NaN).
+float half(const std::uint8_t h[2]) { return _cvtsh_ss(half_bits(h)); }
 
 // Byte masks for _mm256_shuffle_epi8 that copy one int16 lane of each 128-bit half to all 8 of
 // that half's lanes: pick[j] lane j in both halves; pair[g] lane 2 g in the low half and
@@ -132,22 +134,17 @@ float dot_q6_k(const void* wv, const void* av, std::size_t n) {
   return s;
 }
 
-std::uint16_t half_bits(const std::uint8_t h[2]) {
-  std::uint16_t v;
-  std::memcpy(&v, h, 2);
-  return v;
+// Q4_0's and Q5_0's 16 bytes as 32 nibbles, element e in byte e: the low nibbles, then the high.
+__m256i nibbles(const std::uint8_t qs[16]) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)), m4 = _mm_set1_epi8(0x0F);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m4), _mm_and_si128(q, m4));
 }
 
 // A block's 32 signed codes as bytes, element e in byte e.
 __m256i codes(const BlockQ8_0& w) { return load(w.qs); }
-__m256i codes(const BlockQ4_0& w) {  // nibbles - 8
-  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs)), m4 = _mm_set1_epi8(0x0F);
-  const __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m4), _mm_and_si128(q, m4));
-  return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
-}
+__m256i codes(const BlockQ4_0& w) { return _mm256_sub_epi8(nibbles(w.qs), _mm256_set1_epi8(8)); }
 __m256i codes(const BlockQ5_0& w) {  // (nibble | bit e of qh << 4) - 16
-  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs)), m4 = _mm_set1_epi8(0x0F);
-  const __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m4), _mm_and_si128(q, m4));
+  const __m256i v = nibbles(w.qs);
   std::uint32_t qh;
   std::memcpy(&qh, w.qh, 4);
   // Byte e of the spread: byte e / 8 of qh; then its bit e % 8 tested.
