@@ -146,7 +146,8 @@ inline std::vector<std::uint8_t> llama2c_tokenizer_bytes(const TestVocab& v) {
 
 // ---- GGUF v3 ----
 
-enum class GgufType : std::uint32_t { f32 = 0, f16 = 1, q8_0 = 8, bf16 = 30 };
+// mxfp4 writes zero weights (scale byte 127, codes 0): for tests that need the type, not values.
+enum class GgufType : std::uint32_t { f32 = 0, f16 = 1, q8_0 = 8, bf16 = 30, mxfp4 = 39 };
 
 inline void gguf_string(ByteSink& s, const std::string& str) {
   s.put<std::uint64_t>(str.size());
@@ -258,6 +259,13 @@ inline std::vector<std::uint8_t> gguf_bytes(const LlamaModel& m, const GgufOptio
     if (ty == GgufType::q8_0) {
       if (t.ne0 % 32) throw std::invalid_argument("Q8_0 needs rows of a multiple of 32: " + t.name);
       put_q8_0(d, *t.data);
+    }
+    if (ty == GgufType::mxfp4) {
+      if (t.ne0 % 32) throw std::invalid_argument("MXFP4 needs rows of a multiple of 32: " + t.name);
+      for (std::size_t b = 0; b < t.data->size() / 32; ++b) {
+        d.put<std::uint8_t>(127);
+        for (int i = 0; i < 16; ++i) d.put<std::uint8_t>(0);
+      }
     }
     gguf_string(s, t.name);
     s.put<std::uint32_t>(t.ne1 ? 2 : 1);

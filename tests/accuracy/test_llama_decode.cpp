@@ -253,13 +253,13 @@ TEST(Decode, BadInputIsOneLine) {
 
 // act.ggml (llama.cpp's quantized activations and integer dots, GgmlIntDots.*): a decode step
 // at two threads gives the bits of the evaluator's window over the prefix and of row t of the
-// whole window, on Q4_K, Q5_K (each with Q6_K), Q8_0, Q4_0, Q5_0 and F16 weights. The mutant in
-// mind: a step that sends its one-row products through the float GEMV (as it does each group of
-// plain linears), whose float products differ from the integer ones.
+// whole window, on every block type of model A with a product (Q2_K and Q3_K among them) and
+// F16. The mutant in mind: a step that sends its one-row products through the float GEMV (as it
+// does each group of plain linears), whose float products differ from the integer ones.
 TEST(Decode, GgmlActivationsStepAsTheEvaluator) {
   const std::string dir = shared_path("gguf");
   const Recipe r = parse_recipe("name = ggml\nact.ggml = on\n");
-  for (const std::string t : {"Q4_K_M", "Q5_K_M", "Q8_0", "Q4_0", "Q5_0", "F16"}) {
+  for (const std::string t : {"Q4_K_M", "Q5_K_M", "Q8_0", "Q4_0", "Q5_0", "Q4_1", "Q5_1", "Q2_K", "Q3_K_M", "IQ4_NL", "IQ4_XS", "F16"}) {
     const std::string path = dir + "/modelA-" + t + ".gguf";
     if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " (../shared/gguf) is absent";
     const LlamaModel m = load_gguf(path, WeightStorage::mapped);

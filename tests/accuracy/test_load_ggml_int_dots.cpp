@@ -18,6 +18,7 @@
 #include "io/ggml/ggml_types.hpp"
 #include "io/ggml/int_dots.hpp"
 #include "llama_test_util.hpp"
+#include "model_files.hpp"
 #include "lowp/accuracy/eval.hpp"
 #include "lowp/accuracy/loaders.hpp"
 #include "lowp/accuracy/recipe.hpp"
@@ -106,6 +107,37 @@ TEST(GgmlIntDots, Q80QuantizesAsLlamaCppOnX86) {
   EXPECT_EQ(q[1].qs[0], 127);
 }
 
+// Q8_1 (llama.cpp's AVX2 path): Q8_0's d and codes, and s = f16(d' sum(q)) with d' = amax / 127
+// before its f16 rounding.
+TEST(GgmlIntDots, Q81QuantizesAsLlamaCppOnX86) {
+  std::vector<float> x(64, 0.0f);
+  x[0] = 63.5f;  // d = 0.5: codes 127, 2, -4 (half to even), sum 125, s = 62.5
+  x[1] = 1.25f;
+  x[2] = -1.75f;
+  x[32] = 1e-3f;  // d' = 1e-3 / 127, not an f16; codes 127 and 64 (63.5 to even), sum 191
+  x[33] = 5e-4f;
+  std::vector<ggml::BlockQ8_1> q(2);
+  ggml::quantize_q8_1(x.data(), x.size(), q.data());
+  EXPECT_EQ(f16_to_f32(half_bits(q[0].d)), 0.5f);
+  EXPECT_EQ(q[0].qs[0], 127);
+  EXPECT_EQ(q[0].qs[1], 2);
+  EXPECT_EQ(q[0].qs[2], -4);
+  EXPECT_EQ(f16_to_f32(half_bits(q[0].s)), 62.5f);
+  const float d = 1e-3f / 127.0f;
+  EXPECT_EQ(half_bits(q[1].d), f32_to_f16(d));
+  EXPECT_EQ(q[1].qs[0], 127);
+  EXPECT_EQ(q[1].qs[1], 64);
+  EXPECT_EQ(half_bits(q[1].s), f32_to_f16(d * 191.0f));
+  // The case tells the two d apart: s from the rounded d is another f16.
+  ASSERT_NE(f32_to_f16(f16_to_f32(f32_to_f16(d)) * 191.0f), f32_to_f16(d * 191.0f));
+  // A block with an infinity: d and s NaN, codes 0.
+  x[40] = std::numeric_limits<float>::infinity();
+  ggml::quantize_q8_1(x.data(), x.size(), q.data());
+  EXPECT_TRUE(std::isnan(f16_to_f32(half_bits(q[1].d))));
+  EXPECT_TRUE(std::isnan(f16_to_f32(half_bits(q[1].s))));
+  EXPECT_EQ(q[1].qs[0], 0);
+}
+
 struct Case {
   std::uint32_t type;
   std::size_t blocks;  // weight blocks per row
@@ -119,9 +151,25 @@ struct Row {
 };
 
 std::vector<std::size_t> f16_offsets(std::uint32_t type) {
-  if (type == ggml::q4_k || type == ggml::q5_k) return {0, 2};
+  if (type == ggml::q4_k || type == ggml::q5_k || type == ggml::q4_1 || type == ggml::q5_1) return {0, 2};
+  if (type == ggml::q2_k) return {80, 82};
+  if (type == ggml::q3_k) return {108};
   if (type == ggml::q6_k) return {208};
   return {0};
+}
+
+// The activation type a product quantizes to, by its block bytes.
+std::uint32_t act_type(const lowp::quant::ActProduct& p) {
+  return p.act_bytes == sizeof(ggml::BlockQ8K) ? ggml::q8_k : p.act_bytes == sizeof(ggml::BlockQ8_1) ? ggml::q8_1 : ggml::q8_0;
+}
+
+// Every type with a product, with the weight blocks of a row: 26 for blocks of 32 (six runs of
+// four and a tail of two in the AVX2 dots), 3 or 4 for the super-blocks of 256.
+std::vector<Case> all_cases(std::size_t k_blocks) {
+  std::vector<Case> v;
+  for (std::uint32_t t : {ggml::q2_k, ggml::q3_k, ggml::q4_k, ggml::q5_k, ggml::q6_k, ggml::iq4_xs}) v.push_back({t, k_blocks});
+  for (std::uint32_t t : {ggml::q8_0, ggml::q4_0, ggml::q5_0, ggml::q4_1, ggml::q5_1, ggml::iq4_nl}) v.push_back({t, 26});
+  return v;
 }
 
 Row random_row(std::uint32_t type, std::size_t n, std::mt19937& gen) {
@@ -145,57 +193,75 @@ Row random_row(std::uint32_t type, std::size_t n, std::mt19937& gen) {
   return r;
 }
 
-// The dots against sum_e w_e a_e in long double, w_e and a_e ggml's dequantized values. The
-// dot's float terms are (a.d w.d) float(isum) (and Q4_K's mins term), each within 3 roundings
-// (u = 2^-24) of its exact value, added in 2 per block; so it is within (2 nb + 3) u (1 + 1e-6)
-// times the sum of the terms' magnitudes, which the integer codes bound (Q4_K: |isum| <= 15 * 63
-// sum|qa|, Q5_K 31 * 63, |imin| <= 63 sum|qa|; Q6_K: 32 * 128 sum|qa|; blocks of 32: 128
-// sum|qa|). ggml's w_e are exact but for one rounding of the K types' products: u sum |w_e a_e|
-// more.
+// The dots against sum_e w_e a_e in long double, w_e and a_e ggml's dequantized values (for Q4_1
+// and Q5_1, whose product llama.cpp defines with the activations' stored sum s: the weights
+// dequantized with m = 0, plus m s per block). The dot's float terms are (a.d w.d) float(isum)
+// (and the min term), each within 3 roundings (u = 2^-24) of its exact value, added in 2 per
+// block; so it is within (2 nb + 3) u (1 + 1e-6) times the sum of the terms' magnitudes, which
+// the integer codes bound (|code| times |scale| at most: Q2_K 3 * 15, mins 15; Q3_K 4 * 32; Q4_K
+// 15 * 63, Q5_K 31 * 63, mins 63; Q6_K 32 * 128; IQ4_XS 127 * 32; Q4_1 15, Q5_1 31; the other
+// blocks of 32 128), times sum|qa|. ggml's w_e are exact but for one rounding of the K types'
+// products: u sum |w_e a_e| more.
+long double term_bound(std::uint32_t type, const std::uint8_t* w, long double ad, long double qa, long double as) {
+  const auto h = [&](std::size_t off) { return std::fabs(static_cast<long double>(f16_to_f32(half_bits(w + off)))); };
+  ad = std::fabs(ad);
+  switch (type) {
+    case ggml::q2_k: return ad * (h(80) * 3 * 15 + h(82) * 15) * qa;
+    case ggml::q3_k: return ad * h(108) * 4 * 32 * qa;
+    case ggml::q4_k: return ad * (h(0) * 15 * 63 + h(2) * 63) * qa;
+    case ggml::q5_k: return ad * (h(0) * 31 * 63 + h(2) * 63) * qa;
+    case ggml::q6_k: return ad * h(208) * 32 * 128 * qa;
+    case ggml::iq4_xs: return ad * h(0) * 127 * 32 * qa;
+    case ggml::q4_1: return ad * h(0) * 15 * qa + h(2) * std::fabs(as);
+    case ggml::q5_1: return ad * h(0) * 31 * qa + h(2) * std::fabs(as);
+    default: return ad * h(0) * 128 * qa;
+  }
+}
+
 TEST(GgmlIntDots, DotsAreTheBlocksExactProductsWithinTheirRounding) {
   std::mt19937 gen(41);
   const long double u = std::ldexp(1.0L, -24);
-  for (const Case c : {Case{ggml::q4_k, 4}, Case{ggml::q5_k, 4}, Case{ggml::q6_k, 4}, Case{ggml::q8_0, 26},
-                       Case{ggml::q4_0, 26}, Case{ggml::q5_0, 26}}) {
+  for (const Case c : all_cases(4)) {
     const lowp::quant::ActProduct* p = ggml::int_product(c.type, lowp::Isa::scalar);
-    ASSERT_NE(p, nullptr);
-    const std::size_t n = c.blocks * ggml::block_size(c.type), ab = p->act_block;
-    const std::uint32_t act_type = ab == 256 ? ggml::q8_k : ggml::q8_0;
+    ASSERT_NE(p, nullptr) << ggml::type_name(c.type);
+    const std::size_t n = c.blocks * ggml::block_size(c.type), ab = p->act_block, bb = ggml::block_bytes(c.type);
+    const bool with_min = c.type == ggml::q4_1 || c.type == ggml::q5_1;
     long double worst = 0;
     for (int trial = 0; trial < 200; ++trial) {
       const Row r = random_row(c.type, n, gen);
+      std::vector<std::uint8_t> w0 = r.w;  // Q4_1 and Q5_1 with m = 0
+      if (with_min)
+        for (std::size_t b = 0; b < n / 32; ++b) w0[b * bb + 2] = w0[b * bb + 3] = 0;
       std::vector<float> w(n), a(n);
-      ggml::dequantize(c.type, r.w.data(), w.data(), n, lowp::Isa::scalar);
-      ggml::dequantize(act_type, r.a.data(), a.data(), n, lowp::Isa::scalar);
+      ggml::dequantize(c.type, w0.data(), w.data(), n, lowp::Isa::scalar);
+      ggml::dequantize(act_type(*p), r.a.data(), a.data(), n, lowp::Isa::scalar);
       long double exact = 0, mag_w = 0, terms = 0;
       for (std::size_t e = 0; e < n; ++e) {
         exact += static_cast<long double>(w[e]) * a[e];
         mag_w += std::fabs(static_cast<long double>(w[e]) * a[e]);
       }
-      const std::size_t bb = ggml::block_bytes(c.type), nb = n / ab;
-      for (std::size_t b = 0; b < nb; ++b) {
-        // The activation block's scale and sum of |codes| (Q8_K: d a float at 0, codes at 4;
-        // Q8_0: d an f16 at 0, codes at 2), and the weight block(s) it meets.
+      for (std::size_t b = 0; b < n / ab; ++b) {
+        // The activation block's scale, sum of |codes| and stored sum (Q8_K: d a float at 0,
+        // codes at 4; Q8_0: d an f16 at 0, codes at 2; Q8_1: d and s f16s at 0 and 2, codes at 4).
         const std::uint8_t* ablk = r.a.data() + b * p->act_bytes;
-        long double ad, qa = 0;
-        if (act_type == ggml::q8_k) {
+        long double ad, qa = 0, as = 0;
+        if (act_type(*p) == ggml::q8_k) {
           float d;
           std::memcpy(&d, ablk, 4);
           ad = d;
           for (int i = 0; i < 256; ++i) qa += std::abs(static_cast<std::int8_t>(ablk[4 + i]));
         } else {
+          const std::size_t codes = with_min ? 4 : 2;
           ad = f16_to_f32(half_bits(ablk));
-          for (int i = 0; i < 32; ++i) qa += std::abs(static_cast<std::int8_t>(ablk[2 + i]));
+          if (with_min) {
+            as = f16_to_f32(half_bits(ablk + 2));
+            exact += static_cast<long double>(f16_to_f32(half_bits(r.w.data() + b * bb + 2))) * as;
+          }
+          for (int i = 0; i < 32; ++i) qa += std::abs(static_cast<std::int8_t>(ablk[codes + i]));
         }
-        const std::uint8_t* wblk = r.w.data() + b * bb;
-        if (c.type == ggml::q4_k || c.type == ggml::q5_k)
-          terms += std::fabs(ad) * (std::fabs(f16_to_f32(half_bits(wblk))) * (c.type == ggml::q4_k ? 15 : 31) * 63 +
-                                    std::fabs(f16_to_f32(half_bits(wblk + 2))) * 63) * qa;
-        else if (c.type == ggml::q6_k)
-          terms += std::fabs(ad) * std::fabs(f16_to_f32(half_bits(wblk + 208))) * 32 * 128 * qa;
-        else
-          terms += std::fabs(ad) * std::fabs(f16_to_f32(half_bits(wblk))) * 128 * qa;
+        terms += term_bound(c.type, r.w.data() + b * bb, ad, qa, as);
       }
+      const std::size_t nb = n / ab;
       const long double bound = (2.0L * nb + 3) * u * (1 + 1e-6L) * terms + u * mag_w;
       const long double got = p->dot(r.w.data(), r.a.data(), n);
       ASSERT_LE(std::fabs(got - exact), bound) << ggml::type_name(c.type) << " trial " << trial;
@@ -207,13 +273,14 @@ TEST(GgmlIntDots, DotsAreTheBlocksExactProductsWithinTheirRounding) {
 
 // The AVX2 dots give the scalar dots' bits: random rows, and rows at the integer extremes (all
 // codes at their largest against activations of +-127: Q4_K 15, Q6_K 63 and 0 with scales -128
-// and 127, Q5_K 31, Q8_0 -128 and 127, Q4_0 -8 and 7, Q5_0 -16 and 15). The rows of blocks of 32
-// are 26 blocks: six runs of four and a tail of two.
+// and 127, Q5_K 31, Q8_0 -128 and 127, Q4_0 -8 and 7, Q5_0 -16 and 15, Q4_1 15 and 0, Q5_1 31
+// and 0, IQ4_NL -127 and 113, Q2_K 3 with scales and mins 15, Q3_K -4 with scales -32 and 3
+// with 31, IQ4_XS -127 with scales -32 and 113 with 31). The rows of blocks of 32 are 26
+// blocks: six runs of four and a tail of two.
 TEST(GgmlIntDots, SimdDotsAreBitwiseTheScalarOnes) {
   if (!lowp::isa_available(lowp::Isa::avx2)) GTEST_SKIP() << "no AVX2 on this CPU: no SIMD dot is built to run";
   std::mt19937 gen(43);
-  for (const Case c : {Case{ggml::q4_k, 3}, Case{ggml::q5_k, 3}, Case{ggml::q6_k, 3}, Case{ggml::q8_0, 26},
-                       Case{ggml::q4_0, 26}, Case{ggml::q5_0, 26}}) {
+  for (const Case c : all_cases(3)) {
     const auto* scalar = ggml::int_product(c.type, lowp::Isa::scalar);
     const auto* simd = ggml::int_product(c.type, lowp::Isa::avx2);
     ASSERT_NE(simd->dot, scalar->dot);
@@ -227,8 +294,12 @@ TEST(GgmlIntDots, SimdDotsAreBitwiseTheScalarOnes) {
           std::uint8_t* blk = r.w.data() + b * bb;
           if (c.type == ggml::q4_k || c.type == ggml::q5_k)  // scales and mins 63, codes 15 (31)
             std::fill(blk + 4, blk + static_cast<std::ptrdiff_t>(bb), 0xFF);
-          if (c.type == ggml::q4_0 || c.type == ggml::q5_0)  // codes 7 (15) or -8 (-16)
+          if (c.type == ggml::q4_0 || c.type == ggml::q5_0 || c.type == ggml::iq4_nl || c.type == ggml::iq4_xs)
             std::fill(blk + 2, blk + static_cast<std::ptrdiff_t>(bb), trial % 2 ? 0xFF : 0x00);
+          if (c.type == ggml::q4_1 || c.type == ggml::q5_1)  // codes 15 (31) or 0
+            std::fill(blk + 4, blk + static_cast<std::ptrdiff_t>(bb), trial % 2 ? 0xFF : 0x00);
+          if (c.type == ggml::q2_k) std::fill(blk, blk + 80, 0xFF);  // codes 3, scales and mins 15
+          if (c.type == ggml::q3_k) std::fill(blk, blk + 108, trial % 2 ? 0xFF : 0x00);
           if (c.type == ggml::q6_k) {
             std::fill(blk, blk + 192, trial % 2 ? 0xFF : 0x00);  // codes 63 or 0 (q = 31 or -32)
             for (int j = 0; j < 16; ++j) blk[192 + j] = static_cast<std::uint8_t>(j % 2 ? 0x80 : 0x7F);
@@ -272,7 +343,8 @@ TEST(GgmlIntDots, ModelAMatchesLlamaCppsOwnLogits) {
     }
     return sum / static_cast<double>(T);
   };
-  for (const std::string t : {"Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "Q4_0", "Q5_0", "F16", "BF16"}) {
+  for (const std::string t : {"Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "Q4_0", "Q5_0", "Q4_1", "Q5_1", "Q2_K", "Q3_K_M", "IQ4_NL",
+                              "IQ4_XS", "F16", "BF16"}) {
     const LlamaModel m = load_gguf(dir + "/modelA-" + t + ".gguf", WeightStorage::mapped);
     const auto ref = read_binary<float>(dir + "/logits/logits_modelA_" + t + ".f32le.bin");
     ASSERT_EQ(ref.size(), 128u * 512u) << t;
@@ -294,27 +366,32 @@ TEST(GgmlIntDots, ModelAMatchesLlamaCppsOwnLogits) {
   }
 }
 
-// A weight type lowp has no integer product for is refused by name, as is act.ggml beside specs
-// that would replace the file's weights.
+// A weight type lowp has no integer product for is refused by name (MXFP4 here: written by the
+// test, read in place), as is act.ggml beside specs that would replace the file's weights.
 TEST(GgmlIntDots, UnsupportedTypesAndMixedRecipesAreOneLine) {
-  const std::string dir = shared_path("gguf");
-  if (!std::filesystem::exists(dir + "/modelA-Q4_1.gguf")) GTEST_SKIP() << "../shared/gguf (llama.cpp's model A files) is absent";
-  const auto tokens = read_ids(dir + "/tokens.txt");
+  const std::string dir = temp_dir("ggml_act_refusals");
+  const LlamaModel m = small_model(3);
+  write_gguf(dir + "/mxfp4.gguf", m, GgufType::mxfp4);
+  write_gguf(dir + "/q8_0.gguf", m, GgufType::q8_0);
+  const std::vector<int> few = random_tokens(16, m.config.vocab_size, 5);
   EvalOptions opt;
   opt.ctx = 16;
-  const std::vector<int> few(tokens.begin(), tokens.begin() + 16);
-  const LlamaModel q41 = load_gguf(dir + "/modelA-Q4_1.gguf", WeightStorage::mapped);
+  const Recipe ggml = parse_recipe("name = g\nact.ggml = on\n");
+  const LlamaModel mx = load_gguf(dir + "/mxfp4.gguf", WeightStorage::mapped);
   try {
-    evaluate(q41, few, parse_recipe("name = g\nact.ggml = on\n"), opt);
-    ADD_FAILURE() << "Q4_1 was accepted";
+    evaluate(mx, few, ggml, opt);
+    ADD_FAILURE() << "MXFP4 was accepted";
   } catch (const lowp::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("stored as Q4_1 (3), which lowp has no integer product for"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("recipe 'g': act.ggml: wq of layer 0 is stored as MXFP4 (39), which lowp has no integer product for"),
+              std::string::npos)
         << e.what();
   }
-  const LlamaModel q8 = load_gguf(dir + "/modelA-Q8_0.gguf", WeightStorage::mapped);
+  const LlamaModel q8 = load_gguf(dir + "/q8_0.gguf", WeightStorage::mapped);
+  EXPECT_NO_THROW(evaluate(q8, few, ggml, opt));
   EXPECT_THROW(evaluate(q8, few, parse_recipe("name = g\nact.ggml = on\nweights = int4\n"), opt), lowp::Error);
   EXPECT_THROW(parse_recipe("name = g\nact.ggml = maybe\n"), lowp::Error);
   EXPECT_TRUE(parse_recipe(to_text(parse_recipe("name = g\nact.ggml = on\n"))).act_ggml);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -149,7 +149,7 @@ class Preparer {
       throw Error("recipe '" + pm_.recipe.name + "': act.ggml: " + std::string(linear_kind_name(m.kind)) +
                   (layer >= 0 ? " of layer " + std::to_string(layer) : "") + " is stored as " +
                   (m.w.name ? m.w.name : std::string("a float32 copy")) +
-                  ", which lowp has no integer product for (it has Q4_0, Q5_0, Q8_0, Q4_K, Q5_K and Q6_K)");
+                  ", which lowp has no integer product for (it has Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS)");
     L.int_act = true;
   }
 

@@ -19,9 +19,6 @@ namespace {
 
 constexpr std::size_t QK_K = 256;
 
-// Non-linear 4-bit grid of IQ4_NL / IQ4_XS (kvalues_iq4nl).
-constexpr std::array<std::int8_t, 16> kIq4nl = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                                1,    13,   25,  38,  53,  69,  89,  113};
 // FP4 E2M1 values doubled (kvalues_mxfp4); the E8M0 scale is halved to match.
 constexpr std::array<std::int8_t, 16> kMxfp4 = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 

@@ -1,6 +1,7 @@
 // Internal to io/ggml: SIMD decoders of single blocks, each bitwise the scalar decoder of its
 // type in dequantize.cpp (dequantize() picks them at run time).
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +10,10 @@
 #include "lowp/numerics/half.hpp"
 
 namespace lowp::accuracy::ggml {
+
+// Non-linear 4-bit grid of IQ4_NL / IQ4_XS (kvalues_iq4nl).
+inline constexpr std::array<std::int8_t, 16> kIq4nl = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                                       1,    13,   25,  38,  53,  69,  89,  113};
 
 inline float half_at(const std::uint8_t* p) {  // a block's f16 field, at any alignment
   std::uint16_t h;

@@ -58,25 +58,43 @@ void quantize_q8_k(const float* x, std::size_t n, void* out) {
   }
 }
 
+namespace {
+// Q8_0's and Q8_1's shared part: 32 codes and d (stored as f16); returns d before that rounding
+// and sets `sum` to the codes' sum, or returns NaN for a block with a NaN or an infinity.
+float quantize_32(const float* x, std::int8_t qs[32], std::uint8_t d[2], int& sum) {
+  float amax = 0.0f;
+  bool finite = true;
+  for (int j = 0; j < 32; ++j) {
+    const float ax = std::fabs(x[j]);
+    finite = finite && ax <= std::numeric_limits<float>::max();
+    amax = std::max(amax, ax);
+  }
+  std::memset(qs, 0, 32);
+  sum = 0;
+  if (!finite) {
+    set_half(d, 0x7E00);  // NaN
+    return std::numeric_limits<float>::quiet_NaN();
+  }
+  const float scale = amax / 127.0f;
+  set_half(d, f32_to_f16(scale));
+  const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+  for (int j = 0; j < 32; ++j) sum += qs[j] = static_cast<std::int8_t>(std::clamp(nearest(x[j] * id), -128, 127));
+  return scale;
+}
+}  // namespace
+
 void quantize_q8_0(const float* x, std::size_t n, void* out) {
   auto* y = static_cast<BlockQ8_0*>(out);
+  int sum;
+  for (std::size_t b = 0; b < n / 32; ++b, x += 32) quantize_32(x, y[b].qs, y[b].d, sum);
+}
+
+void quantize_q8_1(const float* x, std::size_t n, void* out) {
+  auto* y = static_cast<BlockQ8_1*>(out);
+  int sum;
   for (std::size_t b = 0; b < n / 32; ++b, x += 32) {
-    BlockQ8_0& o = y[b];
-    float amax = 0.0f;
-    bool finite = true;
-    for (int j = 0; j < 32; ++j) {
-      const float ax = std::fabs(x[j]);
-      finite = finite && ax <= std::numeric_limits<float>::max();
-      amax = std::max(amax, ax);
-    }
-    std::memset(o.qs, 0, sizeof o.qs);
-    if (!finite) {
-      set_half(o.d, 0x7E00);  // NaN
-      continue;
-    }
-    set_half(o.d, f32_to_f16(amax / 127.0f));
-    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-    for (int j = 0; j < 32; ++j) o.qs[j] = static_cast<std::int8_t>(std::clamp(nearest(x[j] * id), -128, 127));
+    const float d = quantize_32(x, y[b].qs, y[b].d, sum);
+    set_half(y[b].s, std::isnan(d) ? std::uint16_t{0x7E00} : f32_to_f16(d * static_cast<float>(sum)));
   }
 }
 
@@ -113,16 +131,17 @@ float dot_k45(const void* wv, const void* av, std::size_t n) {
   return s;
 }
 
-// Blocks of 32 against Q8_0: code(w, e) the signed code of element e.
-template <class Block, int (*code)(const Block&, int)>
+// Blocks of 32 against Q8_0 (Q8_1 for the types with a min m): code(w, e) element e's code.
+template <class Block, class Act, int (*code)(const Block&, int)>
 float dot_32(const void* wv, const void* av, std::size_t n) {
   const auto* w = static_cast<const Block*>(wv);
-  const auto* a = static_cast<const BlockQ8_0*>(av);
+  const auto* a = static_cast<const Act*>(av);
   float s = 0.0f;
   for (std::size_t b = 0; b < n / 32; ++b) {
     std::int32_t isum = 0;
     for (int e = 0; e < 32; ++e) isum += code(w[b], e) * a[b].qs[e];
     s += (half_at(w[b].d) * half_at(a[b].d)) * static_cast<float>(isum);
+    if constexpr (requires { w[b].m; }) s += half_at(w[b].m) * half_at(a[b].s);
   }
   return s;
 }
@@ -130,10 +149,32 @@ float dot_32(const void* wv, const void* av, std::size_t n) {
 int nibble(const std::uint8_t qs[16], int e) { return e < 16 ? qs[e] & 0x0F : qs[e - 16] >> 4; }
 int code_q8_0(const BlockQ8_0& w, int e) { return w.qs[e]; }
 int code_q4_0(const BlockQ4_0& w, int e) { return nibble(w.qs, e) - 8; }
-int code_q5_0(const BlockQ5_0& w, int e) {
-  std::uint32_t qh;
-  std::memcpy(&qh, w.qh, 4);
-  return (nibble(w.qs, e) | ((qh >> e) & 1) << 4) - 16;
+int fifth(const std::uint8_t qh[4], int e) {  // Q5_0's and Q5_1's bit of element e, as 16
+  std::uint32_t h;
+  std::memcpy(&h, qh, 4);
+  return static_cast<int>((h >> e) & 1) << 4;
+}
+int code_q5_0(const BlockQ5_0& w, int e) { return (nibble(w.qs, e) | fifth(w.qh, e)) - 16; }
+int code_q4_1(const BlockQ4_1& w, int e) { return nibble(w.qs, e); }
+int code_q5_1(const BlockQ5_1& w, int e) { return nibble(w.qs, e) | fifth(w.qh, e); }
+int code_iq4_nl(const BlockIQ4NL& w, int e) { return kIq4nl[nibble(w.qs, e)]; }
+
+// Q2_K and Q3_K: element e's 2 low bits, at bits 2 g of byte 32 h + l (h = e / 128, g = e % 128
+// / 32, l = e % 32); Q3_K's third bit at bit 4 h + g of hmask[l].
+int low2(const std::uint8_t qs[64], int e) { return (qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3; }
+int code_q3_k(const BlockQ3K& w, int e) {
+  return low2(w.qs, e) - ((w.hmask[e % 32] >> (4 * (e / 128) + e % 128 / 32)) & 1 ? 0 : 4);
+}
+// Q3_K's 16 6-bit scales: low 4 bits in bytes 0-7 (scale j in byte j % 8's nibble j / 8), high
+// 2 bits in bytes 8-11 (bits 2 (j / 4) of byte 8 + j % 4).
+int scale_q3_k(const BlockQ3K& w, int j) {
+  const int low = (w.scales[j % 8] >> (4 * (j / 8))) & 0x0F, high = (w.scales[8 + j % 4] >> (2 * (j / 4))) & 3;
+  return (low | high << 4) - 32;
+}
+// IQ4_XS's sub-block j scale: low nibble j % 2 of scales_l[j / 2], high bits 2 j of scales_h.
+int scale_iq4_xs(const BlockIQ4XS& w, int j) {
+  const int h = w.scales_h[0] | w.scales_h[1] << 8;
+  return (((w.scales_l[j / 2] >> (4 * (j % 2))) & 0x0F) | ((h >> (2 * j)) & 3) << 4) - 32;
 }
 }  // namespace
 
@@ -161,19 +202,71 @@ float dot_q6_k_q8_k(const void* wv, const void* av, std::size_t n) {
   return s;
 }
 
-float dot_q8_0_q8_0(const void* w, const void* a, std::size_t n) { return dot_32<BlockQ8_0, code_q8_0>(w, a, n); }
-float dot_q4_0_q8_0(const void* w, const void* a, std::size_t n) { return dot_32<BlockQ4_0, code_q4_0>(w, a, n); }
-float dot_q5_0_q8_0(const void* w, const void* a, std::size_t n) { return dot_32<BlockQ5_0, code_q5_0>(w, a, n); }
+float dot_q8_0_q8_0(const void* w, const void* a, std::size_t n) { return dot_32<BlockQ8_0, BlockQ8_0, code_q8_0>(w, a, n); }
+float dot_q4_0_q8_0(const void* w, const void* a, std::size_t n) { return dot_32<BlockQ4_0, BlockQ8_0, code_q4_0>(w, a, n); }
+float dot_q5_0_q8_0(const void* w, const void* a, std::size_t n) { return dot_32<BlockQ5_0, BlockQ8_0, code_q5_0>(w, a, n); }
+float dot_iq4_nl_q8_0(const void* w, const void* a, std::size_t n) { return dot_32<BlockIQ4NL, BlockQ8_0, code_iq4_nl>(w, a, n); }
+float dot_q4_1_q8_1(const void* w, const void* a, std::size_t n) { return dot_32<BlockQ4_1, BlockQ8_1, code_q4_1>(w, a, n); }
+float dot_q5_1_q8_1(const void* w, const void* a, std::size_t n) { return dot_32<BlockQ5_1, BlockQ8_1, code_q5_1>(w, a, n); }
+
+float dot_q2_k_q8_k(const void* wv, const void* av, std::size_t n) {
+  const auto* w = static_cast<const BlockQ2K*>(wv);
+  const auto* a = static_cast<const BlockQ8K*>(av);
+  float s = 0.0f;
+  for (std::size_t b = 0; b < n / 256; ++b) {
+    std::int32_t isum = 0, imin = 0;
+    for (int j = 0; j < 16; ++j) {  // sub-block j: elements [16 j, 16 j + 16)
+      std::int32_t dot = 0;
+      for (int e = 16 * j; e < 16 * j + 16; ++e) dot += low2(w[b].qs, e) * a[b].qs[e];
+      isum += (w[b].scales[j] & 0x0F) * dot;
+      imin += (w[b].scales[j] >> 4) * a[b].bsums[j];
+    }
+    const float d = a[b].d * half_at(w[b].d), dmin = a[b].d * half_at(w[b].dmin);
+    s += d * static_cast<float>(isum);
+    s -= dmin * static_cast<float>(imin);
+  }
+  return s;
+}
+
+namespace {
+// Q3_K and IQ4_XS: sub-blocks of `sub` elements with signed scales, one float term per block.
+template <class Block, int sub, int (*code)(const Block&, int), int (*scale)(const Block&, int)>
+float dot_scaled(const void* wv, const void* av, std::size_t n) {
+  const auto* w = static_cast<const Block*>(wv);
+  const auto* a = static_cast<const BlockQ8K*>(av);
+  float s = 0.0f;
+  for (std::size_t b = 0; b < n / 256; ++b) {
+    std::int32_t isum = 0;
+    for (int j = 0; j < 256 / sub; ++j) {
+      std::int32_t dot = 0;
+      for (int e = sub * j; e < sub * j + sub; ++e) dot += code(w[b], e) * a[b].qs[e];
+      isum += scale(w[b], j) * dot;
+    }
+    s += (a[b].d * half_at(w[b].d)) * static_cast<float>(isum);
+  }
+  return s;
+}
+int code_iq4_xs(const BlockIQ4XS& w, int e) { return kIq4nl[nibble(w.qs + 16 * (e / 32), e % 32)]; }
+}  // namespace
+
+float dot_q3_k_q8_k(const void* w, const void* a, std::size_t n) { return dot_scaled<BlockQ3K, 16, code_q3_k, scale_q3_k>(w, a, n); }
+float dot_iq4_xs_q8_k(const void* w, const void* a, std::size_t n) {
+  return dot_scaled<BlockIQ4XS, 32, code_iq4_xs, scale_iq4_xs>(w, a, n);
+}
 
 namespace {
 struct Entry {
   std::uint32_t type;
   quant::ActProduct product;  // with the scalar dot
 };
-constexpr std::size_t kQ8K = sizeof(BlockQ8K), kQ80 = sizeof(BlockQ8_0);
-const Entry kProducts[] = {{q4_0, {32, kQ80, quantize_q8_0, dot_q4_0_q8_0}},   {q5_0, {32, kQ80, quantize_q8_0, dot_q5_0_q8_0}},
-                           {q8_0, {32, kQ80, quantize_q8_0, dot_q8_0_q8_0}},   {q4_k, {256, kQ8K, quantize_q8_k, dot_q4_k_q8_k}},
-                           {q5_k, {256, kQ8K, quantize_q8_k, dot_q5_k_q8_k}}, {q6_k, {256, kQ8K, quantize_q8_k, dot_q6_k_q8_k}}};
+constexpr std::size_t kQ8K = sizeof(BlockQ8K), kQ80 = sizeof(BlockQ8_0), kQ81 = sizeof(BlockQ8_1);
+const Entry kProducts[] = {
+    {q4_0, {32, kQ80, quantize_q8_0, dot_q4_0_q8_0}},     {q5_0, {32, kQ80, quantize_q8_0, dot_q5_0_q8_0}},
+    {q8_0, {32, kQ80, quantize_q8_0, dot_q8_0_q8_0}},     {iq4_nl, {32, kQ80, quantize_q8_0, dot_iq4_nl_q8_0}},
+    {q4_1, {32, kQ81, quantize_q8_1, dot_q4_1_q8_1}},     {q5_1, {32, kQ81, quantize_q8_1, dot_q5_1_q8_1}},
+    {q2_k, {256, kQ8K, quantize_q8_k, dot_q2_k_q8_k}},    {q3_k, {256, kQ8K, quantize_q8_k, dot_q3_k_q8_k}},
+    {q4_k, {256, kQ8K, quantize_q8_k, dot_q4_k_q8_k}},    {q5_k, {256, kQ8K, quantize_q8_k, dot_q5_k_q8_k}},
+    {q6_k, {256, kQ8K, quantize_q8_k, dot_q6_k_q8_k}},    {iq4_xs, {256, kQ8K, quantize_q8_k, dot_iq4_xs_q8_k}}};
 constexpr std::size_t kCount = std::size(kProducts);
 }  // namespace
 

@@ -140,53 +140,162 @@ __m256i nibbles(const std::uint8_t qs[16]) {
   return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m4), _mm_and_si128(q, m4));
 }
 
-// A block's 32 signed codes as bytes, element e in byte e.
-__m256i codes(const BlockQ8_0& w) { return load(w.qs); }
-__m256i codes(const BlockQ4_0& w) { return _mm256_sub_epi8(nibbles(w.qs), _mm256_set1_epi8(8)); }
-__m256i codes(const BlockQ5_0& w) {  // (nibble | bit e of qh << 4) - 16
-  const __m256i v = nibbles(w.qs);
-  std::uint32_t qh;
-  std::memcpy(&qh, w.qh, 4);
-  // Byte e of the spread: byte e / 8 of qh; then its bit e % 8 tested.
-  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)),
+// Q5_0's and Q5_1's fifth bits as 0x10 in byte e for element e: byte e / 8 of qh spread, then
+// its bit e % 8 tested.
+__m256i fifth_bits(const std::uint8_t qh[4]) {
+  std::uint32_t h;
+  std::memcpy(&h, qh, 4);
+  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(h)),
                                              _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
   const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
-  const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
-  return _mm256_sub_epi8(_mm256_or_si256(v, high), _mm256_set1_epi8(16));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
 }
 
-// Blocks of 32 against Q8_0, four at a time: their int32 sums reduced together (three
-// horizontal adds), their terms (w.d a.d) float(isum) formed four at once, each rounded as the
-// scalar dot rounds it, then added in block order.
-template <class Block>
+// kvalues_iq4nl in both 128-bit halves, for _mm256_shuffle_epi8 on nibbles.
+__m256i iq4nl_table() {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nl.data())));
+}
+
+// A block's 32 codes as signed bytes, element e in byte e.
+__m256i codes(const BlockQ8_0& w) { return load(w.qs); }
+__m256i codes(const BlockQ4_0& w) { return _mm256_sub_epi8(nibbles(w.qs), _mm256_set1_epi8(8)); }
+__m256i codes(const BlockQ5_0& w) { return _mm256_sub_epi8(_mm256_or_si256(nibbles(w.qs), fifth_bits(w.qh)), _mm256_set1_epi8(16)); }
+__m256i codes(const BlockQ4_1& w) { return nibbles(w.qs); }
+__m256i codes(const BlockQ5_1& w) { return _mm256_or_si256(nibbles(w.qs), fifth_bits(w.qh)); }
+__m256i codes(const BlockIQ4NL& w) { return _mm256_shuffle_epi8(iq4nl_table(), nibbles(w.qs)); }
+
+// 32 signed codes q against 32 activation codes x, as 16 int16 sums of pairs: |q| times x with
+// q's sign, u8 x s8 (|q| = 128 for -128 reads as 128 unsigned).
+__m256i pair_sums(__m256i q, __m256i x) { return _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(x, q)); }
+
+// Q2_K and Q3_K: 2-bit codes at bits 2 g of 32 bytes per half h (elements [128 h + 32 g, + 32),
+// sub-blocks of 16 with scales sc, 16 int16 lanes); the third bits of Q3_K in hmask, bit 4 h + g
+// (set: + 0, clear: - 4, so the codes are u - 4 with u in [0, 7], and sum_j sc_j sum_e (u_e - 4)
+// a_e = sum_j sc_j sum_e u_e a_e - 4 sum_j sc_j bsums_j).
+template <bool kThird>
+__m256i isums_k23(const std::uint8_t* qs, const std::uint8_t* hmask, __m256i sc, const std::int8_t* x) {
+  const __m256i m3 = _mm256_set1_epi8(3), m1 = _mm256_set1_epi8(1);
+  const Masks& k = masks();
+  const __m256i halves[2] = {_mm256_permute2x128_si256(sc, sc, 0x00), _mm256_permute2x128_si256(sc, sc, 0x11)};
+  __m256i acc = _mm256_setzero_si256();
+  for (int h = 0; h < 2; ++h) {
+    const __m256i q = load(qs + 32 * h);
+    for (int g = 0; g < 4; ++g) {
+      __m256i u = _mm256_and_si256(_mm256_srli_epi16(q, 2 * g), m3);
+      if constexpr (kThird)
+        u = _mm256_or_si256(u, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(load(hmask), 4 * h + g), m1), 2));
+      const __m256i p = _mm256_maddubs_epi16(u, load(x + 128 * h + 32 * g));
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_shuffle_epi8(halves[h], k.pair[g])));
+    }
+  }
+  return acc;
+}
+
+float dot_q2_k(const void* wv, const void* av, std::size_t n) {
+  const auto* w = static_cast<const BlockQ2K*>(wv);
+  const auto* a = static_cast<const BlockQ8K*>(av);
+  const __m128i m4 = _mm_set1_epi8(0x0F);
+  float s = 0.0f;
+  for (std::size_t b = 0; b < n / 256; ++b) {
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales));
+    const __m256i scales = _mm256_cvtepu8_epi16(_mm_and_si128(sc, m4)), mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m4));
+    const std::int32_t imin = hsum(_mm256_madd_epi16(mins, load(a[b].bsums)));
+    const std::int32_t isum = hsum(isums_k23<false>(w[b].qs, nullptr, scales, a[b].qs));
+    const float d = a[b].d * half(w[b].d), dmin = a[b].d * half(w[b].dmin);
+    s += d * static_cast<float>(isum);
+    s -= dmin * static_cast<float>(imin);
+  }
+  return s;
+}
+
+float dot_q3_k(const void* wv, const void* av, std::size_t n) {
+  const auto* w = static_cast<const BlockQ3K*>(wv);
+  const auto* a = static_cast<const BlockQ8K*>(av);
+  float s = 0.0f;
+  for (std::size_t b = 0; b < n / 256; ++b) {
+    // The 16 6-bit scales: scale j's low 4 bits from byte j % 8 (nibble j / 8), its high 2 from
+    // bits 2 (j / 4) of byte 8 + j % 4; four at a time in 32-bit words.
+    std::uint32_t p[3];
+    std::memcpy(p, w[b].scales, 12);
+    const std::uint32_t lo = 0x0F0F0F0F, hi = 0x03030303;
+    const __m128i packed = _mm_setr_epi32(static_cast<int>((p[0] & lo) | (p[2] & hi) << 4), static_cast<int>((p[1] & lo) | ((p[2] >> 2) & hi) << 4),
+                                          static_cast<int>(((p[0] >> 4) & lo) | ((p[2] >> 4) & hi) << 4),
+                                          static_cast<int>(((p[1] >> 4) & lo) | ((p[2] >> 6) & hi) << 4));
+    const __m256i sc = _mm256_sub_epi16(_mm256_cvtepu8_epi16(packed), _mm256_set1_epi16(32));
+    const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(sc, load(a[b].bsums)), 2);
+    const __m256i acc = _mm256_sub_epi32(isums_k23<true>(w[b].qs, w[b].hmask, sc, a[b].qs), offset);
+    s += (a[b].d * half(w[b].d)) * static_cast<float>(hsum(acc));
+  }
+  return s;
+}
+
+float dot_iq4_xs(const void* wv, const void* av, std::size_t n) {
+  const auto* w = static_cast<const BlockIQ4XS*>(wv);
+  const auto* a = static_cast<const BlockQ8K*>(av);
+  const __m256i m4 = _mm256_set1_epi8(0x0F), table = iq4nl_table();
+  const Masks& k = masks();
+  float s = 0.0f;
+  for (std::size_t b = 0; b < n / 256; ++b) {
+    const int h = w[b].scales_h[0] | w[b].scales_h[1] << 8;
+    alignas(16) std::int16_t ls[8];
+    for (int j = 0; j < 8; ++j)
+      ls[j] = static_cast<std::int16_t>((((w[b].scales_l[j / 2] >> (4 * (j % 2))) & 0x0F) | ((h >> (2 * j)) & 3) << 4) - 32);
+    const __m256i scales = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(ls)));
+    __m256i acc = _mm256_setzero_si256();
+    for (int j = 0; j < 8; j += 2) {  // sub-blocks j and j + 1: 16 bytes of nibbles each
+      const __m256i q = load(w[b].qs + 16 * j);
+      const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(q, m4));
+      const __m256i hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+      const __m256i c0 = _mm256_permute2x128_si256(lo, hi, 0x20), c1 = _mm256_permute2x128_si256(lo, hi, 0x31);
+      const __m256i p0 = pair_sums(c0, load(a[b].qs + 32 * j)), p1 = pair_sums(c1, load(a[b].qs + 32 * j + 32));
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p0, _mm256_shuffle_epi8(scales, k.pick[j])));
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p1, _mm256_shuffle_epi8(scales, k.pick[j + 1])));
+    }
+    s += (a[b].d * half(w[b].d)) * static_cast<float>(hsum(acc));
+  }
+  return s;
+}
+
+// Four blocks' f16 fields as floats: field(blocks[i]) for i < 4.
+template <class Block, class Field>
+__m128 halves4(const Block* blocks, Field field) {
+  return _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(half_bits(field(blocks[0]))), static_cast<short>(half_bits(field(blocks[1]))),
+                                     static_cast<short>(half_bits(field(blocks[2]))), static_cast<short>(half_bits(field(blocks[3]))),
+                                     0, 0, 0, 0));
+}
+
+// Blocks of 32 against Q8_0 (Q8_1 for the types with a min), four at a time: their int32 sums
+// reduced together (three horizontal adds), their terms (w.d a.d) float(isum) (and w.m a.s)
+// formed four at once, each rounded as the scalar dot rounds it, then added in block order.
+template <class Block, class Act>
 float dot_32(const void* wv, const void* av, std::size_t n) {
   const auto* w = static_cast<const Block*>(wv);
-  const auto* a = static_cast<const BlockQ8_0*>(av);
+  const auto* a = static_cast<const Act*>(av);
+  constexpr bool kMin = requires { w->m; };
   const __m256i ones = _mm256_set1_epi16(1);
   const auto isums = [&](std::size_t b) {  // block b's 32 products, as 8 int32 lanes
-    const __m256i q = codes(w[b]), x = load(a[b].qs);
-    // |q| times x with q's sign: u8 x s8 (|q| = 128 for -128 reads as 128 unsigned).
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(x, q)), ones);
+    return _mm256_madd_epi16(pair_sums(codes(w[b]), load(a[b].qs)), ones);
   };
-  const auto halves = [](const auto* blocks) {  // four blocks' f16 d as floats
-    return _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(half_bits(blocks[0].d)), static_cast<short>(half_bits(blocks[1].d)),
-                                       static_cast<short>(half_bits(blocks[2].d)), static_cast<short>(half_bits(blocks[3].d)),
-                                       0, 0, 0, 0));
-  };
+  const auto d = [](const auto& blk) { return blk.d; };
   float s = 0.0f;
   const std::size_t nb = n / 32;
   std::size_t b = 0;
   for (; b + 4 <= nb; b += 4) {
     const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(isums(b), isums(b + 1)), _mm256_hadd_epi32(isums(b + 2), isums(b + 3)));
     const __m128 sums = _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
-    alignas(16) float t[4];
-    _mm_store_ps(t, _mm_mul_ps(_mm_mul_ps(halves(w + b), halves(a + b)), sums));
-    s += t[0];
-    s += t[1];
-    s += t[2];
-    s += t[3];
+    alignas(16) float t[4], m[4];
+    _mm_store_ps(t, _mm_mul_ps(_mm_mul_ps(halves4(w + b, d), halves4(a + b, d)), sums));
+    if constexpr (kMin)
+      _mm_store_ps(m, _mm_mul_ps(halves4(w + b, [](const Block& x) { return x.m; }), halves4(a + b, [](const Act& x) { return x.s; })));
+    for (int i = 0; i < 4; ++i) {
+      s += t[i];
+      if constexpr (kMin) s += m[i];
+    }
   }
-  for (; b < nb; ++b) s += (half(w[b].d) * half(a[b].d)) * static_cast<float>(hsum(isums(b)));
+  for (; b < nb; ++b) {
+    s += (half(w[b].d) * half(a[b].d)) * static_cast<float>(hsum(isums(b)));
+    if constexpr (kMin) s += half(w[b].m) * half(a[b].s);
+  }
   return s;
 }
 
@@ -194,12 +303,18 @@ float dot_32(const void* wv, const void* av, std::size_t n) {
 
 IntDot int_dot_avx2(std::uint32_t type) {
   switch (type) {
-    case q4_0: return dot_32<BlockQ4_0>;
-    case q5_0: return dot_32<BlockQ5_0>;
-    case q8_0: return dot_32<BlockQ8_0>;
+    case q4_0: return dot_32<BlockQ4_0, BlockQ8_0>;
+    case q5_0: return dot_32<BlockQ5_0, BlockQ8_0>;
+    case q8_0: return dot_32<BlockQ8_0, BlockQ8_0>;
+    case iq4_nl: return dot_32<BlockIQ4NL, BlockQ8_0>;
+    case q4_1: return dot_32<BlockQ4_1, BlockQ8_1>;
+    case q5_1: return dot_32<BlockQ5_1, BlockQ8_1>;
     case q4_k: return dot_k45<BlockQ4K, false>;
     case q5_k: return dot_k45<BlockQ5K, true>;
     case q6_k: return dot_q6_k;
+    case q2_k: return dot_q2_k;
+    case q3_k: return dot_q3_k;
+    case iq4_xs: return dot_iq4_xs;
     default: return nullptr;
   }
 }
