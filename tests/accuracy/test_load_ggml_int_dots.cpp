@@ -388,7 +388,21 @@ TEST(GgmlIntDots, UnsupportedTypesAndMixedRecipesAreOneLine) {
   }
   const LlamaModel q8 = load_gguf(dir + "/q8_0.gguf", WeightStorage::mapped);
   EXPECT_NO_THROW(evaluate(q8, few, ggml, opt));
-  EXPECT_THROW(evaluate(q8, few, parse_recipe("name = g\nact.ggml = on\nweights = int4\n"), opt), lowp::Error);
+  // Any spec of a linear, the classifier's and a layer section's too, is refused; so is the
+  // switchback-int8 preset's override of a layer linear (one test of the refusal both share),
+  // while its classifier spec stays allowed. The mutants in mind: the helper reading only the
+  // recipe-wide specs, or act.ggml's check leaving out the classifier.
+  for (const char* spec : {"weights = int4", "act.classifier = e4m3", "layer.1.weights.down = int8_sym"}) {
+    try {
+      evaluate(q8, few, parse_recipe(std::string("name = g\nact.ggml = on\n") + spec + "\n"), opt);
+      ADD_FAILURE() << spec << " was accepted beside act.ggml";
+    } catch (const lowp::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("it takes no weights.* / act.* specs"), std::string::npos) << e.what();
+    }
+  }
+  const LlamaModel f32 = small_model(3);
+  EXPECT_THROW(evaluate(f32, few, parse_recipe("name = s\nlinear = switchback-int8\nlayer.1.act.up = e4m3\n"), opt), lowp::Error);
+  EXPECT_NO_THROW(evaluate(f32, few, parse_recipe("name = s\nlinear = switchback-int8\nweights.classifier = int8_sym\n"), opt));
   EXPECT_THROW(parse_recipe("name = g\nact.ggml = maybe\n"), lowp::Error);
   EXPECT_TRUE(parse_recipe(to_text(parse_recipe("name = g\nact.ggml = on\n"))).act_ggml);
   std::filesystem::remove_all(dir);

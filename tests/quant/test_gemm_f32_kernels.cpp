@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -385,10 +386,6 @@ TEST(GemvF32Kernels, OneRowOfTheGemmIsTheGemv) {
   }
 }
 
-// gemv_f32 on several matrices of one x (a decode step's [q | k | v]) gives each matrix the fma
-// oracle's bits, whatever the thread count: every stored type at once, of unequal row counts
-// (an empty one among them), so that thread runs cross from one matrix into the next. The
-// mutant in mind: a run's rows offset from the start of all the matrices' rows, not its own.
 TEST(GemvF32Kernels, TeamSpeedsSplitTheRowGroupsAndLearnFromTimes) {
   detail::TeamSpeeds s;
   std::size_t ends[3];
@@ -446,6 +443,38 @@ TEST(GemvF32Kernels, UnevenTeamSpeedsKeepEveryRowsBits) {
   speeds.set(1, 1.0f);
 }
 
+// run_shares (work_share.hpp), which both one-row GEMMs split their units with, runs every unit
+// exactly once whatever the team and the speeds' split: runs that go on through their share
+// while Ahead lets them and runs that stop after one unit (whose threads then steal the others'
+// units from the back), a team as large as the units. The mutants in mind: a steal that takes
+// the unit before the back one (b - 2), an Ahead::go() that lets a run go on without claiming.
+TEST(GemvF32Kernels, RunSharesRunsEveryUnitOnce) {
+  detail::TeamSpeeds& speeds = detail::gemv_team_speeds();
+  for (const std::size_t team : {1u, 2u, 3u})
+    for (const std::size_t total : {1u, 2u, 3u, 7u, 64u})
+      for (const bool go_on : {false, true})
+        for (const float s0 : {0.25f, 1.0f, 4.0f}) {
+          if (team > total) continue;
+          speeds.set(0, s0);
+          std::vector<std::atomic<int>> runs(total);
+          std::atomic<int> past_end = 0;
+          detail::run_shares(team, total, [&](std::size_t u, std::size_t end, const detail::Ahead& ahead) {
+            if (u >= end) ++past_end;
+            ++runs[u];
+            for (std::size_t v = u + 1; go_on && v < end && ahead.go(); ++v) ++runs[v];
+          });
+          EXPECT_EQ(past_end.load(), 0);
+          for (std::size_t u = 0; u < total; ++u)
+            ASSERT_EQ(runs[u].load(), 1) << "unit " << u << " of " << total << ", team " << team << ", going on " << go_on
+                                         << ", speed " << s0;
+        }
+  for (std::size_t t = 0; t < 3; ++t) speeds.set(t, 1.0f);
+}
+
+// gemv_f32 on several matrices of one x (a decode step's [q | k | v]) gives each matrix the fma
+// oracle's bits, whatever the thread count: every stored type at once, of unequal row counts
+// (an empty one among them), so that thread runs cross from one matrix into the next. The
+// mutant in mind: a run's rows offset from the start of all the matrices' rows, not its own.
 TEST(GemvF32Kernels, SeveralMatricesInOneCallAreEachTheFmaOracle) {
   const std::size_t K = 544;
   const StoredCases a(70, K, 81), b(33, K, 82), c(130, K, 83);

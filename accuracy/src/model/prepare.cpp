@@ -220,6 +220,21 @@ class Preparer {
   const bool pack_, interleave_;
 };
 
+// Whether the recipe gives a weights.<kind> or act.<kind> spec, recipe-wide or in a layer
+// section, for one of the first `kinds` linear kinds (linear_kind_count - 1: all but the
+// classifier).
+bool has_linear_specs(const Recipe& r, std::size_t kinds) {
+  const auto any = [kinds](const auto& weights, const auto& act) {
+    for (std::size_t i = 0; i < kinds; ++i)
+      if (weights[i] || act[i]) return true;
+    return false;
+  };
+  if (any(r.weights, r.act)) return true;
+  for (const auto& [n, s] : r.layer)
+    if (any(s.weights, s.act)) return true;
+  return false;
+}
+
 const quant::LinearRecipe* find_preset(const Recipe& r) {
   if (r.linear.empty()) return nullptr;
   const quant::LinearRecipe* p = nullptr;
@@ -228,15 +243,9 @@ const quant::LinearRecipe* find_preset(const Recipe& r) {
   } catch (const Error& e) {
     throw Error("recipe '" + r.name + "': " + e.what());
   }
-  if (p->engine == quant::LinearEngine::switchback_int8) {
-    bool layer_linears = false;
-    for (const auto& [n, s] : r.layer)
-      for (std::size_t i = 0; i + 1 < linear_kind_count; ++i) layer_linears = layer_linears || s.weights[i] || s.act[i];
-    for (std::size_t i = 0; i + 1 < linear_kind_count; ++i)
-      if (r.weights[i] || r.act[i] || layer_linears)
-        throw Error("recipe '" + r.name + "': linear preset '" + r.linear +
-                    "' runs the real int8 GEMM; it takes no weights.* / act.* overrides");
-  }
+  if (p->engine == quant::LinearEngine::switchback_int8 && has_linear_specs(r, linear_kind_count - 1))
+    throw Error("recipe '" + r.name + "': linear preset '" + r.linear +
+                "' runs the real int8 GEMM; it takes no weights.* / act.* overrides");
   return p;
 }
 
@@ -307,11 +316,8 @@ PreparedModel prepare(const LlamaModel& model, const Recipe& recipe, std::size_t
                 " needs calibration text (--calib FILE)");
   if (calibrated) pm.static_amax = calibrated->static_amax;
   if (recipe.act_ggml) {  // llama.cpp's products read the file's own weights
-    bool linears = !recipe.linear.empty() || recipe.quarot || recipe.calibrate.method != CalibMethod::none;
-    for (std::size_t i = 0; i < linear_kind_count; ++i) linears = linears || recipe.weights[i] || recipe.act[i];
-    for (const auto& [n, s] : recipe.layer)
-      for (std::size_t i = 0; i < linear_kind_count; ++i) linears = linears || s.weights[i] || s.act[i];
-    if (linears)
+    if (!recipe.linear.empty() || recipe.quarot || recipe.calibrate.method != CalibMethod::none ||
+        has_linear_specs(recipe, linear_kind_count))
       throw Error("recipe '" + recipe.name +
                   "': act.ggml runs the model's own weights as llama.cpp does; it takes no weights.* / act.* specs, "
                   "linear preset, quarot or weights.calibrate");

@@ -1,7 +1,5 @@
 // gemm_act: the product a stored format defines with quantized activations (StoredMatrix's
 // ActProduct), one dot per output element, so a window and a decode step give the same bits.
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -10,7 +8,6 @@
 #include "lowp/numerics/error.hpp"
 #include "lowp/numerics/parallel.hpp"
 #include "lowp/quant/gemm.hpp"
-#include "gemv_f32_kernels.hpp"
 #include "work_share.hpp"
 
 namespace lowp::quant {
@@ -48,8 +45,7 @@ void gemm_act(const float* A, std::span<const StoredMatrix> B, std::span<float* 
   }
   // Tasks of 16 output rows of one matrix, all matrices' in one team. Each thread owns a
   // contiguous run of them (one stream of rows, which the hardware prefetcher follows; a
-  // dynamic schedule's interleaved tasks measured 25 % slower) and, done with it, takes the
-  // others' from their backs, so none waits for a thread that woke late.
+  // dynamic schedule's interleaved tasks measured 25 % slower).
   constexpr std::size_t kRows = 16;
   std::vector<std::pair<std::size_t, std::size_t>> tasks;  // (matrix, first row)
   for (std::size_t i = 0; i < B.size(); ++i)
@@ -65,35 +61,12 @@ void gemm_act(const float* A, std::span<const StoredMatrix> B, std::span<float* 
       for (std::size_t t = 0; t < M; ++t) C[i][t * ldc + r] = W.act_product->dot(row, act + t * a.row_bytes, k);
     }
   };
+  // One run of tasks per thread, split by the threads' learnt speeds (a thread that a passive
+  // wait policy wakes late gets less; a static schedule measured slower than one thread), then
+  // stealing from the back.
   const auto team = std::min(static_cast<std::size_t>(team_size(rows * M * k, 1 << 15, threads)),
                              std::min(tasks.size(), detail::TeamSpeeds::kMax));
-  if (team <= 1) {
-    for (std::size_t task = 0; task < tasks.size(); ++task) run(task);
-    return;
-  }
-  // The runs split by the threads' learned speeds, as the float32 GEMV's (a thread that a
-  // passive wait policy wakes late gets less), and taught by this product's times.
-  detail::TeamSpeeds& speeds = detail::gemv_team_speeds();
-  std::size_t ends[detail::TeamSpeeds::kMax], done[detail::TeamSpeeds::kMax] = {};
-  double seconds[detail::TeamSpeeds::kMax] = {};
-  speeds.split(team, tasks.size(), ends);
-  detail::Share shares[detail::TeamSpeeds::kMax];
-  for (std::size_t t = 0; t < team; ++t) shares[t].reset(t ? ends[t - 1] : 0, ends[t]);
-  std::size_t got = team;
-#pragma omp parallel num_threads(static_cast<int>(team))
-  {
-    const auto n = static_cast<std::size_t>(omp_get_num_threads()), me = static_cast<std::size_t>(omp_get_thread_num());
-    if (me == 0) got = n;
-    const double start = omp_get_wtime();
-    std::size_t u, mine = 0;  // counted here: done[] shares a cache line between the threads
-    for (std::size_t t = me; t < team; t += n)
-      while (shares[t].take_front(1, &u)) run(u), ++mine;
-    seconds[me] = omp_get_wtime() - start;
-    done[me] = mine;
-    for (std::size_t o = 1; o < team; ++o)
-      while (shares[(me + o) % team].take_back(&u)) run(u);
-  }
-  if (got == team) speeds.learn(team, done, seconds);
+  detail::run_shares(std::max<std::size_t>(team, 1), tasks.size(), [&](std::size_t u, std::size_t, const detail::Ahead&) { run(u); });
 }
 
 void gemm_act(const float* A, const StoredMatrix& B, float* C, std::size_t M, int threads) {

@@ -1,9 +1,6 @@
 // The one-row GEMM (gemv_f32_kernels.hpp): the scalar kernels and the driver that walks B's
 // rows in their stored type, K block by K block, without packing.
-#include <omp.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -12,7 +9,6 @@
 #include "gemv_f32_kernels.hpp"
 #include "work_share.hpp"
 #include "lowp/numerics/half.hpp"
-#include "lowp/numerics/parallel.hpp"
 
 namespace lowp::quant::detail {
 namespace {
@@ -59,19 +55,6 @@ void scalar_lanes(const float* x, const float* w, std::size_t n, float* acc) {
 [[gnu::noinline]] void fold(float* y, const float* acc, std::size_t n, bool add) {
   for (std::size_t j = 0; j < n; ++j) y[j] = add ? y[j] + acc[j] : acc[j];
 }
-
-// Asked before each of a run's row groups after its first: whether the thread still owns it
-// (share == nullptr: a single stolen unit, nothing after it). Counts the units it ran.
-struct Ahead {
-  Share* share;
-  std::size_t* done;
-  bool go() const {
-    std::size_t u;
-    if (!share || !share->take_front(1, &u)) return false;
-    ++*done;
-    return true;
-  }
-};
 
 // Columns [j0, j1) of y for B stored transposed (K x N).
 void cols_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x, std::size_t j0, std::size_t j1) {
@@ -224,46 +207,6 @@ void lanes_block(const GemmF32Args& g, const GemvF32Kernel& kern, const float* x
 
 }  // namespace
 
-// A virtual CPU can run slower than its sibling for seconds at a time (measured on a 2-vCPU
-// VM: one thread's half of a product took up to 1.35x the other's, run after run), and an
-// even split then leaves the other waiting. Smaller dynamic chunks cost more than they save:
-// each starts with its rows cold, before the next rows' prefetch has begun.
-TeamSpeeds::TeamSpeeds() {
-  for (auto& v : speed_) v.store(1.0f, std::memory_order_relaxed);
-}
-
-void TeamSpeeds::split(std::size_t team, std::size_t total, std::size_t* ends) const {
-  float sum = 0, part = 0;
-  for (std::size_t t = 0; t < team; ++t) sum += speed(t);
-  for (std::size_t t = 0; t + 1 < team; ++t) {
-    part += speed(t);
-    ends[t] = std::min<std::size_t>(total, static_cast<std::size_t>(std::lround(static_cast<double>(total) * (part / sum))));
-  }
-  ends[team - 1] = total;
-}
-
-void TeamSpeeds::learn(std::size_t team, const std::size_t* units, const double* seconds) {
-  double rate[kMax], mean = 0;
-  for (std::size_t t = 0; t < team; ++t) {
-    if (units[t] == 0 || !(seconds[t] > 0)) return;
-    rate[t] = static_cast<double>(units[t]) / seconds[t];
-    mean += rate[t] / static_cast<double>(team);
-  }
-  for (std::size_t t = 0; t < team; ++t) {
-    const float now = speed(t), target = static_cast<float>(rate[t] / mean);
-    set(t, now + 0.2f * (target - now));
-  }
-}
-
-void TeamSpeeds::set(std::size_t t, float v) { speed_[t].store(std::clamp(v, 0.25f, 4.0f), std::memory_order_relaxed); }
-
-float TeamSpeeds::speed(std::size_t t) const { return speed_[t].load(std::memory_order_relaxed); }
-
-TeamSpeeds& gemv_team_speeds() {
-  static TeamSpeeds s;
-  return s;
-}
-
 void gemv_rows_tail(StoredType t, const float* x, const void* const* w, std::size_t rows, std::size_t k0,
                     std::size_t kc, float* acc) {
   for (std::size_t r = 0; r < rows; ++r) {
@@ -335,18 +278,11 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
   }
   const std::size_t team =
       std::min({static_cast<std::size_t>(std::max(threads, 1)), total, TeamSpeeds::kMax});
-  std::size_t ends[TeamSpeeds::kMax];
-  if (team == 1)
-    ends[0] = total;
-  else
-    gemv_team_speeds().split(team, total, ends);
   const Part* part = parts.data();  // the calling thread's: the team's threads read it through this
   const std::size_t nparts = parts.size();
-  Share share[TeamSpeeds::kMax];
-  for (std::size_t t = 0; t < team; ++t) share[t].reset(t ? ends[t - 1] : 0, ends[t]);
   // Runs unit u (claimed) and, while `ahead` lets it, the units after it in u's product, up to
   // `last` (exclusive). A transposed B's columns go in one sweep: its units are claimed at once.
-  const auto run = [&, part](std::size_t u, std::size_t last, const Ahead& ahead) {
+  run_shares(team, total, [&, part](std::size_t u, std::size_t last, const Ahead& ahead) {
     const Part* p = std::upper_bound(part, part + nparts, u, [](std::size_t v, const Part& q) { return v < q.first; }) - 1;
     const GemmF32Args& g = gs[static_cast<std::size_t>(p - part)];
     const std::size_t end = std::min(last, p->first + p->units), j0 = (u - p->first) * p->unit;
@@ -362,45 +298,7 @@ void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kern, in
       lanes_block(g, kern, x, j0, j1, ahead);
     else
       rows_block(g, kern, x, j0, j1, ahead);
-  };
-  // Thread t: its own share from the front, then (in a team) the others' from the back.
-  std::size_t done[TeamSpeeds::kMax] = {};
-  const auto task = [&](std::size_t t, bool steal) {
-    const Ahead own{&share[t], &done[t]};
-    for (std::size_t u; share[t].take_front(1, &u);) {
-      ++done[t];
-      run(u, ends[t], own);
-    }
-    for (std::size_t i = 1; steal && i < team; ++i)
-      for (std::size_t u, o = (t + i) % team; share[o].take_back(&u);) {
-        ++done[t];
-        run(u, u + 1, Ahead{nullptr, &done[t]});
-      }
-  };
-  // One task runs on the calling thread: a (nested, inactive) team of one costs more than the
-  // small products that need only one, such as attention's on each of its threads.
-  if (team == 1 || !team_possible()) {
-    for (std::size_t t = 0; t < team; ++t) task(t, false);
-    return;
-  }
-  FirstError failure;
-  double seconds[TeamSpeeds::kMax] = {};
-  std::size_t got = team;
-  // Thread t takes share t first (not the first free one), so that its time measures its own
-  // speed; a smaller team than asked for (a nested region) takes the shares in turn and
-  // learns nothing.
-#pragma omp parallel num_threads(static_cast<int>(team))
-  {
-    const auto n = static_cast<std::size_t>(omp_get_num_threads());
-    if (omp_get_thread_num() == 0) got = n;
-    for (auto t = static_cast<std::size_t>(omp_get_thread_num()); t < team; t += n) {
-      const double start = omp_get_wtime();
-      failure.run([&] { task(t, t + n >= team); });
-      seconds[t] = omp_get_wtime() - start;
-    }
-  }
-  failure.rethrow();
-  if (got == team) gemv_team_speeds().learn(team, done, seconds);
+  });
 }
 
 }  // namespace lowp::quant::detail

@@ -14,6 +14,7 @@
 #include <span>
 
 #include "gemm_f32_kernels.hpp"
+#include "work_share.hpp"
 
 namespace lowp::quant::detail {
 
@@ -73,32 +74,10 @@ extern const GemvF32Kernel kGemvF32Scalar, kGemvF32Avx2, kGemvF32Avx512;
 void gemv_rows_tail(StoredType t, const float* x, const void* const* w, std::size_t rows, std::size_t k0,
                     std::size_t kc, float* acc);
 
-// The team's relative speeds, learnt from the one-row products' own timings: thread t of a
-// product takes a share of its row groups in proportion to speed(t) (gemv_f32.cpp says why).
-// Which thread computes a row never changes its bits.
-class TeamSpeeds {
- public:
-  static constexpr std::size_t kMax = 64;
-  TeamSpeeds();
-  // The end of thread t's units, [ends[t - 1], ends[t]) of [0, total); ends[team - 1] = total.
-  void split(std::size_t team, std::size_t total, std::size_t* ends) const;
-  // Moves each speed a fifth of the way to its rate in a product where thread t ran units[t]
-  // units in seconds[t] (units per second, over the team's mean); a thread with no units or no
-  // measured time: no change.
-  void learn(std::size_t team, const std::size_t* units, const double* seconds);
-  void set(std::size_t t, float v);  // clamped to [1/4, 4]
-  float speed(std::size_t t) const;
-
- private:
-  std::atomic<float> speed_[kMax];
-};
-TeamSpeeds& gemv_team_speeds();  // the process's, which gemv_f32_run splits by and learns
-
 // y (1 x g.N) as gemm_f32_run computes it for g.M == 1, on `threads` OpenMP threads (>= 1).
 void gemv_f32_run(const GemmF32Args& g, const GemvF32Kernel& kernel, int threads);
 // The same for several products of one x (each g's a, a_cs and K the same), in one parallel
-// region: their row groups, in order, split into one contiguous run per thread (by TeamSpeeds);
-// a thread done with its run takes the other runs' last row groups, one at a time.
+// region: their row groups, in order, split between the threads by run_shares.
 void gemv_f32_run(std::span<const GemmF32Args> gs, const GemvF32Kernel& kernel, int threads);
 
 }  // namespace lowp::quant::detail
