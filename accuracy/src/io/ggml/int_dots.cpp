@@ -25,6 +25,12 @@ int nearest(float v) {
 
 void set_half(std::uint8_t h[2], std::uint16_t v) { std::memcpy(h, &v, 2); }
 
+// ggml's hsum_float_8: the upper four lanes plus the lower, then pairs of those.
+float lane_tree(const float acc[8]) {
+  const float r0 = acc[4] + acc[0], r1 = acc[5] + acc[1], r2 = acc[6] + acc[2], r3 = acc[7] + acc[3];
+  return (r0 + r2) + (r1 + r3);
+}
+
 }  // namespace
 
 void quantize_q8_k(const float* x, std::size_t n, void* out) {
@@ -132,19 +138,27 @@ float dot_k45(const void* wv, const void* av, std::size_t n) {
 }
 
 // Blocks of 32 against Q8_0 (Q8_1 for the types with a min m): code(w, e) element e's code.
+// Eight lanes, lane l the elements 4 l .. 4 l + 3 of every block, as llama.cpp's x86 code sums
+// them (tinyBLAS and the AVX2 vec_dot): acc_l = fma(w.d a.d, float(isum_l), acc_l) block by
+// block, then its tree ((acc_0 + acc_4) + (acc_2 + acc_6)) + ((acc_1 + acc_5) + (acc_3 + acc_7)),
+// plus the min terms' own chain.
 template <class Block, class Act, int (*code)(const Block&, int)>
 float dot_32(const void* wv, const void* av, std::size_t n) {
   const auto* w = static_cast<const Block*>(wv);
   const auto* a = static_cast<const Act*>(av);
-  float s = 0.0f;
+  float acc[8] = {}, mins = 0.0f;
   for (std::size_t b = 0; b < n / 32; ++b) {
-    std::int32_t isum = 0;
-    for (int e = 0; e < 32; ++e) isum += code(w[b], e) * a[b].qs[e];
-    s += (half_at(w[b].d) * half_at(a[b].d)) * static_cast<float>(isum);
-    if constexpr (requires { w[b].m; }) s += half_at(w[b].m) * half_at(a[b].s);
+    const float d = half_at(w[b].d) * half_at(a[b].d);
+    for (int l = 0; l < 8; ++l) {
+      std::int32_t isum = 0;
+      for (int e = 4 * l; e < 4 * l + 4; ++e) isum += code(w[b], e) * a[b].qs[e];
+      acc[l] = std::fma(d, static_cast<float>(isum), acc[l]);
+    }
+    if constexpr (requires { w[b].m; }) mins += half_at(w[b].m) * half_at(a[b].s);
   }
-  return s;
+  return lane_tree(acc) + mins;
 }
+
 // Q4_0's and Q5_0's element e: the low nibble of qs[e] (e < 16), else the high one of qs[e - 16].
 int nibble(const std::uint8_t qs[16], int e) { return e < 16 ? qs[e] & 0x0F : qs[e - 16] >> 4; }
 int code_q8_0(const BlockQ8_0& w, int e) { return w.qs[e]; }

@@ -3,13 +3,18 @@
 // activation type (ggml's vec_dot_type: Q8_K for the K-quants and IQ4_XS, Q8_0 for Q4_0, Q5_0,
 // Q8_0 and IQ4_NL, Q8_1 for Q4_1 and Q5_1), as llama.cpp's x86 code does; each output element is
 // then the blocks' integer dot products, exact in int32, combined in float32 in one order every
-// instruction set keeps: per block b in order,
-//   Q2_K, Q4_K, Q5_K: s += (a.d w.d) float(isum_b); s -= (a.d w.dmin) float(imin_b)
-//   Q3_K, Q6_K, IQ4_XS: s += (a.d w.d) float(isum_b)
-//   Q4_0, Q5_0, Q8_0, IQ4_NL: s += (w.d a.d) float(isum_b)
-//   Q4_1, Q5_1: s += (w.d a.d) float(isum_b); s += w.m a.s (a.s the f16 of d times its codes' sum)
-// from s = 0, each operation rounded once (no fused multiply-adds). llama.cpp itself sums the
-// same block terms in SIMD lanes, in an order that differs between its instruction sets.
+// instruction set keeps:
+//   Q2_K, Q4_K, Q5_K: per block b in order, s += (a.d w.d) float(isum_b);
+//     s -= (a.d w.dmin) float(imin_b)
+//   Q3_K, Q6_K, IQ4_XS: per block b in order, s += (a.d w.d) float(isum_b)
+//   (from s = 0, each operation rounded once, no fused multiply-adds);
+//   Q4_0, Q5_0, Q8_0, IQ4_NL, Q4_1, Q5_1: as llama.cpp's x86 code (tinyBLAS, the AVX2 vec_dot),
+//     eight lanes, lane l the elements 4 l .. 4 l + 3 of each block: per block in order
+//     acc_l = fma(w.d a.d, float(isum_bl), acc_l); s = ((acc_0 + acc_4) + (acc_2 + acc_6)) +
+//     ((acc_1 + acc_5) + (acc_3 + acc_7)); Q4_1 and Q5_1 add to s the chain m = sum_b w.m a.s
+//     (a.s the f16 of d times its codes' sum), each term rounded, added in block order.
+// llama.cpp sums the super-blocks' terms in SIMD lanes, in an order that differs between its
+// instruction sets.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -256,47 +256,25 @@ float dot_iq4_xs(const void* wv, const void* av, std::size_t n) {
   return s;
 }
 
-// Four blocks' f16 fields as floats: field(blocks[i]) for i < 4.
-template <class Block, class Field>
-__m128 halves4(const Block* blocks, Field field) {
-  return _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(half_bits(field(blocks[0]))), static_cast<short>(half_bits(field(blocks[1]))),
-                                     static_cast<short>(half_bits(field(blocks[2]))), static_cast<short>(half_bits(field(blocks[3]))),
-                                     0, 0, 0, 0));
-}
-
-// Blocks of 32 against Q8_0 (Q8_1 for the types with a min), four at a time: their int32 sums
-// reduced together (three horizontal adds), their terms (w.d a.d) float(isum) (and w.m a.s)
-// formed four at once, each rounded as the scalar dot rounds it, then added in block order.
+// Blocks of 32 against Q8_0 (Q8_1 for the types with a min): each block's 8 lanes of int32 sums
+// (lane l: elements 4 l .. 4 l + 3) fused-multiplied by w.d a.d into 8 float lanes, the lanes
+// then summed as ggml's hsum_float_8, plus the min terms' chain (int_dots.cpp's order).
 template <class Block, class Act>
 float dot_32(const void* wv, const void* av, std::size_t n) {
   const auto* w = static_cast<const Block*>(wv);
   const auto* a = static_cast<const Act*>(av);
-  constexpr bool kMin = requires { w->m; };
   const __m256i ones = _mm256_set1_epi16(1);
-  const auto isums = [&](std::size_t b) {  // block b's 32 products, as 8 int32 lanes
-    return _mm256_madd_epi16(pair_sums(codes(w[b]), load(a[b].qs)), ones);
-  };
-  const auto d = [](const auto& blk) { return blk.d; };
-  float s = 0.0f;
-  const std::size_t nb = n / 32;
-  std::size_t b = 0;
-  for (; b + 4 <= nb; b += 4) {
-    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(isums(b), isums(b + 1)), _mm256_hadd_epi32(isums(b + 2), isums(b + 3)));
-    const __m128 sums = _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
-    alignas(16) float t[4], m[4];
-    _mm_store_ps(t, _mm_mul_ps(_mm_mul_ps(halves4(w + b, d), halves4(a + b, d)), sums));
-    if constexpr (kMin)
-      _mm_store_ps(m, _mm_mul_ps(halves4(w + b, [](const Block& x) { return x.m; }), halves4(a + b, [](const Act& x) { return x.s; })));
-    for (int i = 0; i < 4; ++i) {
-      s += t[i];
-      if constexpr (kMin) s += m[i];
-    }
+  __m256 acc = _mm256_setzero_ps();
+  float mins = 0.0f;
+  for (std::size_t b = 0; b < n / 32; ++b) {
+    const __m256i isums = _mm256_madd_epi16(pair_sums(codes(w[b]), load(a[b].qs)), ones);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(half(w[b].d) * half(a[b].d)), _mm256_cvtepi32_ps(isums), acc);
+    if constexpr (requires { w[b].m; }) mins += half(w[b].m) * half(a[b].s);
   }
-  for (; b < nb; ++b) {
-    s += (half(w[b].d) * half(a[b].d)) * static_cast<float>(hsum(isums(b)));
-    if constexpr (kMin) s += half(w[b].m) * half(a[b].s);
-  }
-  return s;
+  __m128 r = _mm_add_ps(_mm256_extractf128_ps(acc, 1), _mm256_castps256_ps128(acc));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r) + mins;
 }
 
 }  // namespace
