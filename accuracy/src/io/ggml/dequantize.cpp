@@ -158,11 +158,7 @@ void decode_q3_k(const std::uint8_t* b, float* y) {
   const std::uint8_t* sc = b + 96;
   const float d_all = half_at(b + 108);
   int scales[16];
-  for (int i = 0; i < 16; ++i) {
-    const int low = i < 8 ? sc[i] & 0x0F : sc[i - 8] >> 4;
-    const int high = (sc[8 + i % 4] >> (2 * (i / 4))) & 3;
-    scales[i] = (low | high << 4) - 32;
-  }
+  for (int i = 0; i < 16; ++i) scales[i] = scale_q3_k(sc, i);
   int is = 0;
   std::uint8_t m = 1;
   for (std::size_t n = 0; n < QK_K; n += 128) {
@@ -244,13 +240,9 @@ void decode_q8_k(const std::uint8_t* b, float* y) {
 // IQ4_NL nibbles; eight sub-blocks of 32 with 6-bit scales biased by 32.
 void decode_iq4_xs(const std::uint8_t* b, float* y) {
   const float d = half_at(b);
-  std::uint16_t scales_h;
-  std::memcpy(&scales_h, b + 2, 2);
-  const std::uint8_t* scales_l = b + 4;
   const std::uint8_t* qs = b + 8;
   for (int ib = 0; ib < 8; ++ib) {
-    const int ls = ((scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0F) | (((scales_h >> (2 * ib)) & 3) << 4);
-    const float dl = d * static_cast<float>(ls - 32);
+    const float dl = d * static_cast<float>(scale_iq4_xs(b + 2, b + 4, ib));
     for (int j = 0; j < 16; ++j) {
       y[j] = dl * static_cast<float>(kIq4nl[qs[j] & 0x0F]);
       y[j + 16] = dl * static_cast<float>(kIq4nl[qs[j] >> 4]);

@@ -32,6 +32,20 @@ inline void scale_min_k4(int j, const std::uint8_t* q, int& d, int& m) {
   }
 }
 
+// Q3_K's 6-bit scale j (j < 16) minus 32, from its 12 packed bytes: the low 4 bits in nibble
+// j / 8 of byte j % 8, the high 2 in bits 2 (j / 4) of byte 8 + j % 4.
+inline int scale_q3_k(const std::uint8_t* sc, int j) {
+  const int low = (sc[j % 8] >> (4 * (j / 8))) & 0x0F, high = (sc[8 + j % 4] >> (2 * (j / 4))) & 3;
+  return (low | high << 4) - 32;
+}
+
+// IQ4_XS's 6-bit scale of sub-block j (j < 8) minus 32: the low 4 bits in nibble j % 2 of
+// scales_l[j / 2], the high 2 in bits 2 j of the 16-bit little-endian scales_h.
+inline int scale_iq4_xs(const std::uint8_t* scales_h, const std::uint8_t* scales_l, int j) {
+  const int h = scales_h[0] | scales_h[1] << 8;
+  return (((scales_l[j / 2] >> (4 * (j % 2))) & 0x0F) | ((h >> (2 * j)) & 3) << 4) - 32;
+}
+
 // k_fused: Q4_K / Q5_K's weight (d sc_j) q - dmin m_j as one fused multiply-subtract is bitwise
 // the scalar decoder's product then difference when d and dmin are finite: d (an f16, 11
 // significant bits) times the 6-bit sc_j has at most 17 and that times the 5-bit q at most 22,

@@ -179,17 +179,8 @@ int low2(const std::uint8_t qs[64], int e) { return (qs[32 * (e / 128) + e % 32]
 int code_q3_k(const BlockQ3K& w, int e) {
   return low2(w.qs, e) - ((w.hmask[e % 32] >> (4 * (e / 128) + e % 128 / 32)) & 1 ? 0 : 4);
 }
-// Q3_K's 16 6-bit scales: low 4 bits in bytes 0-7 (scale j in byte j % 8's nibble j / 8), high
-// 2 bits in bytes 8-11 (bits 2 (j / 4) of byte 8 + j % 4).
-int scale_q3_k(const BlockQ3K& w, int j) {
-  const int low = (w.scales[j % 8] >> (4 * (j / 8))) & 0x0F, high = (w.scales[8 + j % 4] >> (2 * (j / 4))) & 3;
-  return (low | high << 4) - 32;
-}
-// IQ4_XS's sub-block j scale: low nibble j % 2 of scales_l[j / 2], high bits 2 j of scales_h.
-int scale_iq4_xs(const BlockIQ4XS& w, int j) {
-  const int h = w.scales_h[0] | w.scales_h[1] << 8;
-  return (((w.scales_l[j / 2] >> (4 * (j % 2))) & 0x0F) | ((h >> (2 * j)) & 3) << 4) - 32;
-}
+int sub_scale_q3_k(const BlockQ3K& w, int j) { return scale_q3_k(w.scales, j); }
+int sub_scale_iq4_xs(const BlockIQ4XS& w, int j) { return scale_iq4_xs(w.scales_h, w.scales_l, j); }
 }  // namespace
 
 float dot_q4_k_q8_k(const void* w, const void* a, std::size_t n) { return dot_k45<BlockQ4K, code_q4_k>(w, a, n); }
@@ -263,9 +254,9 @@ float dot_scaled(const void* wv, const void* av, std::size_t n) {
 int code_iq4_xs(const BlockIQ4XS& w, int e) { return kIq4nl[nibble(w.qs + 16 * (e / 32), e % 32)]; }
 }  // namespace
 
-float dot_q3_k_q8_k(const void* w, const void* a, std::size_t n) { return dot_scaled<BlockQ3K, 16, code_q3_k, scale_q3_k>(w, a, n); }
+float dot_q3_k_q8_k(const void* w, const void* a, std::size_t n) { return dot_scaled<BlockQ3K, 16, code_q3_k, sub_scale_q3_k>(w, a, n); }
 float dot_iq4_xs_q8_k(const void* w, const void* a, std::size_t n) {
-  return dot_scaled<BlockIQ4XS, 32, code_iq4_xs, scale_iq4_xs>(w, a, n);
+  return dot_scaled<BlockIQ4XS, 32, code_iq4_xs, sub_scale_iq4_xs>(w, a, n);
 }
 
 namespace {

@@ -236,10 +236,8 @@ float dot_iq4_xs(const void* wv, const void* av, std::size_t n) {
   const Masks& k = masks();
   float s = 0.0f;
   for (std::size_t b = 0; b < n / 256; ++b) {
-    const int h = w[b].scales_h[0] | w[b].scales_h[1] << 8;
     alignas(16) std::int16_t ls[8];
-    for (int j = 0; j < 8; ++j)
-      ls[j] = static_cast<std::int16_t>((((w[b].scales_l[j / 2] >> (4 * (j % 2))) & 0x0F) | ((h >> (2 * j)) & 3) << 4) - 32);
+    for (int j = 0; j < 8; ++j) ls[j] = static_cast<std::int16_t>(scale_iq4_xs(w[b].scales_h, w[b].scales_l, j));
     const __m256i scales = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(ls)));
     __m256i acc = _mm256_setzero_si256();
     for (int j = 0; j < 8; j += 2) {  // sub-blocks j and j + 1: 16 bytes of nibbles each
